@@ -1,0 +1,41 @@
+# Berth developer entry points. Every target creates the virtual environment on demand,
+# so `make run` and `make test` work on a fresh machine with only python3 and pip.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck contracts bench reproduce clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,experiments]'
+	touch $(STAMP)
+
+# Until the daemon exists: a short demo replay of the KTH trace under each policy.
+run: $(STAMP)
+	$(BIN)/berth demo
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check server tests benchmarks experiments
+	$(BIN)/ruff check server tests benchmarks experiments
+
+typecheck: $(STAMP)
+	$(BIN)/mypy server/berth
+
+contracts: $(STAMP)
+	$(BIN)/lint-imports
+
+test: lint typecheck contracts
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_replay.py
+
+reproduce: $(STAMP)
+	$(BIN)/python experiments/feitelson_weil.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,70 @@
+"""Decisions a policy returns to its shell, each with the reason it was taken.
+
+Decisions are imperative nouns: :class:`Start` a job now, :class:`Reserve` it for a
+later time (``guarantee`` is the latest start the scheduler has promised, or ``None``
+when the policy makes no promise), :class:`Reject` it. :class:`Kill`, :class:`Suspend`
+and :class:`Resume` complete the vocabulary the daemon's node backends understand
+(overrun kills, gang scheduling). The shell applies decisions; the core only returns
+them. This module does no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Start ``job_id`` at ``time`` (the instant the policy was called with)."""
+
+    job_id: int
+    time: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """``job_id`` is planned to start at ``start``; ``guarantee`` is its promised latest start."""
+
+    job_id: int
+    start: int
+    guarantee: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """``job_id`` will never run under this policy; ``reason`` names what stops it."""
+
+    job_id: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """Stop ``job_id`` for good (it overran its estimate, or was cancelled)."""
+
+    job_id: int
+    time: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Suspend:
+    """Suspend running ``job_id``, keeping its resources bound (gang scheduling)."""
+
+    job_id: int
+    time: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Resume suspended ``job_id``."""
+
+    job_id: int
+    time: int
+    reason: str
+
+
+Decision = Start | Reserve | Reject | Kill | Suspend | Resume

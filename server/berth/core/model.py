@@ -1,0 +1,37 @@
+"""Value types the policies reason about: what a job asks for.
+
+A :class:`Job` is what the scheduler knows about a submitted job: its resources, its
+runtime *estimate* (also its kill limit) and optional deadline, user and priority. It
+never carries the job's real runtime: the core must not know the future. Times are
+integer seconds supplied by the caller; this module does no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: Runtime estimates (and runtimes) are clamped to at least this many seconds.
+MIN_DURATION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job request as the scheduler sees it.
+
+    ``estimate`` is the user's runtime estimate in seconds; the job is killed when it
+    runs that long. ``deadline`` is an absolute time by which the job must complete, if
+    any. ``resources`` may omit resources the job does not use.
+    """
+
+    id: int
+    submit: int
+    estimate: int
+    resources: Mapping[str, int]
+    deadline: int | None = None
+    user: str | None = None
+    priority: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.estimate < MIN_DURATION:
+            object.__setattr__(self, "estimate", MIN_DURATION)

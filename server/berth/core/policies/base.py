@@ -1,0 +1,104 @@
+"""The policy interface and the queue state every policy shares.
+
+A policy is driven by its shell at each instant with events, in the normative order of
+``docs/semantics.md``: :meth:`Policy.complete` for the jobs that ended (conservative
+compresses its schedule there), :meth:`Policy.submit` for each arrival in (submit time,
+job id) order, then :meth:`Policy.schedule`, which returns the jobs to start now. A
+policy keeps its own view of the queue and the running jobs; it never learns a job's
+real runtime, only that it ended. Nothing here reads a clock or does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from berth.core.decisions import Reject, Reserve, Start
+from berth.core.model import Job
+from berth.core.resources import ResourceSpace
+
+
+@dataclass(slots=True)
+class Waiting:
+    """A queued job with its packed demand and, under planning policies, its reservation."""
+
+    job: Job
+    demand: int
+    start: int | None = None
+    guarantee: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A running job: it holds ``demand`` until at most ``expected_end`` (start + estimate)."""
+
+    job_id: int
+    demand: int
+    start: int
+    expected_end: int
+
+
+class Policy(Protocol):
+    """What a scheduling policy offers its shell (the emulator or the daemon)."""
+
+    name: str
+    space: ResourceSpace
+
+    def complete(self, job_ids: Sequence[int], now: int) -> None:
+        """Running jobs ``job_ids`` ended at ``now`` (finished, killed or cancelled)."""
+        ...
+
+    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+        """A job arrives at ``now``: reject it, reserve it, or queue it (``None``)."""
+        ...
+
+    def schedule(self, now: int) -> list[Start]:
+        """The queued jobs to start at ``now``; the policy records them as running."""
+        ...
+
+    def next_wakeup(self) -> int | None:
+        """The next time the policy must be called even if no job arrives or ends."""
+        ...
+
+
+class QueuePolicy:
+    """State and bookkeeping shared by all policies: the queue, running jobs, free vector.
+
+    ``waiting`` keeps arrival order (dicts preserve insertion order and delete in O(1)).
+    """
+
+    name = "base"
+
+    def __init__(self, space: ResourceSpace) -> None:
+        self.space = space
+        self.guard = space.guard
+        self.free = space.packed_capacity
+        self.waiting: dict[int, Waiting] = {}
+        self.running: dict[int, Running] = {}
+
+    def admit(self, job: Job) -> Waiting | Reject:
+        """Validate ``job`` against the cluster: a queue entry, or a rejection with reason."""
+        if job.id in self.waiting or job.id in self.running:
+            return Reject(job.id, f"job id {job.id} is already queued or running")
+        problem = self.space.violation(job.resources)
+        if problem is not None:
+            return Reject(job.id, problem)
+        return Waiting(job, self.space.pack(job.resources))
+
+    def launch(self, entry: Waiting, now: int, reason: str) -> Start:
+        """Move ``entry`` from the queue to the running set at ``now``."""
+        job = entry.job
+        del self.waiting[job.id]
+        self.free -= entry.demand
+        self.running[job.id] = Running(job.id, entry.demand, now, now + job.estimate)
+        return Start(job.id, now, reason)
+
+    def finish(self, job_id: int) -> Running:
+        """Remove a running job and return its resources to the free vector."""
+        done = self.running.pop(job_id)
+        self.free += done.demand
+        return done
+
+    def next_wakeup(self) -> int | None:
+        return None

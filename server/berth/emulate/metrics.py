@@ -1,0 +1,85 @@
+"""The standard metrics of a replay (``docs/semantics.md`` defines each one).
+
+Over the jobs that ran (completed or killed): wait = start - submit, response = end -
+submit, run = end - start, bounded slowdown = max(1, response / max(run, 10)); the
+weighted average response time weighs each job by its resource share times its run
+(Leinberger et al. 1999), normalised by the total weight. Utilization per resource is
+the resource-seconds used over capacity x makespan, where makespan runs from the first
+submit to the last end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import median
+
+from berth.emulate.replay import JobRecord
+
+#: Bounded slowdown's threshold in seconds (Feitelson & Mu'alem Weil 1998, section 3.1).
+SLOWDOWN_THRESHOLD = 10
+
+#: Report keys in the order the text table prints them.
+REPORT_KEYS = (
+    "jobs",
+    "rejected",
+    "killed",
+    "avg_wait",
+    "median_wait",
+    "max_wait",
+    "avg_response",
+    "avg_bounded_slowdown",
+    "weighted_avg_response",
+    "utilization",
+    "makespan",
+)
+
+
+def bounded_slowdown(response: int, run: int) -> float:
+    """max(1, response / max(run, 10))."""
+    return max(1.0, response / max(run, SLOWDOWN_THRESHOLD))
+
+
+def summarize(records: Sequence[JobRecord], capacity: Mapping[str, int]) -> dict[str, object]:
+    """The report for one replay: the keys of :data:`REPORT_KEYS`."""
+    ran = [r for r in records if r.start is not None and r.end is not None]
+    waits = [r.start - r.submit for r in ran if r.start is not None]
+    responses = [r.end - r.submit for r in ran if r.end is not None]
+    runs = [r.ran for r in ran]
+    count = len(ran)
+    used = dict.fromkeys(capacity, 0)
+    total_weight = 0.0
+    weighted = 0.0
+    for record, response, run in zip(ran, responses, runs, strict=True):
+        share = 0.0
+        for name, amount in record.resources.items():
+            used[name] = used.get(name, 0) + amount * run
+            share += amount / capacity[name] if capacity.get(name) else 0.0
+        weight = share * run
+        total_weight += weight
+        weighted += weight * response
+    if ran:
+        first = min(r.submit for r in records)
+        last = max(r.end for r in ran if r.end is not None)
+        makespan = last - first
+    else:
+        makespan = 0
+    utilization = {
+        name: (used[name] / (capacity[name] * makespan) if makespan else 0.0) for name in capacity
+    }
+    return {
+        "jobs": len(records),
+        "rejected": sum(1 for r in records if r.status == "rejected"),
+        "killed": sum(1 for r in records if r.status == "killed"),
+        "avg_wait": sum(waits) / count if count else 0.0,
+        "median_wait": float(median(waits)) if waits else 0.0,
+        "max_wait": max(waits, default=0),
+        "avg_response": sum(responses) / count if count else 0.0,
+        "avg_bounded_slowdown": (
+            sum(bounded_slowdown(x, y) for x, y in zip(responses, runs, strict=True)) / count
+            if count
+            else 0.0
+        ),
+        "weighted_avg_response": weighted / total_weight if total_weight else 0.0,
+        "utilization": utilization,
+        "makespan": makespan,
+    }

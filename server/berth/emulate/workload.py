@@ -1,0 +1,49 @@
+"""A replayable workload: jobs with their real runtimes, and what the trace declared.
+
+:class:`TraceJob` pairs the core's :class:`~berth.core.model.Job` (what the scheduler may
+know) with what only the emulator knows: the real runtime and, for SWF traces, the
+original 18 fields. :class:`Workload` also carries the capacity the trace declares, the
+jobs the reader skipped and why, and the trace's time origin and zone (for slicing by
+calendar month).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from berth.core.model import Job
+
+
+class WorkloadError(ValueError):
+    """A workload file that cannot be read; the message names the file, line and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceJob:
+    """A job to replay: the scheduler's view plus its real runtime (>= 1 s)."""
+
+    job: Job
+    runtime: int
+    swf_fields: tuple[str, ...] | None = None
+
+
+@dataclass(slots=True)
+class Workload:
+    """Jobs sorted by (submit, id), with the trace's declared capacity and metadata."""
+
+    jobs: list[TraceJob]
+    capacity: dict[str, int] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+    unix_start: int | None = None
+    timezone: str | None = None
+    source: str = ""
+    header: list[str] = field(default_factory=list)
+
+    @property
+    def resources(self) -> list[str]:
+        """Every resource name any job asks for, capacity names first."""
+        names = dict.fromkeys(self.capacity)
+        for trace_job in self.jobs:
+            names.update(dict.fromkeys(trace_job.job.resources))
+        return list(names)
