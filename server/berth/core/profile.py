@@ -109,8 +109,7 @@ class Profile:
         """Whether ``demand`` fits during all of ``[start, start + duration)``."""
         guard = self._guard
         return all(
-            ((f | guard) - demand) & guard == guard
-            for f in self.min_free(start, start + duration)
+            ((f | guard) - demand) & guard == guard for f in self.min_free(start, start + duration)
         )
 
     def reserve(self, start: int, duration: int, demand: int) -> None:

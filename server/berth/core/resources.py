@@ -92,9 +92,7 @@ class ResourceSpace:
     def unpack(self, packed: int) -> dict[str, int]:
         """The named amounts of a packed vector, every resource of the space included."""
         mask = AMOUNT_LIMIT - 1
-        return {
-            name: (packed >> (i * FIELD_BITS)) & mask for i, name in enumerate(self.names)
-        }
+        return {name: (packed >> (i * FIELD_BITS)) & mask for i, name in enumerate(self.names)}
 
     def amount(self, packed: int, name: str) -> int:
         """One resource's amount in a packed vector."""

@@ -11,4 +11,4 @@ def open_text(path: str | Path) -> TextIO:
     """A text stream over ``path``, transparently gunzipped when it ends in ``.gz``."""
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - caller closes
+    return open(path, encoding="utf-8", errors="replace")

@@ -27,6 +27,12 @@ def _number(text: str) -> int:
         return int(float(text))
 
 
+def _leading_int(value: str) -> int | None:
+    """The first word of a header value as an int (``"338 (batch)"`` -> 338), if any."""
+    words = value.split()
+    return int(words[0]) if words and words[0].isdigit() else None
+
+
 def read_swf(path: str | Path) -> Workload:
     """Read an SWF trace (``.swf`` or ``.swf.gz``) into a :class:`Workload`."""
     header: dict[str, str] = {}
@@ -75,16 +81,15 @@ def read_swf(path: str | Path) -> Workload:
     jobs.sort(key=lambda t: (t.job.submit, t.job.id))
     capacity: dict[str, int] = {}
     for key in ("MaxProcs", "MaxNodes"):
-        value = header.get(key, "").split()
-        if value and value[0].isdigit() and int(value[0]) > 0:
-            capacity = {"cpus": int(value[0])}
+        declared = _leading_int(header.get(key, ""))
+        if declared is not None and declared > 0:
+            capacity = {"cpus": declared}
             break
-    unix_start = header.get("UnixStartTime", "").split()
     return Workload(
         jobs=jobs,
         capacity=capacity,
         skipped=skipped,
-        unix_start=int(unix_start[0]) if unix_start and unix_start[0].isdigit() else None,
+        unix_start=_leading_int(header.get("UnixStartTime", "")),
         timezone=header.get("TimeZoneString") or None,
         source=str(path),
         header=header_lines,

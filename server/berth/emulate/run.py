@@ -1,0 +1,83 @@
+"""Run an emulation: pick estimates, slice the trace, replay each part, summarize.
+
+This is the emulator's use case, shared by the ``berth emulate`` command, the demo, the
+benchmarks and the experiments. ``progress`` builds a per-replay progress callback (the
+command passes a tqdm bar); everything else is deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+
+from berth.core.policies import make_policy
+from berth.core.resources import ResourceSpace
+from berth.emulate.estimates import apply_estimates
+from berth.emulate.metrics import summarize
+from berth.emulate.replay import JobRecord, replay
+from berth.emulate.slicing import by_month
+from berth.emulate.workload import TraceJob, Workload
+
+ProgressFactory = Callable[[str, int], AbstractContextManager[Callable[[int], None] | None]]
+
+
+def no_progress(_label: str, _total: int) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+@dataclass(slots=True)
+class Emulation:
+    """One replay: its label (``"all"`` or a month), per-job records and report."""
+
+    label: str
+    records: list[JobRecord]
+    report: dict[str, object]
+
+
+def resolve_capacity(workload: Workload, override: Mapping[str, int] | None) -> dict[str, int]:
+    """The trace's declared capacity updated with ``--capacity``; error if none is known."""
+    capacity = dict(workload.capacity)
+    capacity.update(override or {})
+    if not capacity:
+        used = ", ".join(workload.resources) or "cpus"
+        raise ValueError(
+            f"{workload.source}: no cluster capacity declared; pass --capacity (resources used: {used})"
+        )
+    return capacity
+
+
+def run_jobs(
+    jobs: list[TraceJob],
+    policy_name: str,
+    capacity: Mapping[str, int],
+    label: str = "all",
+    progress: ProgressFactory = no_progress,
+) -> Emulation:
+    """Replay ``jobs`` from an empty machine under ``policy_name``."""
+    policy = make_policy(policy_name, ResourceSpace(capacity))
+    with progress(label, len(jobs)) as tick:
+        records = replay(jobs, policy, tick)
+    return Emulation(label, records, summarize(records, capacity))
+
+
+def emulate(
+    workload: Workload,
+    policy_name: str,
+    capacity: Mapping[str, int] | None = None,
+    estimates: str = "user",
+    seed: int = 0,
+    slice_by: str | None = None,
+    progress: ProgressFactory = no_progress,
+) -> list[Emulation]:
+    """Replay a workload, whole or month by month (``slice_by="month"``)."""
+    cluster = resolve_capacity(workload, capacity)
+    jobs = apply_estimates(workload.jobs, estimates, seed)
+    if slice_by is None:
+        return [run_jobs(jobs, policy_name, cluster, "all", progress)]
+    if slice_by != "month":
+        raise ValueError(f"--slice must be 'month', got {slice_by!r}")
+    sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
+    return [
+        run_jobs(part, policy_name, cluster, month, progress) for month, part in by_month(sliced)
+    ]

@@ -1,0 +1,1 @@
+"""The runtime shell: console entry points and wiring. Nothing imports this package."""

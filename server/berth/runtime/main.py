@@ -1,0 +1,201 @@
+"""The ``berth`` command: ``berth emulate`` replays a workload, ``berth demo`` shows it off.
+
+Argument errors exit with status 2 and a message naming the option; unreadable
+workloads exit with status 1 and name the file, line and field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from tqdm import tqdm
+
+from berth.core.policies import POLICIES
+from berth.emulate.estimates import parse_estimates
+from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
+from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
+from berth.emulate.traces import read_workload
+from berth.emulate.workload import WorkloadError
+
+DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def parse_capacity(text: str) -> dict[str, int]:
+    """``cpus=100,mem_gb=512`` -> ``{"cpus": 100, "mem_gb": 512}``."""
+    capacity: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, amount = part.partition("=")
+        if not sep or not name.strip():
+            raise argparse.ArgumentTypeError(f"expected NAME=AMOUNT, got {part!r}")
+        try:
+            value = int(amount)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"capacity of {name.strip()!r} must be a whole number, got {amount!r}"
+            ) from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(
+                f"capacity of {name.strip()!r} must be positive, got {value}"
+            )
+        capacity[name.strip()] = value
+    if not capacity:
+        raise argparse.ArgumentTypeError("expected at least one NAME=AMOUNT")
+    return capacity
+
+
+def _estimates(text: str) -> str:
+    try:
+        parse_estimates(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _tqdm_progress(enabled: bool) -> ProgressFactory:
+    @contextmanager
+    def factory(label: str, total: int) -> Iterator[Callable[[int], None] | None]:
+        with tqdm(
+            total=total, desc=f"replay {label}", unit="job", delay=1.0, file=sys.stderr,
+            disable=not enabled, leave=False,
+        ) as bar:  # fmt: skip
+
+            def advance(count: int) -> None:
+                bar.update(count)
+
+            yield advance
+
+    return factory
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="berth", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    emulate_cmd = commands.add_parser(
+        "emulate", help="replay a workload (SWF or JSONL) under a policy and report metrics"
+    )
+    emulate_cmd.add_argument("workload", type=Path, help=".swf, .swf.gz or .jsonl workload")
+    emulate_cmd.add_argument("--policy", choices=sorted(POLICIES), default="easy")
+    emulate_cmd.add_argument(
+        "--capacity", type=parse_capacity, help="cluster capacity, e.g. cpus=100,mem_gb=512"
+    )
+    emulate_cmd.add_argument("--out", type=Path, help="write per-job results as JSONL here")
+    emulate_cmd.add_argument("--out-swf", type=Path, help="write the replay as an SWF trace")
+    emulate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
+    emulate_cmd.add_argument(
+        "--estimates",
+        type=_estimates,
+        default="user",
+        help="user (as given), exact (= runtime) or badness:F (uniform in [r, F*r])",
+    )
+    emulate_cmd.add_argument(
+        "--slice", choices=["month"], help="replay each calendar month from an empty machine"
+    )
+    emulate_cmd.add_argument("--seed", type=int, default=0, help="seed for badness estimates")
+    emulate_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
+
+    demo = commands.add_parser("demo", help="a short replay of the KTH trace under each policy")
+    demo.add_argument("--trace", type=Path, help="trace to use (default: the shared KTH trace)")
+    demo.add_argument("--jobs", type=int, default=3000, help="how many jobs to replay")
+    return parser
+
+
+def _run_emulate(args: argparse.Namespace) -> int:
+    try:
+        workload = read_workload(args.workload)
+    except (OSError, WorkloadError, ValueError) as error:
+        print(f"berth emulate: {error}", file=sys.stderr)
+        return 1
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        results = emulate(
+            workload,
+            args.policy,
+            capacity=args.capacity,
+            estimates=args.estimates,
+            seed=args.seed,
+            slice_by=args.slice,
+            progress=_tqdm_progress(show) if show else no_progress,
+        )
+    except ValueError as error:
+        print(f"berth emulate: {error}", file=sys.stderr)
+        return 1
+    records = [r for result in results for r in result.records]
+    if args.out:
+        with args.out.open("w", encoding="utf-8") as stream:
+            write_jobs_jsonl(records, stream)
+    if args.out_swf:
+        with args.out_swf.open("w", encoding="utf-8") as stream:
+            write_swf(records, stream, workload.header)
+    _print_results(args, workload.skipped.total(), results)
+    return 0
+
+
+def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emulation]) -> None:
+    if args.json:
+        payload: dict[str, object] = {"policy": args.policy, "skipped": skipped}
+        if args.slice:
+            payload["slices"] = [{"label": r.label, **r.report} for r in results]
+        else:
+            payload.update(results[0].report)
+        print(json.dumps(payload, indent=2))
+        return
+    title = f"policy {args.policy} on {args.workload} (skipped {skipped} unusable jobs)"
+    if args.slice:
+        rows = [{"month": r.label, **r.report} for r in results]
+        columns = ["month", "jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization"]
+        print(title)
+        print(format_table(rows, columns))
+    else:
+        print(format_report(results[0].report, title))
+
+
+def find_shared_trace(name: str) -> Path | None:
+    """The shared trace ``name`` next to the checkout (``../shared/traces``), if present."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent.parent / "shared" / "traces" / name
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    trace = args.trace or find_shared_trace(DEMO_TRACE)
+    if trace is None:
+        print(f"berth demo: {DEMO_TRACE} not found; pass --trace PATH", file=sys.stderr)
+        return 1
+    workload = read_workload(trace)
+    workload.jobs = workload.jobs[: args.jobs]
+    print(f"Berth demo: the first {len(workload.jobs):,} jobs of {trace.name}")
+    print(f"on {workload.capacity}, with the users' own runtime estimates.\n")
+    rows = []
+    for policy in ("fcfs", "easy", "conservative"):
+        (result,) = emulate(workload, policy)
+        rows.append({"policy": policy, **result.report})
+    columns = ["policy", "jobs", "avg_wait", "avg_response", "avg_bounded_slowdown", "utilization"]
+    print(format_table(rows, columns))
+    print("\nTry it yourself:")
+    print(f"  .venv/bin/berth emulate {trace} --policy conservative --slice month")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "emulate":
+        return _run_emulate(args)
+    return _run_demo(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

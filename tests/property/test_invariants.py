@@ -1,0 +1,97 @@
+"""Scheduling invariants over random K-resource workloads (larger than the oracle's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.core.decisions import Start
+from berth.core.policies.easy import Easy
+from berth.core.resources import ResourceSpace
+from berth.emulate.replay import JobRecord, replay
+from tests.property.strategies import clusters, workloads
+from tests.support.builders import run
+
+
+def _peak_use(records: Mapping[int, JobRecord], capacity: Mapping[str, int]) -> dict[str, int]:
+    """The highest simultaneous use of each resource, by sweeping start/end events."""
+    events: list[tuple[int, int, dict[str, int]]] = []
+    for r in records.values():
+        if r.start is not None and r.end is not None:
+            events.append((r.start, 1, dict(r.resources)))
+            events.append((r.end, 0, dict(r.resources)))  # ends sort before starts
+    use = dict.fromkeys(capacity, 0)
+    peak = dict(use)
+    for _, is_start, amounts in sorted(events, key=lambda e: (e[0], e[1])):
+        for name, amount in amounts.items():
+            use[name] += amount if is_start else -amount
+            peak[name] = max(peak[name], use[name])
+    return peak
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_no_resource_is_ever_over_committed(policy: str, data: st.DataObject) -> None:
+    capacity = data.draw(clusters())
+    jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
+    records = run(jobs, policy, capacity)
+    peak = _peak_use(records, capacity)
+    assert all(peak[name] <= capacity[name] for name in capacity), (peak, capacity)
+    assert all(r.status != "queued" for r in records.values()), "every admitted job ran"
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_conservative_never_starts_a_job_after_its_guarantee(data: st.DataObject) -> None:
+    capacity = data.draw(clusters())
+    jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
+    for record in run(jobs, "conservative", capacity).values():
+        if record.status == "rejected":
+            assert record.guarantee is None
+            continue
+        assert record.guarantee is not None
+        assert record.start is not None
+        assert record.submit <= record.start <= record.guarantee
+
+
+class _ShadowRecordingEasy(Easy):
+    """EASY that notes, at every pass, the blocked head's shadow time."""
+
+    def __init__(self, space: ResourceSpace) -> None:
+        super().__init__(space)
+        self.promised: dict[int, int] = {}
+
+    def schedule(self, now: int) -> list[Start]:
+        started = super().schedule(now)
+        if self.waiting:
+            head = next(iter(self.waiting.values()))
+            shadow, _ = self.shadow(head.demand)
+            self.promised[head.job.id] = min(self.promised.get(head.job.id, shadow), shadow)
+        return started
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_easy_never_delays_the_head_jobs_shadow_reservation(data: st.DataObject) -> None:
+    capacity = data.draw(clusters())
+    jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
+    policy = _ShadowRecordingEasy(ResourceSpace(capacity))
+    records = {r.id: r for r in replay(jobs, policy)}
+    for job_id, shadow in policy.promised.items():
+        start = records[job_id].start
+        assert start is not None
+        assert start <= shadow, (job_id, start, shadow)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_fcfs_starts_jobs_in_arrival_order(data: st.DataObject) -> None:
+    capacity = data.draw(clusters())
+    jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
+    records = run(jobs, "fcfs", capacity)
+    started = [records[t.job.id].start for t in jobs if records[t.job.id].start is not None]
+    assert started == sorted(started)

@@ -1,0 +1,105 @@
+"""The availability profile against a per-second brute-force model."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.core.profile import Profile
+from berth.core.resources import ResourceSpace
+
+SPACE = ResourceSpace({"cpus": 4, "mem": 3})
+HORIZON = 40
+
+
+def _profile() -> Profile:
+    return Profile(SPACE.packed_capacity, SPACE.guard, origin=0)
+
+
+def test_earliest_start_waits_for_a_window_long_enough() -> None:
+    profile = _profile()
+    one_cpu = SPACE.pack({"cpus": 1})
+    profile.reserve(0, 10, SPACE.pack({"cpus": 4}))  # full until 10
+    profile.reserve(12, 5, SPACE.pack({"cpus": 4}))  # full again 12..17
+    assert profile.earliest_start(one_cpu, 2, after=0) == 10  # the hole 10..12 is enough
+    assert profile.earliest_start(one_cpu, 3, after=0) == 17  # but not for 3 s
+    assert profile.earliest_start(one_cpu, 3, after=20) == 20
+
+
+def test_release_undoes_reserve_and_merges_steps() -> None:
+    profile = _profile()
+    demand = SPACE.pack({"cpus": 2, "mem": 1})
+    profile.reserve(5, 10, demand)
+    assert len(profile) == 3
+    profile.release(5, 10, demand)
+    assert profile.steps() == [(0, SPACE.packed_capacity)]
+
+
+def test_limit_asks_whether_a_reserved_job_can_move_earlier() -> None:
+    profile = _profile()
+    two = SPACE.pack({"cpus": 2})
+    profile.reserve(0, 10, SPACE.pack({"cpus": 3}))  # 1 cpu free until 10
+    profile.reserve(10, 6, two)  # our job, reserved at 10 for 6 s
+    # Only 1 cpu is free before 10, so it cannot move.
+    assert profile.earliest_start(two, 6, after=0, limit=10) is None
+    profile.release(4, 6, SPACE.pack({"cpus": 3}))  # the blocker ends early at 4
+    assert profile.earliest_start(two, 6, after=4, limit=10) == 4
+
+
+def test_copy_is_independent() -> None:
+    profile = _profile()
+    twin = profile.copy()
+    twin.reserve(0, 5, SPACE.pack({"cpus": 1}))
+    assert profile.steps() == [(0, SPACE.packed_capacity)]
+    assert len(twin) == 2
+
+
+def _grid_earliest(
+    grid: list[dict[str, int]], demand: dict[str, int], duration: int, after: int
+) -> int:
+    t = after
+    while not all(
+        grid[u][r] + demand[r] <= SPACE.capacity[r] for u in range(t, t + duration) for r in demand
+    ):
+        t += 1
+    return t
+
+
+operations = st.lists(
+    st.tuples(
+        st.integers(0, 4), st.integers(0, 3), st.integers(1, 8), st.integers(0, HORIZON // 2)
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=operations, release_mask=st.lists(st.booleans(), max_size=25))
+def test_profile_matches_a_per_second_grid(
+    ops: list[tuple[int, int, int, int]], release_mask: list[bool]
+) -> None:
+    profile = _profile()
+    grid = [{"cpus": 0, "mem": 0} for _ in range(HORIZON * 4)]
+    placed: list[tuple[int, int, dict[str, int]]] = []
+    for cpus, mem, duration, after in ops:
+        demand = {"cpus": cpus, "mem": mem}
+        start = profile.earliest_start(SPACE.pack(demand), duration, after)
+        assert start == _grid_earliest(grid, demand, duration, after)
+        profile.reserve(start, duration, SPACE.pack(demand))
+        for u in range(start, start + duration):
+            for r in demand:
+                grid[u][r] += demand[r]
+        placed.append((start, duration, demand))
+    for (start, duration, demand), release in zip(placed, release_mask, strict=False):
+        if release:
+            profile.release(start, duration, SPACE.pack(demand))
+            for u in range(start, start + duration):
+                for r in demand:
+                    grid[u][r] -= demand[r]
+    for t in range(HORIZON * 3):
+        used = {r: SPACE.capacity[r] - v for r, v in SPACE.unpack(profile.free_at(t)).items()}
+        assert used == grid[t]
+    steps = profile.steps()
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"

@@ -1,0 +1,96 @@
+"""Workload readers: SWF field mapping and skips, JSONL validation with clear errors."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from berth.emulate.traces import read_workload
+from berth.emulate.workload import WorkloadError
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def test_swf_maps_fields_and_counts_skipped_jobs() -> None:
+    workload = read_workload(DATA / "tiny.swf")
+    assert workload.capacity == {"cpus": 8}
+    assert workload.timezone == "Europe/Stockholm"
+    assert workload.unix_start == 844120800
+    by_id = {t.job.id: t for t in workload.jobs}
+    assert sorted(by_id) == [1, 2, 5, 6]
+    assert by_id[1].job.resources == {"cpus": 4}
+    assert by_id[1].job.estimate == 120
+    assert by_id[2].job.resources == {"cpus": 8}, "requested -1: use allocated (field 5)"
+    assert (by_id[5].runtime, by_id[5].job.estimate) == (1, 1), "clamped; no estimate: runtime"
+    assert workload.skipped == {
+        "runtime unknown (field 4 < 0)": 1,
+        "no processors (fields 8 and 5 <= 0)": 1,
+    }
+
+
+def test_gzipped_swf_reads_the_same(tmp_path: Path) -> None:
+    packed = tmp_path / "tiny.swf.gz"
+    packed.write_bytes(gzip.compress((DATA / "tiny.swf").read_bytes()))
+    assert read_workload(packed).jobs == read_workload(DATA / "tiny.swf").jobs
+
+
+def test_jsonl_reads_capacity_line_and_k_resources() -> None:
+    workload = read_workload(DATA / "k2.jsonl")
+    assert workload.capacity == {"cpus": 16, "mem_gb": 32}
+    assert [t.job.id for t in workload.jobs] == [0, 1, 2, 3, 4, 5]
+    assert workload.jobs[3].job.resources == {"cpus": 11, "mem_gb": 20}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": 1, "submit": 0, "runtime": 5, "resources": {"cpus": 1}}',
+         ":1: field 'estimate' must be an integer, got None"),
+        ('{"id": 1, "submit": -3, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}}',
+         ":1: field 'submit' must be >= 0, got -3"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 0.5}}',
+         ":1: resources.cpus must be a non-negative integer, got 0.5"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {}}',
+         ":1: field 'resources' must be a non-empty object of amounts"),
+        ('{"id": 1, "submit": 9, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}, "deadline": 3}',
+         ":1: field 'deadline' must be >= 9, got 3"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}, "colour": 1}',
+         ":1: unknown field(s) ['colour']"),
+        ("{not json", ":1: not valid JSON"),
+    ],
+)  # fmt: skip
+def test_jsonl_errors_name_the_line_and_the_field(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(WorkloadError) as error:
+        read_workload(path)
+    assert message in str(error.value)
+
+
+def test_jsonl_rejects_duplicate_ids(tmp_path: Path) -> None:
+    job = '{"id": 7, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}}\n'
+    path = tmp_path / "dup.jsonl"
+    path.write_text(job + job)
+    with pytest.raises(WorkloadError, match=r"dup.jsonl:2: duplicate job id 7"):
+        read_workload(path)
+
+
+def test_priority_and_deadline_are_carried_to_the_job(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        '{"id": 1, "submit": 0, "runtime": 5, "estimate": 9, "resources": {"cpus": 1},'
+        ' "deadline": 100, "user": "ann", "priority": {"user": 1.0, "political": 0.5}}\n'
+    )
+    job = read_workload(path).jobs[0].job
+    assert (job.deadline, job.user, dict(job.priority)) == (
+        100,
+        "ann",
+        {"user": 1.0, "political": 0.5},
+    )
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"unknown workload format"):
+        read_workload("trace.csv")
