@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from berth.core.policies import POLICIES
 from berth.emulate.estimates import parse_estimates
 from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
 from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
+from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import WorkloadError
 
@@ -105,7 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     demo = commands.add_parser("demo", help="a short replay of the KTH trace under each policy")
-    demo.add_argument("--trace", type=Path, help="trace to use (default: the shared KTH trace)")
+    demo.add_argument(
+        "--trace",
+        type=Path,
+        help="trace to use (default: the KTH trace from shared/traces or $BERTH_TRACES, "
+        "else the bundled 400-job KTH sample)",
+    )
     demo.add_argument("--jobs", type=int, default=3000, help="how many jobs to replay")
     return parser
 
@@ -161,20 +168,19 @@ def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emu
 
 
 def find_shared_trace(name: str) -> Path | None:
-    """The shared trace ``name`` next to the checkout (``../shared/traces``), if present."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent.parent / "shared" / "traces" / name
-        if candidate.exists():
-            return candidate
+    """Where trace ``name`` is: in ``$BERTH_TRACES``, else in a ``shared/traces`` folder
+    beside the checkout or the working directory (or one of their parents), else None."""
+    folders = [Path(os.environ["BERTH_TRACES"])] if os.environ.get("BERTH_TRACES") else []
+    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
+        folders += [parent / "shared" / "traces" for parent in start.parents]
+    for folder in folders:
+        if (folder / name).exists():
+            return folder / name
     return None
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    trace = args.trace or find_shared_trace(DEMO_TRACE)
-    if trace is None:
-        print(f"berth demo: {DEMO_TRACE} not found; pass --trace PATH", file=sys.stderr)
-        return 1
+    trace = args.trace or find_shared_trace(DEMO_TRACE) or KTH_SAMPLE
     workload = read_workload(trace)
     workload.jobs = workload.jobs[: args.jobs]
     print(f"Berth demo: the first {len(workload.jobs):,} jobs of {trace.name}")

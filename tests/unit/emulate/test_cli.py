@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from berth.emulate.samples import KTH_SAMPLE
 from berth.runtime.main import main
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_emulate_prints_a_json_report_with_every_key(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["emulate", str(DATA / "kth-400.swf"), "--policy", "easy", "--json"]) == 0
+    assert main(["emulate", str(KTH_SAMPLE), "--policy", "easy", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     for key in ("jobs", "rejected", "avg_wait", "median_wait", "max_wait", "avg_response",
                 "avg_bounded_slowdown", "weighted_avg_response", "utilization", "makespan"):  # fmt: skip
@@ -41,7 +42,7 @@ def test_emulate_writes_per_job_jsonl_and_swf(tmp_path: Path) -> None:
 
 
 def test_emulate_text_report_by_month(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["emulate", str(DATA / "kth-400.swf"), "--slice", "month"]) == 0
+    assert main(["emulate", str(KTH_SAMPLE), "--slice", "month"]) == 0
     out = capsys.readouterr().out
     assert "1996-09" in out
     assert "1996-10" in out
@@ -83,6 +84,6 @@ def test_unreadable_workload_exits_1_naming_the_file(
 
 
 def test_demo_replays_each_policy(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--trace", str(DATA / "kth-400.swf"), "--jobs", "200"]) == 0
+    assert main(["demo", "--trace", str(KTH_SAMPLE), "--jobs", "200"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in ("fcfs", "easy", "conservative"))

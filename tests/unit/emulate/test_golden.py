@@ -16,6 +16,7 @@ import pytest
 
 from berth.emulate.output import write_jobs_jsonl
 from berth.emulate.run import emulate
+from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.traces import read_workload
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -23,7 +24,7 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
 def test_kth_400_matches_golden(policy: str) -> None:
-    (result,) = emulate(read_workload(DATA / "kth-400.swf"), policy)
+    (result,) = emulate(read_workload(KTH_SAMPLE), policy)
     buffer = io.StringIO()
     write_jobs_jsonl(result.records, buffer)
     golden = DATA / "golden" / f"kth-400-{policy}.jsonl"
