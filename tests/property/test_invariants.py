@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,25 +9,10 @@ from hypothesis import strategies as st
 from berth.core.decisions import Start
 from berth.core.policies.easy import Easy
 from berth.core.resources import ResourceSpace
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.replay import replay
 from tests.property.strategies import clusters, workloads
 from tests.support.builders import run
-
-
-def _peak_use(records: Mapping[int, JobRecord], capacity: Mapping[str, int]) -> dict[str, int]:
-    """The highest simultaneous use of each resource, by sweeping start/end events."""
-    events: list[tuple[int, int, dict[str, int]]] = []
-    for r in records.values():
-        if r.start is not None and r.end is not None:
-            events.append((r.start, 1, dict(r.resources)))
-            events.append((r.end, 0, dict(r.resources)))  # ends sort before starts
-    use = dict.fromkeys(capacity, 0)
-    peak = dict(use)
-    for _, is_start, amounts in sorted(events, key=lambda e: (e[0], e[1])):
-        for name, amount in amounts.items():
-            use[name] += amount if is_start else -amount
-            peak[name] = max(peak[name], use[name])
-    return peak
+from tests.support.checks import peak_use
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
@@ -39,7 +22,7 @@ def test_no_resource_is_ever_over_committed(policy: str, data: st.DataObject) ->
     capacity = data.draw(clusters())
     jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
     records = run(jobs, policy, capacity)
-    peak = _peak_use(records, capacity)
+    peak = peak_use(records, capacity)
     assert all(peak[name] <= capacity[name] for name in capacity), (peak, capacity)
     assert all(r.status != "queued" for r in records.values()), "every admitted job ran"
 
