@@ -14,12 +14,32 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
-class Start:
-    """Start ``job_id`` at ``time`` (the instant the policy was called with)."""
+class JobAction:
+    """Something to do to ``job_id`` at ``time`` (the instant the policy was called with)."""
 
     job_id: int
     time: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Start(JobAction):
+    """Start the job now."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kill(JobAction):
+    """Stop the job for good (it overran its estimate, or was cancelled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Suspend(JobAction):
+    """Suspend the running job, keeping its resources bound (gang scheduling)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(JobAction):
+    """Resume the suspended job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,33 +57,6 @@ class Reject:
     """``job_id`` will never run under this policy; ``reason`` names what stops it."""
 
     job_id: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Kill:
-    """Stop ``job_id`` for good (it overran its estimate, or was cancelled)."""
-
-    job_id: int
-    time: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Suspend:
-    """Suspend running ``job_id``, keeping its resources bound (gang scheduling)."""
-
-    job_id: int
-    time: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Resume:
-    """Resume suspended ``job_id``."""
-
-    job_id: int
-    time: int
     reason: str
 
 
