@@ -31,16 +31,17 @@ def write_swf(records: Iterable[JobRecord], stream: TextIO, header: Sequence[str
         fields = list(record.swf_fields) if record.swf_fields else ["-1"] * 18
         fields[0] = str(record.id)
         fields[1] = str(record.submit)
-        processors = sum(record.resources.values())
+        # SWF knows processors only: other resources of a K-resource job are not written.
+        processors = str(record.resources.get("cpus", -1))
         if record.swf_fields is None:
-            fields[7] = str(processors)
+            fields[7] = processors
             fields[8] = str(record.estimate)
         if record.start is None:
             fields[2], fields[3], fields[4] = "-1", "-1", "-1"
         else:
             fields[2] = str(record.start - record.submit)
             fields[3] = str(record.ran)
-            fields[4] = str(record.resources.get("cpus", processors))
+            fields[4] = processors
         fields[10] = _SWF_STATUS[record.status]
         stream.write(" ".join(fields) + "\n")
 

@@ -71,8 +71,10 @@ def replay(
     cursor = 0
     reported = 0
     infinity = float("inf")
-    while cursor < total or ends or policy.next_wakeup() is not None:
+    while True:
         wake = policy.next_wakeup()
+        if cursor >= total and not ends and wake is None:
+            break
         now_candidates = (
             jobs[cursor].job.submit if cursor < total else infinity,
             ends[0][0] if ends else infinity,
