@@ -44,12 +44,14 @@ class Resume(JobAction):
 
 @dataclass(frozen=True, slots=True)
 class Reserve:
-    """``job_id`` is planned to start at ``start``; ``guarantee`` is its promised latest start."""
+    """``job_id`` is planned to start at ``start``; ``guarantee`` is its promised latest
+    start, and ``completion`` its promised latest completion (deadline policies)."""
 
     job_id: int
     start: int
     guarantee: int | None
     reason: str
+    completion: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,18 @@ from berth.core.policies.base import Policy
 from berth.core.policies.conservative import Conservative
 from berth.core.policies.easy import Easy
 from berth.core.policies.fcfs import Fcfs
+from berth.core.policies.mrt import Mrt
+from berth.core.policies.msb import Msb
+from berth.core.policies.qops import Qops
 from berth.core.resources import ResourceSpace
 
 POLICIES: dict[str, Callable[[ResourceSpace], Policy]] = {
     "fcfs": Fcfs,
     "easy": Easy,
     "conservative": Conservative,
+    "qops": Qops,
+    "msb": Msb,
+    "mrt": Mrt,
 }
 
 
