@@ -27,6 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from berth.emulate.run import emulate
+from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.runtime.main import find_shared_trace
 
@@ -85,7 +86,8 @@ def table_3(trace: Path, seeds: int) -> dict[str, dict[str, list[float]]]:
         results[factor] = {p: [] for p in POLICIES}
         for seed in range(seeds if factor != "1" else 1):
             for policy in POLICIES:
-                (run,) = emulate(workload, policy, estimates=f"badness:{factor}", seed=seed)
+                scenario = Scenario(estimates=f"badness:{factor}", seed=seed)
+                (run,) = emulate(workload, policy, scenario=scenario)
                 results[factor][policy].append(_bsld(run.report))
         print(f"  F={factor}: done", file=sys.stderr)
     results["users"] = {p: [_bsld(emulate(workload, p)[0].report)] for p in POLICIES}

@@ -6,6 +6,12 @@ weighted average response time weighs each job by its resource share times its r
 (Leinberger et al. 1999), normalised by the total weight. Utilization per resource is
 the resource-seconds used over capacity x makespan, where makespan runs from the first
 submit to the last end.
+
+When jobs carry deadlines or promised completions (deadline admission), the report adds
+admitted jobs, the share of resource-seconds rejected (as ``min(runtime, estimate)``
+times the request), deadline jobs and how many were rejected, *misses* (admitted jobs
+that ended after their deadline, or after their promised completion: both must be 0),
+and the wait, response and bounded slowdown of the jobs without a deadline.
 """
 
 from __future__ import annotations
@@ -31,6 +37,16 @@ REPORT_KEYS = (
     "weighted_avg_response",
     "utilization",
     "makespan",
+    "admitted",
+    "rejected_resource_seconds",
+    "deadline_jobs",
+    "deadline_rejected",
+    "deadline_misses",
+    "promise_misses",
+    "non_deadline_jobs",
+    "non_deadline_avg_wait",
+    "non_deadline_avg_response",
+    "non_deadline_avg_bounded_slowdown",
 )
 
 
@@ -66,7 +82,7 @@ def summarize(records: Sequence[JobRecord], capacity: Mapping[str, int]) -> dict
     utilization = {
         name: (used[name] / (capacity[name] * makespan) if makespan else 0.0) for name in capacity
     }
-    return {
+    report: dict[str, object] = {
         "jobs": len(records),
         "rejected": sum(1 for r in records if r.status == "rejected"),
         "killed": sum(1 for r in records if r.status == "killed"),
@@ -82,4 +98,56 @@ def summarize(records: Sequence[JobRecord], capacity: Mapping[str, int]) -> dict
         "weighted_avg_response": weighted / total_weight if total_weight else 0.0,
         "utilization": utilization,
         "makespan": makespan,
+    }
+    if any(r.deadline is not None or r.promised_completion is not None for r in records):
+        report.update(_deadline_report(records, capacity))
+    return report
+
+
+def _deadline_report(
+    records: Sequence[JobRecord], capacity: Mapping[str, int]
+) -> dict[str, object]:
+    rejected_work = dict.fromkeys(capacity, 0)
+    total_work = dict.fromkeys(capacity, 0)
+    for record in records:
+        held = min(record.runtime, record.estimate)
+        for name, amount in record.resources.items():
+            if name in total_work:
+                total_work[name] += amount * held
+                if record.status == "rejected":
+                    rejected_work[name] += amount * held
+    admitted = [r for r in records if r.status != "rejected"]
+    timed = [r for r in records if r.deadline is not None]
+    free = [r for r in admitted if r.deadline is None and r.start is not None and r.end is not None]
+    waits = [r.start - r.submit for r in free if r.start is not None]
+    responses = [r.end - r.submit for r in free if r.end is not None]
+    count = len(free)
+    return {
+        "admitted": len(admitted),
+        "rejected_resource_seconds": {
+            name: rejected_work[name] / total_work[name] if total_work[name] else 0.0
+            for name in capacity
+        },
+        "deadline_jobs": len(timed),
+        "deadline_rejected": sum(1 for r in timed if r.status == "rejected"),
+        "deadline_misses": sum(
+            1
+            for r in admitted
+            if r.deadline is not None and r.end is not None and r.end > r.deadline
+        ),
+        "promise_misses": sum(
+            1
+            for r in admitted
+            if r.promised_completion is not None
+            and r.end is not None
+            and r.end > r.promised_completion
+        ),
+        "non_deadline_jobs": count,
+        "non_deadline_avg_wait": sum(waits) / count if count else 0.0,
+        "non_deadline_avg_response": sum(responses) / count if count else 0.0,
+        "non_deadline_avg_bounded_slowdown": (
+            sum(bounded_slowdown(x, r.ran) for x, r in zip(responses, free, strict=True)) / count
+            if count
+            else 0.0
+        ),
     }

@@ -34,6 +34,8 @@ class JobRecord:
     status: str  # "completed" | "killed" | "rejected" (| "queued" if the replay was cut)
     reason: str
     swf_fields: tuple[str, ...] | None = None
+    deadline: int | None = None
+    promised_completion: int | None = None
 
     @property
     def ran(self) -> int:
@@ -52,6 +54,12 @@ class JobRecord:
             "guarantee": self.guarantee,
             "status": self.status,
             "reason": self.reason,
+            **({"deadline": self.deadline} if self.deadline is not None else {}),
+            **(
+                {"promised_completion": self.promised_completion}
+                if self.promised_completion is not None
+                else {}
+            ),
         }
 
 
@@ -106,12 +114,14 @@ def replay(
                 status="queued",
                 reason="",
                 swf_fields=trace_job.swf_fields,
+                deadline=job.deadline,
             )
             if isinstance(decision, Reject):
                 record.status = "rejected"
                 record.reason = decision.reason
             elif isinstance(decision, Reserve):
                 record.guarantee = decision.guarantee
+                record.promised_completion = decision.completion
             records[job.id] = record
 
         for start in policy.schedule(now):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from berth.core.policies import make_policy
 from berth.core.resources import ResourceSpace
-from berth.emulate.estimates import apply_estimates
 from berth.emulate.metrics import summarize
 from berth.emulate.replay import JobRecord, replay
+from berth.emulate.scenario import Scenario
 from berth.emulate.slicing import by_month
 from berth.emulate.workload import TraceJob, Workload
 
@@ -53,9 +53,10 @@ def run_jobs(
     capacity: Mapping[str, int],
     label: str = "all",
     progress: ProgressFactory = no_progress,
+    policy_options: Mapping[str, object] | None = None,
 ) -> Emulation:
     """Replay ``jobs`` from an empty machine under ``policy_name``."""
-    policy = make_policy(policy_name, ResourceSpace(capacity))
+    policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
     with progress(label, len(jobs)) as tick:
         records = replay(jobs, policy, tick)
     return Emulation(label, records, summarize(records, capacity))
@@ -65,19 +66,20 @@ def emulate(
     workload: Workload,
     policy_name: str,
     capacity: Mapping[str, int] | None = None,
-    estimates: str = "user",
-    seed: int = 0,
+    scenario: Scenario | None = None,
     slice_by: str | None = None,
     progress: ProgressFactory = no_progress,
+    policy_options: Mapping[str, object] | None = None,
 ) -> list[Emulation]:
-    """Replay a workload, whole or month by month (``slice_by="month"``)."""
+    """Replay a workload prepared by ``scenario``, whole or by month (``slice_by="month"``)."""
     cluster = resolve_capacity(workload, capacity)
-    jobs = apply_estimates(workload.jobs, estimates, seed)
+    jobs = (scenario or Scenario()).prepare(workload.jobs, cluster)
     if slice_by is None:
-        return [run_jobs(jobs, policy_name, cluster, "all", progress)]
+        return [run_jobs(jobs, policy_name, cluster, "all", progress, policy_options)]
     if slice_by != "month":
         raise ValueError(f"--slice must be 'month', got {slice_by!r}")
     sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
     return [
-        run_jobs(part, policy_name, cluster, month, progress) for month, part in by_month(sliced)
+        run_jobs(part, policy_name, cluster, month, progress, policy_options)
+        for month, part in by_month(sliced)
     ]

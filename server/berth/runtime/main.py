@@ -21,6 +21,7 @@ from berth.emulate.estimates import parse_estimates
 from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
 from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
 from berth.emulate.samples import KTH_SAMPLE
+from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import WorkloadError
 
@@ -56,6 +57,19 @@ def _estimates(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def _stringency(text: str) -> float:
+    kind, _, value = text.partition(":")
+    try:
+        stringency = float(value)
+    except ValueError:
+        stringency = -1.0
+    if kind != "easy" or not 0.0 <= stringency < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"expected easy:S with a stringency S in [0, 1), got {text!r}"
+        )
+    return stringency
 
 
 def _tqdm_progress(enabled: bool) -> ProgressFactory:
@@ -98,7 +112,39 @@ def build_parser() -> argparse.ArgumentParser:
     emulate_cmd.add_argument(
         "--slice", choices=["month"], help="replay each calendar month from an empty machine"
     )
-    emulate_cmd.add_argument("--seed", type=int, default=0, help="seed for badness estimates")
+    emulate_cmd.add_argument(
+        "--seed", type=int, default=0, help="seed for badness estimates, load and deadlines"
+    )
+    emulate_cmd.add_argument("--first", type=int, help="replay only the first N jobs")
+    scaling = emulate_cmd.add_argument_group("load and deadlines (Islam et al. 2003)")
+    scaling.add_argument(
+        "--load", type=float, default=1.0, help="offered load factor >= 1 (default 1.0)"
+    )
+    scaling.add_argument(
+        "--load-method",
+        choices=["duplicate", "expand"],
+        default="duplicate",
+        help="duplicate random jobs at random times, or compress submit times",
+    )
+    scaling.add_argument(
+        "--deadlines",
+        type=_stringency,
+        metavar="easy:S",
+        help="deadline = submit + max(runtime, (1 - S) x EASY response time)",
+    )
+    scaling.add_argument(
+        "--deadline-fraction",
+        type=float,
+        default=1.0,
+        help="fraction of jobs given a deadline with --deadlines (the rest: none)",
+    )
+    deadline = emulate_cmd.add_argument_group("deadline policy options (qops, msb, mrt)")
+    deadline.add_argument("--heuristic", choices=["edf", "llf"], help="order (default edf)")
+    deadline.add_argument(
+        "--relaxation", type=float, help="R in the artificial deadline max(24 h, R x estimate)"
+    )
+    deadline.add_argument("--k-factor", type=int, help="QoPS: violations repaired (default 5)")
+    deadline.add_argument("--max-backtracks", type=int, help="MRT: backtrack limit (default 10)")
     emulate_cmd.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -124,15 +170,29 @@ def _run_emulate(args: argparse.Namespace) -> int:
         print(f"berth emulate: {error}", file=sys.stderr)
         return 1
     show = sys.stderr.isatty() if args.progress is None else args.progress
+    options = {
+        name: getattr(args, name)
+        for name in ("heuristic", "relaxation", "k_factor", "max_backtracks")
+        if getattr(args, name) is not None
+    }
     try:
+        scenario = Scenario(
+            first=args.first,
+            estimates=args.estimates,
+            load=args.load,
+            load_method=args.load_method,
+            stringency=args.deadlines,
+            deadline_fraction=args.deadline_fraction,
+            seed=args.seed,
+        )
         results = emulate(
             workload,
             args.policy,
             capacity=args.capacity,
-            estimates=args.estimates,
-            seed=args.seed,
+            scenario=scenario,
             slice_by=args.slice,
             progress=_tqdm_progress(show) if show else no_progress,
+            policy_options=options,
         )
     except ValueError as error:
         print(f"berth emulate: {error}", file=sys.stderr)

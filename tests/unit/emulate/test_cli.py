@@ -87,3 +87,38 @@ def test_demo_replays_each_policy(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--trace", str(KTH_SAMPLE), "--jobs", "200"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in ("fcfs", "easy", "conservative"))
+
+
+def test_emulate_deadline_policy_with_options(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["emulate", str(KTH_SAMPLE), "--policy", "mrt", "--estimates", "exact",
+            "--deadlines", "easy:0.2", "--load", "1.2", "--heuristic", "llf",
+            "--max-backtracks", "3", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["jobs"] == 480
+    assert report["deadline_misses"] == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--policy", "easy", "--k-factor", "2"], "policy 'easy' does not take 'k_factor'"),
+        (
+            ["--policy", "qops", "--max-backtracks", "2"],
+            "(it takes heuristic, relaxation, k_factor)",
+        ),
+    ],
+)
+def test_options_of_another_policy_are_refused(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", str(KTH_SAMPLE), *argv]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_bad_stringency_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["emulate", str(KTH_SAMPLE), "--deadlines", "easy:1.5"])
+    assert (
+        "expected easy:S with a stringency S in [0, 1), got 'easy:1.5'" in capsys.readouterr().err
+    )

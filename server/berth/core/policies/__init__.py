@@ -16,7 +16,7 @@ from berth.core.policies.msb import Msb
 from berth.core.policies.qops import Qops
 from berth.core.resources import ResourceSpace
 
-POLICIES: dict[str, Callable[[ResourceSpace], Policy]] = {
+POLICIES: dict[str, Callable[..., Policy]] = {
     "fcfs": Fcfs,
     "easy": Easy,
     "conservative": Conservative,
@@ -26,13 +26,28 @@ POLICIES: dict[str, Callable[[ResourceSpace], Policy]] = {
 }
 
 
-def make_policy(name: str, space: ResourceSpace) -> Policy:
-    """The policy registered as ``name`` for a cluster; ``KeyError`` names the known ones."""
-    try:
-        factory = POLICIES[name]
-    except KeyError:
-        raise KeyError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}") from None
-    return factory(space)
+#: Options each policy accepts (keyword arguments of its constructor).
+POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
+    "qops": ("heuristic", "relaxation", "k_factor"),
+    "msb": ("heuristic", "relaxation"),
+    "mrt": ("heuristic", "relaxation", "max_backtracks"),
+}
 
 
-__all__ = ["POLICIES", "Policy", "make_policy"]
+def make_policy(name: str, space: ResourceSpace, **options: object) -> Policy:
+    """The policy registered as ``name`` for a cluster, with its options.
+
+    Raises ``ValueError`` naming the known policies for an unknown name, and naming the
+    accepted options for an option the policy does not take.
+    """
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
+    accepted = POLICY_OPTIONS.get(name, ())
+    for option in options:
+        if option not in accepted:
+            takes = ", ".join(accepted) if accepted else "no options"
+            raise ValueError(f"policy {name!r} does not take {option!r} (it takes {takes})")
+    return POLICIES[name](space, **options)
+
+
+__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "make_policy"]
