@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts bench reproduce clean
+.PHONY: run test lint typecheck contracts bench reproduce reproduce-qops clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,14 @@ test: lint typecheck contracts
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py
+	$(BIN)/python benchmarks/bench_admission.py
 
 reproduce: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py
+
+# About two CPU-hours (MSB dominates); results are cached in experiments/results/qops.json.
+reproduce-qops: $(STAMP)
+	$(BIN)/python experiments/qops.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -105,6 +105,19 @@ class Profile:
                 return start
             i = j + 1
 
+    def first_fit(self, demand: int, after: int) -> int | None:
+        """The earliest ``t >= after`` at which ``demand`` fits at all (for any duration)."""
+        times = self._times
+        free = self._free
+        guard = self._guard
+        n = len(times)
+        i = max(bisect_right(times, after) - 1, 0)
+        while i < n and ((free[i] | guard) - demand) & guard != guard:
+            i += 1
+        if i == n:
+            return None
+        return times[i] if times[i] > after else after
+
     def fits_during(self, demand: int, start: int, duration: int) -> bool:
         """Whether ``demand`` fits during all of ``[start, start + duration)``."""
         guard = self._guard
@@ -157,3 +170,38 @@ class Profile:
         if 0 < i < len(free) and free[i] == free[i - 1]:
             del free[i]
             del self._times[i]
+
+
+class Filler:
+    """Reserve jobs one after another in a profile that only fills up in between.
+
+    Rebuilding a schedule (QoPS, MSB) places many jobs in a row. While nothing is
+    released, the first time a given demand fits at all can only move later, so it is
+    remembered per demand and each scan resumes from there instead of from ``now``: an
+    exact shortcut, not a heuristic. Call :meth:`release` (not the profile's) to give a
+    reservation back; it forgets what was remembered.
+    """
+
+    __slots__ = ("_floor", "profile")
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self._floor: dict[int, int] = {}
+
+    def place(self, demand: int, duration: int, after: int) -> int:
+        """Reserve ``demand`` at its earliest start ``>= after``; return that start."""
+        floor = self._floor.get(demand, after)
+        if floor < after:
+            floor = after
+        first = self.profile.first_fit(demand, floor)
+        assert first is not None, "a demand within the capacity always fits eventually"
+        self._floor[demand] = first
+        start = self.profile.earliest_start(demand, duration, first)
+        assert start is not None
+        self.profile.reserve(start, duration, demand)
+        return start
+
+    def release(self, start: int, duration: int, demand: int) -> None:
+        """Give a reservation back (see :meth:`Profile.release`)."""
+        self.profile.release(start, duration, demand)
+        self._floor.clear()

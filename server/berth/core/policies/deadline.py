@@ -127,11 +127,20 @@ class DeadlinePolicy(Conservative):
         self.waiting[new.job.id] = new
         self._arrivals += 1
         self._arrival_of[new.job.id] = self._arrivals
+        starts = self._starts
         for job_id, start in plan.starts.items():
             entry = self.waiting[job_id]
             if entry.start != start:
                 entry.start = start
-                heapq.heappush(self._starts, (start, self._arrival_of[job_id], job_id))
+                heapq.heappush(starts, (start, self._arrival_of[job_id], job_id))
+        if len(starts) > 4 * len(self.waiting) + 64:
+            # Rescheduling leaves stale entries behind; drop them before they pile up.
+            self._starts = [
+                (e.start, self._arrival_of[i], i)
+                for i, e in self.waiting.items()
+                if e.start is not None
+            ]
+            heapq.heapify(self._starts)
 
     def schedule(self, now: int) -> list[Start]:
         started = super().schedule(now)
@@ -166,13 +175,6 @@ class DeadlinePolicy(Conservative):
             assert entry.start is not None
             profile.release(entry.start, entry.job.estimate, entry.demand)
         return profile
-
-    def place(self, profile: Profile, entry: Waiting, now: int) -> int:
-        """Reserve ``entry`` at its earliest start in ``profile``; return that start."""
-        start = profile.earliest_start(entry.demand, entry.job.estimate, now)
-        assert start is not None, "an admitted demand always fits eventually"
-        profile.reserve(start, entry.job.estimate, entry.demand)
-        return start
 
     def late(self, entry: Waiting, start: int) -> Broken | None:
         """A :class:`Broken` if starting ``entry`` at ``start`` misses its deadline."""

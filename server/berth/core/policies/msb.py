@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from berth.core.policies.base import Waiting
 from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan
+from berth.core.profile import Filler
 
 
 class Msb(DeadlinePolicy):
@@ -40,14 +41,14 @@ class Msb(DeadlinePolicy):
                 entry = order[position]
                 assert entry.start is not None
                 base.release(entry.start, entry.job.estimate, entry.demand)
-            profile = base.copy()
-            start = self.place(profile, new, now)
+            filler = Filler(base.copy())
+            start = filler.place(new.demand, new.job.estimate, now)
             broken = self.late(new, start)
             price = (start - now) * size(new)
             starts = {new.job.id: start}
             for entry in order[position:] if broken is None else ():
                 assert entry.start is not None
-                moved = self.place(profile, entry, now)
+                moved = filler.place(entry.demand, entry.job.estimate, now)
                 broken = self.late(entry, moved)
                 if broken is not None:
                     break
@@ -60,7 +61,7 @@ class Msb(DeadlinePolicy):
                 for entry in order[:position]:
                     assert entry.start is not None
                     starts[entry.job.id] = entry.start
-                best = (price, Plan(profile, starts))
+                best = (price, Plan(filler.profile, starts))
         if best is None:
             assert first_failure is not None
             return first_failure

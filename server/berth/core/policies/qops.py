@@ -4,10 +4,9 @@ On arrival, with ``N`` waiting jobs ordered by reserved start, try the insertion
 at positions 0, N/2, 3N/4, 7N/8, ... and N (after every waiting job), in that order. At
 insertion point ``p`` (time slot ``ts``, the reserved start of the job at position ``p``):
 
-1. keep the reservations of the jobs before ``p``; take the others out into a temporary
-   list TL sorted by the heuristic (EDF or LLF);
-2. reserve the new job first, at its earliest start, then each job of TL in order, at its
-   earliest start;
+1. keep the reservations of the jobs before ``p``; take the others out and, with the
+   new job, into a temporary list TL sorted by the heuristic (EDF or LLF);
+2. reserve each job of TL in order, at its earliest start;
 3. when a job ``Jc`` placed at time ``T`` misses its deadline, count a violation; past
    ``k_factor`` violations the option fails. Otherwise take out again every job this
    option placed at or after ``mid = (ts + T) / 2`` (up to ``T``), re-sort TL, and put
@@ -22,6 +21,7 @@ from __future__ import annotations
 
 from berth.core.policies.base import Waiting
 from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan
+from berth.core.profile import Filler
 from berth.core.resources import ResourceSpace
 
 #: Default bound on deadline violations repaired per insertion point (the paper's
@@ -74,18 +74,18 @@ class Qops(DeadlinePolicy):
     def try_insertion(
         self, new: Waiting, order: list[Waiting], position: int, now: int
     ) -> Plan | Broken:
-        """One option of Figure 3: the new job inserted before ``order[position]``."""
+        """One option of Figure 3: ``order[position:]`` and the new job rescheduled."""
         moved = order[position:]
         slot = moved[0].start if moved and moved[0].start is not None else now
-        profile = self.released(moved)
+        filler = Filler(self.released(moved))
         key = self.order_key()
-        pending = [new, *sorted(moved, key=key)]
+        pending = sorted([new, *moved], key=key)
         placed: dict[int, int] = {}
         entries = {e.job.id: e for e in pending}
         violations = 0
         while pending:
             entry = pending.pop(0)
-            start = self.place(profile, entry, now)
+            start = filler.place(entry.demand, entry.job.estimate, now)
             placed[entry.job.id] = start
             broken = self.late(entry, start)
             if broken is None:
@@ -102,8 +102,8 @@ class Qops(DeadlinePolicy):
             ]
             for job_id in [*back, entry.job.id]:
                 other = entries[job_id]
-                profile.release(placed.pop(job_id), other.job.estimate, other.demand)
+                filler.release(placed.pop(job_id), other.job.estimate, other.demand)
             pending = [entry, *sorted([*pending, *(entries[j] for j in back)], key=key)]
         starts = {e.job.id: e.start for e in order[:position] if e.start is not None}
         starts.update(placed)
-        return Plan(profile, starts)
+        return Plan(filler.profile, starts)

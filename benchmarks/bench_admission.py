@@ -1,0 +1,80 @@
+"""Admission latency of the deadline policies against queues of waiting jobs.
+
+For each queue length, a schedule is built by submitting that many jobs (a synthetic
+mix on 128 cpus, deadlines with random slack, 64 jobs running), then the decision for
+one more job is timed ``--samples`` times, each on a fresh copy of the same schedule
+(copying is not timed). Reports the median and 90th percentile per policy.
+
+    .venv/bin/python benchmarks/bench_admission.py                 # qops, 100..3000
+    .venv/bin/python benchmarks/bench_admission.py --policies qops,msb,mrt --sizes 100,300
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+import statistics
+import time
+
+from berth.core.model import Job
+from berth.core.policies import make_policy
+from berth.core.policies.deadline import DeadlinePolicy
+from berth.core.resources import ResourceSpace
+
+CPUS = 128
+
+
+def _job(rng: random.Random, job_id: int, now: int, slack_factor: float) -> Job:
+    estimate = max(60, round(rng.expovariate(1 / 3600)))
+    cpus = max(1, min(64, round(2 ** rng.uniform(0, 6))))
+    slack = round(rng.uniform(0, slack_factor) * estimate) + 86400
+    return Job(job_id, now, estimate, {"cpus": cpus}, deadline=now + estimate + slack)
+
+
+def build(policy_name: str, waiting: int, seed: int) -> DeadlinePolicy:
+    rng = random.Random(seed)
+    policy = make_policy(policy_name, ResourceSpace({"cpus": CPUS}))
+    assert isinstance(policy, DeadlinePolicy)
+    job_id = 0
+    while len(policy.waiting) < waiting:
+        job_id += 1
+        # Generous deadlines so the queue fills: the slack grows with the queue.
+        policy.submit(_job(rng, job_id, 0, slack_factor=len(policy.waiting) / 4 + 2), 0)
+        policy.schedule(0)
+    return policy
+
+
+def measure(policy_name: str, waiting: int, samples: int) -> list[float]:
+    base = build(policy_name, waiting, seed=waiting)
+    rng = random.Random(7)
+    times = []
+    for sample in range(samples):
+        policy = copy.deepcopy(base)
+        job = _job(rng, 10**6 + sample, 0, slack_factor=rng.choice([1.0, 10.0, 100.0]))
+        started = time.perf_counter()
+        policy.submit(job, 0)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--policies", default="qops")
+    parser.add_argument("--sizes", default="100,300,1000,3000")
+    parser.add_argument("--samples", type=int, default=21)
+    args = parser.parse_args()
+    print(f"Admission decision time, {CPUS} cpus, median / p90 of {args.samples} decisions")
+    print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
+    for policy_name in args.policies.split(","):
+        for size in (int(s) for s in args.sizes.split(",")):
+            times = sorted(measure(policy_name, size, args.samples))
+            p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
+            print(
+                f"  {policy_name:<6} {size:>8,} {statistics.median(times) * 1e3:>10.2f} "
+                f"{p90 * 1e3:>8.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
