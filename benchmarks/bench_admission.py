@@ -7,6 +7,10 @@ one more job is timed ``--samples`` times, each on a fresh copy of the same sche
 
     .venv/bin/python benchmarks/bench_admission.py                 # qops, 100..3000
     .venv/bin/python benchmarks/bench_admission.py --policies qops,msb,mrt --sizes 100,300
+
+Then the full replay the issue sets a target for: the first 5,000 CTC jobs at load 1.6
+(duplication), exact estimates, deadlines from EASY with S = 0.2, under QoPS (median of
+``--repeat`` runs; the time includes the EASY replay that derives the deadlines).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from berth.core.model import Job
 from berth.core.policies import make_policy
 from berth.core.policies.deadline import DeadlinePolicy
 from berth.core.resources import ResourceSpace
+from berth.emulate.run import emulate
+from berth.emulate.scenario import Scenario
+from berth.emulate.traces import read_workload
+from berth.runtime.main import find_shared_trace
 
 CPUS = 128
 
@@ -58,11 +66,32 @@ def measure(policy_name: str, waiting: int, samples: int) -> list[float]:
     return times
 
 
+def bench_ctc_replay(repeat: int) -> None:
+    trace = find_shared_trace("CTC-SP2-1996-3.1-cln.swf.gz")
+    if trace is None:
+        print("skipping the CTC replay: trace not found in shared/traces")
+        return
+    workload = read_workload(trace)
+    scenario = Scenario(first=5000, estimates="exact", load=1.6, stringency=0.2)
+    times, report = [], {}
+    for _ in range(repeat):
+        started = time.perf_counter()
+        (result,) = emulate(workload, "qops", scenario=scenario)
+        times.append(time.perf_counter() - started)
+        report = result.report
+    print(
+        f"\nCTC first 5,000 jobs, load 1.6, S = 0.2, qops: median {statistics.median(times):.1f} s "
+        f"of {repeat} (target < 60 s); {report['jobs']} jobs, {report['rejected']} rejected, "
+        f"{report['deadline_misses']} deadline misses"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--policies", default="qops")
     parser.add_argument("--sizes", default="100,300,1000,3000")
     parser.add_argument("--samples", type=int, default=21)
+    parser.add_argument("--repeat", type=int, default=3, help="CTC replays (0: skip)")
     args = parser.parse_args()
     print(f"Admission decision time, {CPUS} cpus, median / p90 of {args.samples} decisions")
     print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
@@ -74,6 +103,8 @@ def main() -> None:
                 f"  {policy_name:<6} {size:>8,} {statistics.median(times) * 1e3:>10.2f} "
                 f"{p90 * 1e3:>8.2f}"
             )
+    if args.repeat:
+        bench_ctc_replay(args.repeat)
 
 
 if __name__ == "__main__":

@@ -93,10 +93,15 @@ def test_mrt_rejects_past_the_backtrack_limit() -> None:
     assert _starts(policy) == {2: 4}
 
 
-def test_msb_keeps_the_order_and_picks_a_feasible_insertion_point() -> None:
-    # One cpu, job 1 runs until 10, job 2 is reserved at 10 (deadline 15).
+def _msb_with_job_2_reserved_at_10(deadline: int) -> Msb:
+    """One cpu: job 1 runs from 0 to 10, job 2 (5 s, ``deadline``) is reserved at 10."""
     policy = Msb(ONE)
-    _submit_all(policy, [_job(1, 10, 1, 50), _job(2, 5, 1, 15, submit=1)])
+    _submit_all(policy, [_job(1, 10, 1, 50), _job(2, 5, 1, deadline, submit=1)])
+    return policy
+
+
+def test_msb_keeps_the_order_and_picks_a_feasible_insertion_point() -> None:
+    policy = _msb_with_job_2_reserved_at_10(deadline=15)
     # Job 3 (deadline 25): before job 2 it would push job 2 past 15; after it, it ends at 20.
     decision = policy.submit(_job(3, 5, 1, 25, submit=2), 2)
     assert isinstance(decision, Reserve)
@@ -111,8 +116,7 @@ def test_msb_keeps_the_order_and_picks_a_feasible_insertion_point() -> None:
 def test_msb_prefers_the_cheapest_schedule() -> None:
     # Job 3 (2 s, deadline 30) can go first (delaying job 2 by 2 s: price 7 + 2 = 9) or
     # last (price 15 - 3 = 12): the cheaper is first.
-    policy = Msb(ONE)
-    _submit_all(policy, [_job(1, 10, 1, 50), _job(2, 5, 1, 40, submit=1)])
+    policy = _msb_with_job_2_reserved_at_10(deadline=40)
     decision = policy.submit(_job(3, 2, 1, 30, submit=3), 3)
     assert isinstance(decision, Reserve)
     assert decision.start == 10

@@ -36,6 +36,13 @@ ARTIFICIAL_DEADLINE_FLOOR = 24 * 3600
 HEURISTICS = ("edf", "llf")
 
 
+def non_negative(name: str, value: int) -> int:
+    """``value`` if it is >= 0; a ``ValueError`` naming the option otherwise."""
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 @dataclass(slots=True)
 class Plan:
     """A candidate schedule: the profile with every reservation, and the planned starts."""

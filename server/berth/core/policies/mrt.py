@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from berth.core.policies.base import Waiting
-from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan
+from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan, non_negative
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 
@@ -47,9 +47,7 @@ class Mrt(DeadlinePolicy):
         max_backtracks: int = DEFAULT_MAX_BACKTRACKS,
     ) -> None:
         super().__init__(space, heuristic, relaxation)
-        if max_backtracks < 0:
-            raise ValueError(f"max_backtracks must be >= 0, got {max_backtracks}")
-        self.max_backtracks = max_backtracks
+        self.max_backtracks = non_negative("max_backtracks", max_backtracks)
 
     def plan(self, new: Waiting, now: int) -> Plan | Broken:
         key = self.order_key()

@@ -20,7 +20,7 @@ paper's ambiguities are listed in ``docs/semantics.md``. Pure; no I/O.
 from __future__ import annotations
 
 from berth.core.policies.base import Waiting
-from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan
+from berth.core.policies.deadline import Broken, DeadlinePolicy, Plan, non_negative
 from berth.core.profile import Filler
 from berth.core.resources import ResourceSpace
 
@@ -56,9 +56,7 @@ class Qops(DeadlinePolicy):
         k_factor: int = DEFAULT_K_FACTOR,
     ) -> None:
         super().__init__(space, heuristic, relaxation)
-        if k_factor < 0:
-            raise ValueError(f"k_factor must be >= 0, got {k_factor}")
-        self.k_factor = k_factor
+        self.k_factor = non_negative("k_factor", k_factor)
 
     def plan(self, new: Waiting, now: int) -> Plan | Broken:
         order = self.scheduled()
