@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from berth.emulate.run import emulate
+from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.runtime.main import find_shared_trace
 from tests.support.checks import peak_use
@@ -46,3 +47,27 @@ def test_real_trace_replay_keeps_every_invariant(
             assert r.start <= r.guarantee
         else:
             assert r.guarantee is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["qops", "msb", "mrt"])
+def test_deadline_admission_on_a_real_trace_misses_nothing(policy: str) -> None:
+    path = find_shared_trace("CTC-SP2-1996-3.1-cln.swf.gz")
+    if path is None:
+        pytest.skip("CTC trace not found (set BERTH_TRACES)")
+    scenario = Scenario(first=1500, estimates="exact", load=1.4, stringency=0.2,
+                        deadline_fraction=0.8)  # fmt: skip
+    (result,) = emulate(read_workload(path), policy, scenario=scenario)
+    report = result.report
+    assert report["jobs"] == 2100
+    assert 0 < report["admitted"] < 2100  # some, not all, are admitted at this load
+    assert report["deadline_misses"] == 0
+    assert report["promise_misses"] == 0
+    for record in result.records:
+        if record.status == "rejected":
+            assert record.start is None
+            assert record.reason
+        else:
+            assert record.promised_completion is not None
+            assert record.end is not None
+            assert record.end <= record.promised_completion
