@@ -44,8 +44,8 @@ def test_conservative_never_starts_a_job_after_its_guarantee(data: st.DataObject
 class _ShadowRecordingEasy(Easy):
     """EASY that notes, at every pass, the blocked head's shadow time."""
 
-    def __init__(self, space: ResourceSpace) -> None:
-        super().__init__(space)
+    def __init__(self, space: ResourceSpace, selection: str = "ff") -> None:
+        super().__init__(space, selection)
         self.promised: dict[int, int] = {}
 
     def schedule(self, now: int) -> list[Start]:
@@ -78,3 +78,31 @@ def test_fcfs_starts_jobs_in_arrival_order(data: st.DataObject) -> None:
     records = run(jobs, "fcfs", capacity)
     started = [records[t.job.id].start for t in jobs if records[t.job.id].start is not None]
     assert started == sorted(started)
+
+
+@pytest.mark.parametrize("policy", ["easy", "conservative"])
+@pytest.mark.parametrize("selection", ["bl", "bb"])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_balancing_selection_keeps_every_invariant(
+    policy: str, selection: str, data: st.DataObject
+) -> None:
+    capacity = data.draw(clusters())
+    jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
+    if policy == "easy":
+        recorder = _ShadowRecordingEasy(ResourceSpace(capacity), selection=selection)
+        records = {r.id: r for r in replay(jobs, recorder)}
+        for job_id, shadow in recorder.promised.items():
+            start = records[job_id].start
+            assert start is not None
+            assert start <= shadow
+    else:
+        records = run(jobs, policy, capacity, selection=selection)
+        for record in records.values():
+            if record.status != "rejected":
+                assert record.guarantee is not None
+                assert record.start is not None
+                assert record.start <= record.guarantee
+    peak = peak_use(records, capacity)
+    assert all(peak[name] <= capacity[name] for name in capacity)
+    assert all(r.status != "queued" for r in records.values())

@@ -30,10 +30,12 @@ def trace_job(
     )
 
 
-def run(jobs: Sequence[TraceJob], policy: str, capacity: Mapping[str, int]) -> dict[int, JobRecord]:
-    """Replay jobs (sorted here) and index the records by job id."""
+def run(
+    jobs: Sequence[TraceJob], policy: str, capacity: Mapping[str, int], **options: object
+) -> dict[int, JobRecord]:
+    """Replay jobs (sorted here) under ``policy`` with ``options``; records by job id."""
     ordered = sorted(jobs, key=lambda t: (t.job.submit, t.job.id))
-    records = replay(ordered, make_policy(policy, ResourceSpace(capacity)))
+    records = replay(ordered, make_policy(policy, ResourceSpace(capacity), **options))
     return {r.id: r for r in records}
 
 

@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     emulate_cmd.add_argument("workload", type=Path, help=".swf, .swf.gz or .jsonl workload")
     emulate_cmd.add_argument("--policy", choices=sorted(POLICIES), default="easy")
     emulate_cmd.add_argument(
+        "--selection",
+        choices=["ff", "bl", "bb"],
+        help="backfill job selection for easy and conservative: first fit (default), "
+        "Backfill Lowest or Backfill Balanced (Leinberger et al. 1999)",
+    )
+    emulate_cmd.add_argument(
         "--capacity", type=parse_capacity, help="cluster capacity, e.g. cpus=100,mem_gb=512"
     )
     emulate_cmd.add_argument("--out", type=Path, help="write per-job results as JSONL here")
@@ -172,7 +178,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     options = {
         name: getattr(args, name)
-        for name in ("heuristic", "relaxation", "k_factor", "max_backtracks")
+        for name in ("selection", "heuristic", "relaxation", "k_factor", "max_backtracks")
         if getattr(args, name) is not None
     }
     try:

@@ -28,6 +28,8 @@ POLICIES: dict[str, Callable[..., Policy]] = {
 
 #: Options each policy accepts (keyword arguments of its constructor).
 POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
+    "easy": ("selection",),
+    "conservative": ("selection",),
     "qops": ("heuristic", "relaxation", "k_factor"),
     "msb": ("heuristic", "relaxation"),
     "mrt": ("heuristic", "relaxation", "max_backtracks"),

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.core.policies.base import QueuePolicy
+from berth.core.policies.base import QueuePolicy, Waiting
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
+from berth.core.selection import Selector
 
 #: The profile's origin: earlier than any time a shell will use.
 _DAWN = -(1 << 62)
@@ -30,8 +31,9 @@ class Conservative(QueuePolicy):
 
     name = "conservative"
 
-    def __init__(self, space: ResourceSpace) -> None:
+    def __init__(self, space: ResourceSpace, selection: str = "ff") -> None:
         super().__init__(space)
+        self.selector = Selector(space, selection)
         self.profile = Profile(space.packed_capacity, space.guard, origin=_DAWN)
         # (reserved start, arrival number, job id); entries go stale when a job moves up.
         self._starts: list[tuple[int, int, int]] = []
@@ -49,6 +51,8 @@ class Conservative(QueuePolicy):
                 profile.release(now, done.expected_end - now, done.demand)
         profile.forget_before(now)
         if job_ids:
+            if self.selector.rule != "ff":
+                self.start_now_by_selection(now)
             self.compress(now)
 
     def compress(self, now: int) -> None:
@@ -65,13 +69,37 @@ class Conservative(QueuePolicy):
             assert current is not None
             estimate = entry.job.estimate
             earlier = profile.earliest_start(entry.demand, estimate, now, limit=current)
-            if earlier is None:
-                continue
-            profile.release(current, estimate, entry.demand)
-            profile.reserve(earlier, estimate, entry.demand)
-            entry.start = earlier
-            self.moved_up += 1
-            heapq.heappush(self._starts, (earlier, self._arrival_of[entry.job.id], entry.job.id))
+            if earlier is not None:
+                self._move(entry, earlier)
+
+    def start_now_by_selection(self, now: int) -> None:
+        """With BL or BB: before compressing, move up to ``now`` the jobs that can start
+        now, best-balanced first (re-checking after each move). Moving a job into room that
+        is free delays no reservation, so every guarantee still holds."""
+        profile = self.profile
+        while True:
+            movable = [
+                entry
+                for entry in self.waiting.values()
+                if entry.start is not None
+                and entry.start > now
+                and profile.earliest_start(entry.demand, entry.job.estimate, now, limit=entry.start)
+                == now
+            ]
+            if not movable:
+                return
+            chosen = movable[self.selector.pick(profile.free_at(now), [e.demand for e in movable])]
+            self._move(chosen, now)
+
+    def _move(self, entry: Waiting, earlier: int) -> None:
+        """Move ``entry``'s reservation up to ``earlier`` (which must be feasible)."""
+        assert entry.start is not None
+        estimate = entry.job.estimate
+        self.profile.release(entry.start, estimate, entry.demand)
+        self.profile.reserve(earlier, estimate, entry.demand)
+        entry.start = earlier
+        self.moved_up += 1
+        heapq.heappush(self._starts, (earlier, self._arrival_of[entry.job.id], entry.job.id))
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self.admit(job)

@@ -17,12 +17,23 @@ from itertools import islice
 from berth.core.decisions import Start
 from berth.core.policies.base import Waiting
 from berth.core.policies.fcfs import Fcfs
+from berth.core.resources import ResourceSpace
+from berth.core.selection import Selector
 
 
 class Easy(Fcfs):
-    """EASY backfilling over K resources, exactly as specified in ``docs/semantics.md``."""
+    """EASY backfilling over K resources, exactly as specified in ``docs/semantics.md``.
+
+    ``selection`` chooses among the jobs that satisfy EASY's backfill constraints: ``ff``
+    takes them in queue order; ``bl`` and ``bb`` repeatedly take the best-balanced one
+    (:mod:`berth.core.selection`), re-checking the constraints after each start.
+    """
 
     name = "easy"
+
+    def __init__(self, space: ResourceSpace, selection: str = "ff") -> None:
+        super().__init__(space)
+        self.selector = Selector(space, selection)
 
     def schedule(self, now: int) -> list[Start]:
         started = self.start_heads(now)
@@ -30,6 +41,9 @@ class Easy(Fcfs):
             return started
         head = next(iter(self.waiting.values()))
         shadow, extra = self.shadow(head.demand)
+        if self.selector.rule != "ff":
+            started.extend(self._backfill_by_selection(now, shadow, extra))
+            return started
         guard = self.guard
         free = self.free
         chosen: list[tuple[Waiting, str]] = []
@@ -50,6 +64,38 @@ class Easy(Fcfs):
                 continue
             free -= demand
         started.extend(self.launch(entry, now, reason) for entry, reason in chosen)
+        return started
+
+    def _backfill_by_selection(self, now: int, shadow: int, extra: int) -> list[Start]:
+        """Backfill with BL or BB: the best-scoring eligible job first, until none is left."""
+        guard = self.guard
+        free = self.free
+        eligible = list(islice(self.waiting.values(), 1, None))
+        started: list[Start] = []
+        while eligible:
+            candidates = [
+                entry
+                for entry in eligible
+                if ((free | guard) - entry.demand) & guard == guard
+                and (
+                    now + entry.job.estimate <= shadow
+                    or ((extra | guard) - entry.demand) & guard == guard
+                )
+            ]
+            if not candidates:
+                break
+            chosen = candidates[self.selector.pick(free, [e.demand for e in candidates])]
+            rule = self.selector.rule
+            if now + chosen.job.estimate <= shadow:
+                reason = f"backfilled ({rule}): ends by the head's shadow time {shadow}"
+            else:
+                extra -= chosen.demand
+                reason = (
+                    f"backfilled ({rule}): fits in the extra resources beside the head at {shadow}"
+                )
+            free -= chosen.demand
+            started.append(self.launch(chosen, now, reason))
+            eligible = [entry for entry in candidates if entry is not chosen]
         return started
 
     def shadow(self, head_demand: int) -> tuple[int, int]:
