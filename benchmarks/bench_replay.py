@@ -76,7 +76,8 @@ def _measure_one(spec: dict[str, object]) -> dict[str, object]:
     else:
         jobs = synthetic_jobs(int(str(spec["size"])), float(str(spec["load"])))
         capacity = {"cpus": SYNTHETIC_CPUS}
-    policy = make_policy(str(spec["policy"]), ResourceSpace(capacity))
+    options = {"selection": spec["selection"]} if spec.get("selection") else {}
+    policy = make_policy(str(spec["policy"]), ResourceSpace(capacity), **options)
     started = time.perf_counter()
     records = replay(jobs, policy)
     elapsed = time.perf_counter() - started
@@ -130,6 +131,25 @@ def bench_kth(repeat: int) -> None:
         )
 
 
+def bench_selection(repeat: int) -> None:
+    if find_shared_trace(KTH) is None:
+        return
+    print(f"\nBackfill selection on KTH (Leinberger et al.): median of {repeat} runs")
+    print(f"  {'policy':<13} {'ff s':>6} {'bl s':>6} {'bb s':>6} {'bl/ff':>6} {'bb/ff':>6}  target")
+    for policy in ("easy", "conservative"):
+        seconds = {
+            rule: measure({"workload": "kth", "policy": policy, "selection": rule}, repeat)[
+                "seconds"
+            ]
+            for rule in ("ff", "bl", "bb")
+        }
+        print(
+            f"  {policy:<13} {seconds['ff']:>6.2f} {seconds['bl']:>6.2f} {seconds['bb']:>6.2f} "
+            f"{seconds['bl'] / seconds['ff']:>6.2f} {seconds['bb'] / seconds['ff']:>6.2f}  "
+            + ("<= 2x" if policy == "easy" else "-")
+        )
+
+
 def bench_scaling(sizes: list[int], load: float, repeat: int) -> None:
     print(
         f"\nSynthetic scaling: 128 cpus, offered load {load}, median of {repeat} runs; "
@@ -155,7 +175,7 @@ def bench_scaling(sizes: list[int], load: float, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["kth", "scaling"])
+    parser.add_argument("--only", choices=["kth", "selection", "scaling"])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", default="1000,10000,100000", help="steady-load sizes")
     parser.add_argument("--load", type=float, default=0.9, help="steady offered load")
@@ -167,6 +187,8 @@ def main() -> None:
         return
     if args.only in (None, "kth"):
         bench_kth(args.repeat)
+    if args.only in (None, "selection"):
+        bench_selection(args.repeat)
     if args.only in (None, "scaling"):
         sizes = [int(s) for s in args.sizes.split(",")]
         bench_scaling(sizes, args.load, max(1, args.repeat // 2))
