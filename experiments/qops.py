@@ -245,8 +245,8 @@ def render(cache: dict[str, dict[str, object]]) -> str:
         out += [f"![{trace} admission]({name})", ""]
     out += ["### Utilization against EASY and conservative (Figure 6, and SDSC)", ""]
     header = "| trace | S | load | " + " | ".join((*DEADLINE_POLICIES, *BACKFILL_POLICIES)) + " |"
-    out += [header, "|---|---|---|" + "---:|" * 5]
     for trace in TRACES:
+        out += [header, "|---|---|---|" + "---:|" * 5]
         for s in STRINGENCIES:
             for load in LOADS:
                 cells = []
