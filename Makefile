@@ -19,11 +19,11 @@ run: $(STAMP)
 	$(BIN)/berth demo
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check server tests benchmarks experiments
-	$(BIN)/ruff check server tests benchmarks experiments
+	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments
+	$(BIN)/ruff check server clients migrations tests benchmarks experiments
 
 typecheck: $(STAMP)
-	$(BIN)/mypy server/berth
+	$(BIN)/mypy server/berth clients/berth_client
 
 contracts: $(STAMP)
 	$(BIN)/lint-imports

@@ -67,14 +67,18 @@ def replay(
     jobs: Sequence[TraceJob],
     policy: Policy,
     progress: Callable[[int], None] | None = None,
+    running_ends: Sequence[tuple[int, int]] = (),
 ) -> list[JobRecord]:
     """Replay ``jobs`` (sorted by submit, id) through ``policy``; one record per job.
 
     ``progress`` is called with the number of newly submitted jobs, now and then.
+    ``running_ends`` lists ``(end time, job id)`` of jobs the policy already runs (a
+    dry run of live state): they end then, and have no record of their own.
     """
     records: dict[int, JobRecord] = {}
     trace_of: dict[int, TraceJob] = {}
-    ends: list[tuple[int, int]] = []  # (end time, job id)
+    ends: list[tuple[int, int]] = list(running_ends)  # (end time, job id)
+    heapq.heapify(ends)
     total = len(jobs)
     cursor = 0
     reported = 0

@@ -1,4 +1,6 @@
-"""The ``berth`` command: ``berth emulate`` replays a workload, ``berth demo`` shows it off.
+"""The ``berth`` command: ``berth serve`` runs the daemon, ``berth submit/queue/show/cancel``
+talk to it, ``berth db upgrade`` migrates its database, ``berth emulate`` replays a
+workload and ``berth demo`` shows the emulator off.
 
 Argument errors exit with status 2 and a message naming the option; unreadable
 workloads exit with status 1 and name the file, line and field.
@@ -24,6 +26,8 @@ from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import WorkloadError
+from berth.runtime import serve
+from berth_client import cli as client_cli
 
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -166,7 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
         "else the bundled 400-job KTH sample)",
     )
     demo.add_argument("--jobs", type=int, default=3000, help="how many jobs to replay")
+    HANDLERS.update(serve.add_commands(commands))
+    HANDLERS.update(client_cli.add_commands(commands))
     return parser
+
+
+#: Handlers of the daemon and client commands, filled in by ``build_parser``.
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
 def _run_emulate(args: argparse.Namespace) -> int:
@@ -266,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "emulate":
         return _run_emulate(args)
-    return _run_demo(args)
+    if args.command == "demo":
+        return _run_demo(args)
+    return HANDLERS[args.command](args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from berth.core.policies.base import Policy
+from berth.core.policies.base import Policy, QueuePolicy
 from berth.core.policies.conservative import Conservative
 from berth.core.policies.easy import Easy
 from berth.core.policies.fcfs import Fcfs
@@ -16,7 +16,7 @@ from berth.core.policies.msb import Msb
 from berth.core.policies.qops import Qops
 from berth.core.resources import ResourceSpace
 
-POLICIES: dict[str, Callable[..., Policy]] = {
+POLICIES: dict[str, Callable[..., QueuePolicy]] = {
     "fcfs": Fcfs,
     "easy": Easy,
     "conservative": Conservative,
@@ -36,7 +36,7 @@ POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def make_policy(name: str, space: ResourceSpace, **options: object) -> Policy:
+def make_policy(name: str, space: ResourceSpace, **options: object) -> QueuePolicy:
     """The policy registered as ``name`` for a cluster, with its options.
 
     Raises ``ValueError`` naming the known policies for an unknown name, and naming the
@@ -52,4 +52,4 @@ def make_policy(name: str, space: ResourceSpace, **options: object) -> Policy:
     return POLICIES[name](space, **options)
 
 
-__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "make_policy"]
+__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "QueuePolicy", "make_policy"]

@@ -10,7 +10,7 @@ real runtime, only that it ended. Nothing here reads a clock or does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -100,5 +100,52 @@ class QueuePolicy:
         self.free += done.demand
         return done
 
+    def complete(self, job_ids: Sequence[int], now: int) -> None:
+        raise NotImplementedError
+
+    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+        raise NotImplementedError
+
+    def schedule(self, now: int) -> list[Start]:
+        raise NotImplementedError
+
     def next_wakeup(self) -> int | None:
         return None
+
+    # ------------------------------------------------------------------ live shells
+    # The daemon rebuilds a policy from persisted state (recovery, a node change, a policy
+    # change) and withdraws jobs (cancel, hold); the emulator never needs these.
+
+    def adopt_running(
+        self, job: Job, start: int, now: int, held: Mapping[str, int] | None = None
+    ) -> None:
+        """Take over ``job``, running since ``start``, holding ``held`` of this cluster
+        (default: its whole request; less when part of it sits on nodes outside the
+        cluster's schedulable capacity, such as a draining node)."""
+        demand = self.space.pack(job.resources if held is None else held)
+        self.free -= demand
+        self.running[job.id] = Running(job.id, demand, start, start + job.estimate)
+
+    def adopt_waiting(
+        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
+    ) -> Reserve | Reject | None:
+        """Take over a queued ``job`` (in arrival order), keeping its planned ``start`` and
+        ``guarantee`` where the policy plans and they are still feasible. Policies without
+        reservations simply queue it."""
+        return self.submit(job, now)
+
+    def settle(self, now: int) -> None:
+        """After adopting a whole queue: tighten the plan (conservative compresses)."""
+
+    def withdraw(self, job_id: int, now: int) -> bool:
+        """Remove a waiting job (cancelled or held); whether it was waiting."""
+        return self.waiting.pop(job_id, None) is not None
+
+    def planned_start(self, job_id: int) -> int | None:
+        """The reserved start of a waiting job, or ``None`` (not waiting, or no plan)."""
+        entry = self.waiting.get(job_id)
+        return None if entry is None else entry.start
+
+    def take_replanned(self) -> set[int]:
+        """Ids of waiting jobs whose reserved start changed since the last call."""
+        return set()

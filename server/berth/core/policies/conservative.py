@@ -13,7 +13,7 @@ an argument, no I/O.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -42,6 +42,8 @@ class Conservative(QueuePolicy):
         #: Reservations moved earlier by compression so far (each is a kept promise
         #: improved; the daemon reports them as "predicted start changed").
         self.moved_up = 0
+        #: Waiting jobs whose reserved start changed since the shell last asked.
+        self.replanned: set[int] = set()
 
     def complete(self, job_ids: Sequence[int], now: int) -> None:
         profile = self.profile
@@ -99,6 +101,7 @@ class Conservative(QueuePolicy):
         self.profile.reserve(earlier, estimate, entry.demand)
         entry.start = earlier
         self.moved_up += 1
+        self.replanned.add(entry.job.id)
         heapq.heappush(self._starts, (earlier, self._arrival_of[entry.job.id], entry.job.id))
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
@@ -107,13 +110,65 @@ class Conservative(QueuePolicy):
             return entry
         start = self.profile.earliest_start(entry.demand, job.estimate, now)
         assert start is not None, "an admitted job always fits once everything has ended"
+        self.enqueue(entry, start, start)
+        return Reserve(job.id, start, start, "earliest time it fits beside every earlier promise")
+
+    def enqueue(self, entry: Waiting, start: int, guarantee: int) -> None:
+        """Reserve ``entry`` at ``start`` (feasible) and queue it after every earlier arrival."""
+        job = entry.job
         self.profile.reserve(start, job.estimate, entry.demand)
-        entry.start = entry.guarantee = start
+        entry.start = start
+        entry.guarantee = guarantee
         self.waiting[job.id] = entry
         self._arrivals += 1
         self._arrival_of[job.id] = self._arrivals
+        self.replanned.add(job.id)
         heapq.heappush(self._starts, (start, self._arrivals, job.id))
-        return Reserve(job.id, start, start, "earliest time it fits beside every earlier promise")
+
+    def adopt_running(
+        self, job: Job, start: int, now: int, held: Mapping[str, int] | None = None
+    ) -> None:
+        super().adopt_running(job, start, now, held)
+        running = self.running[job.id]
+        if running.expected_end > now:
+            self.profile.reserve(now, running.expected_end - now, running.demand)
+
+    def adopt_waiting(
+        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
+    ) -> Reserve | Reject | None:
+        entry = self.admit(job)
+        if isinstance(entry, Reject):
+            return entry
+        if (
+            start is None
+            or start < now
+            or not self.profile.fits_during(entry.demand, start, job.estimate)
+        ):
+            found = self.profile.earliest_start(entry.demand, job.estimate, now)
+            assert found is not None
+            start = found
+        kept = guarantee if guarantee is not None and start <= guarantee else start
+        self.enqueue(entry, start, kept)
+        return Reserve(job.id, start, kept, "taken over with its reservation")
+
+    def settle(self, now: int) -> None:
+        self.profile.forget_before(now)
+        self.compress(now)
+
+    def withdraw(self, job_id: int, now: int) -> bool:
+        entry = self.waiting.pop(job_id, None)
+        if entry is None:
+            return False
+        assert entry.start is not None
+        self.profile.release(entry.start, entry.job.estimate, entry.demand)
+        del self._arrival_of[job_id]
+        self.replanned.discard(job_id)
+        self.compress(now)
+        return True
+
+    def take_replanned(self) -> set[int]:
+        changed, self.replanned = self.replanned, set()
+        return changed
 
     def schedule(self, now: int) -> list[Start]:
         started: list[Start] = []

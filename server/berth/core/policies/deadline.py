@@ -139,6 +139,7 @@ class DeadlinePolicy(Conservative):
             entry = self.waiting[job_id]
             if entry.start != start:
                 entry.start = start
+                self.replanned.add(job_id)
                 heapq.heappush(starts, (start, self._arrival_of[job_id], job_id))
         if len(starts) > 4 * len(self.waiting) + 64:
             # Rescheduling leaves stale entries behind; drop them before they pile up.
@@ -148,6 +149,33 @@ class DeadlinePolicy(Conservative):
                 if e.start is not None
             ]
             heapq.heapify(self._starts)
+
+    def adopt_waiting(
+        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
+    ) -> Reserve | Reject | None:
+        """Without a planned ``start``, admission runs as for a new arrival (a policy
+        change). With one (recovery), the job was admitted already: it keeps its
+        deadline and is reserved at ``start`` if still feasible, else at its earliest."""
+        if start is None:
+            return self.submit(job, now)
+        deadline = self.effective_deadline(job)
+        self.deadline_of[job.id] = deadline
+        decision = super().adopt_waiting(job, now, start, deadline - job.estimate)
+        if isinstance(decision, Reject):
+            del self.deadline_of[job.id]
+            return decision
+        assert isinstance(decision, Reserve), "conservative adoption always reserves"
+        entry = self.waiting[job.id]
+        entry.guarantee = deadline - job.estimate
+        return Reserve(
+            job.id, decision.start, entry.guarantee, decision.reason, completion=deadline
+        )
+
+    def withdraw(self, job_id: int, now: int) -> bool:
+        withdrawn = super().withdraw(job_id, now)
+        if withdrawn:
+            del self.deadline_of[job_id]
+        return withdrawn
 
     def schedule(self, now: int) -> list[Start]:
         started = super().schedule(now)

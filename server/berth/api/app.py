@@ -1,0 +1,45 @@
+"""The app factory: ``create_app(daemon, lifespan)`` builds the FastAPI application.
+
+No import-time globals: everything the routes need hangs off ``app.state.daemon``,
+put there by the factory. The runtime passes a lifespan that starts and stops the
+coordinator and the scheduler around the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from fastapi import FastAPI
+
+from berth.api import errors
+from berth.api.deps import Daemon
+from berth.api.routes import admin, jobs, system
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+
+@asynccontextmanager
+async def _no_lifespan(_: FastAPI) -> AsyncIterator[None]:
+    yield
+
+
+def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
+    app = FastAPI(
+        title="Berth",
+        version="0.1.0",
+        summary="A resource manager for parallel jobs that makes promises.",
+        description=(
+            "Submit jobs with K resource requirements, a time limit and an optional "
+            "deadline; get a guaranteed start (and completion, for deadline jobs) at "
+            'admission. Errors are `{"error": {"code", "message", "field"}}`. '
+            "Authenticate with `Authorization: Bearer <token>`."
+        ),
+        lifespan=lifespan or _no_lifespan,
+    )
+    app.state.daemon = daemon
+    errors.install(app)
+    app.include_router(jobs.router)
+    app.include_router(admin.router)
+    app.include_router(system.router)
+    return app

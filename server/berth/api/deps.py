@@ -1,0 +1,66 @@
+"""Dependencies as ``Annotated`` aliases: the daemon context, the caller, operators only."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from berth.api.auth import Principal, Tokens
+from berth.service.coordinator import Coordinator
+from berth.service.engine import Engine
+from berth.service.model import RequestError
+
+#: ``(engine, policy, options, now) -> dry-run report``, wired by the runtime (it runs
+#: the emulator, which the API layer may not import).
+DryRun = Callable[[Engine, str, dict[str, object], int], Awaitable[dict[str, object]]]
+
+
+@dataclass(slots=True)
+class Daemon:
+    """What the routes need: the single writer (and its engine), tokens, the dry run."""
+
+    coordinator: Coordinator
+    tokens: Tokens
+    dry_run: DryRun | None = None
+
+    @property
+    def engine(self) -> Engine:
+        return self.coordinator.engine
+
+    def now(self) -> int:
+        return self.coordinator.clock.now()
+
+
+def _daemon(request: Request) -> Daemon:
+    daemon: Daemon = request.app.state.daemon
+    return daemon
+
+
+DaemonDep = Annotated[Daemon, Depends(_daemon)]
+
+_bearer = HTTPBearer(auto_error=False, description="a token from the daemon's token table")
+
+
+def _principal(
+    daemon: DaemonDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None:
+        return daemon.tokens.resolve(None)
+    return daemon.tokens.resolve(f"{credentials.scheme} {credentials.credentials}")
+
+
+PrincipalDep = Annotated[Principal, Depends(_principal)]
+
+
+def _operator(principal: PrincipalDep) -> Principal:
+    if not principal.operator:
+        raise RequestError("forbidden", f"user {principal.user!r} is not an operator")
+    return principal
+
+
+OperatorDep = Annotated[Principal, Depends(_operator)]

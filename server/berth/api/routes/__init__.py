@@ -1,0 +1,2 @@
+"""Routers: ``jobs`` (users), ``admin`` (operators), ``system`` (plan, cluster, events,
+health, metrics)."""

@@ -1,0 +1,131 @@
+"""Operator endpoints: nodes, holds, political priority, the policy, dry runs."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from berth.api.deps import DaemonDep, OperatorDep
+from berth.api.schemas import (
+    DryRunIn,
+    DryRunOut,
+    HoldIn,
+    JobOut,
+    NodeAdd,
+    NodeChange,
+    NodeOut,
+    PolicyIn,
+    PolicyOut,
+    PriorityIn,
+)
+from berth.core.policies import POLICIES, POLICY_OPTIONS
+from berth.service.model import RequestError
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+@router.post("/nodes", response_model=NodeOut, status_code=201, summary="Add a node")
+async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
+    node = await daemon.coordinator.call(lambda e, now: e.add_node(body.name, body.resources, now))
+    return NodeOut.of(node)
+
+
+@router.post(
+    "/nodes/{name}/drain",
+    response_model=NodeOut,
+    summary="Drain a node: running jobs go on, no new ones; refused if a guarantee would break",
+)
+async def drain(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
+    node = await daemon.coordinator.call(lambda e, now: e.drain(name, body.reason, now, body.force))
+    return NodeOut.of(node)
+
+
+@router.post(
+    "/nodes/{name}/resume", response_model=NodeOut, summary="Put a drained or down node back up"
+)
+async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
+    return NodeOut.of(await daemon.coordinator.call(lambda e, now: e.resume_node(name, now)))
+
+
+@router.post(
+    "/nodes/{name}/down", response_model=NodeOut, summary="Mark a node down: its jobs are killed"
+)
+async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
+    reason = body.reason or "marked down by an operator"
+    return NodeOut.of(await daemon.coordinator.call(lambda e, now: e.mark_down(name, reason, now)))
+
+
+@router.post(
+    "/jobs/{job_id}/hold",
+    response_model=JobOut,
+    summary="Hold a pending job (it gives up its guarantee)",
+)
+async def hold(job_id: int, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+    return JobOut.of(await daemon.coordinator.call(lambda e, now: e.hold(job_id, now, body.reason)))
+
+
+@router.post(
+    "/jobs/{job_id}/release", response_model=JobOut, summary="Release a held job (admitted again)"
+)
+async def release(job_id: int, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+    return JobOut.of(await daemon.coordinator.call(lambda e, now: e.release(job_id, now)))
+
+
+@router.put(
+    "/jobs/{job_id}/priority", response_model=JobOut, summary="Set a job's political priority"
+)
+async def priority(job_id: int, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+    record = await daemon.coordinator.call(
+        lambda e, now: e.set_political_priority(job_id, body.political, now)
+    )
+    return JobOut.of(record)
+
+
+def _policy_out(daemon: DaemonDep) -> PolicyOut:
+    engine = daemon.engine
+    return PolicyOut(
+        policy=engine.policy_name,
+        options=engine.policy_options,
+        known={name: list(POLICY_OPTIONS.get(name, ())) for name in POLICIES},
+    )
+
+
+@router.get("/policy", response_model=PolicyOut, summary="The scheduling policy and its options")
+async def get_policy(daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
+    return _policy_out(daemon)
+
+
+@router.put(
+    "/policy",
+    response_model=PolicyOut,
+    summary="Change the policy; refused (409) if it would break a guarantee, unless forced",
+)
+async def set_policy(body: PolicyIn, daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
+    options: dict[str, object] = dict(body.options)
+    await daemon.coordinator.call(
+        lambda e, now: e.change_policy(body.policy, options, now, body.force)
+    )
+    return _policy_out(daemon)
+
+
+@router.post(
+    "/dry-run",
+    response_model=DryRunOut,
+    summary="Replay the live state forward under a policy in the emulator; live state is untouched",
+)
+async def dry_run(body: DryRunIn, daemon: DaemonDep, _: OperatorDep) -> DryRunOut:
+    if body.policy not in POLICIES:
+        raise RequestError(
+            "invalid", f"unknown policy {body.policy!r}; known: {', '.join(POLICIES)}", "policy"
+        )
+    accepted = POLICY_OPTIONS.get(body.policy, ())
+    for option in body.options:
+        if option not in accepted:
+            raise RequestError(
+                "invalid",
+                f"policy {body.policy!r} does not take {option!r} (it takes {', '.join(accepted) or 'no options'})",
+                f"options.{option}",
+            )
+    if daemon.dry_run is None:
+        raise RequestError("conflict", "this daemon was started without the emulator")
+    report = await daemon.dry_run(daemon.engine, body.policy, dict(body.options), daemon.now())
+    return DryRunOut.model_validate(report)

@@ -1,0 +1,102 @@
+"""Job endpoints: submit, list, show, cancel, "when will it start", what-if."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Response
+
+from berth.api.auth import Principal
+from berth.api.deps import DaemonDep, PrincipalDep
+from berth.api.schemas import JobList, JobOut, JobSubmit, StartOut, SubmitOut, WhatIfOut
+from berth.service.model import JobRecord, JobState, RequestError
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+
+def visible(daemon: DaemonDep, who: Principal, job_id: int) -> JobRecord:
+    """The job if the caller may see it; 404 otherwise (others' jobs are not revealed)."""
+    record = daemon.engine.jobs.get(job_id)
+    if record is None or not who.may_see(record.user):
+        raise RequestError("not_found", f"no job {job_id}", "job_id")
+    return record
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=SubmitOut,
+    summary="Submit a job; the answer carries the admission decision and its guarantee",
+    responses={200: {"description": "a retry with a known Idempotency-Key: the same job"}},
+)
+async def submit(
+    body: JobSubmit,
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> SubmitOut:
+    request = body.request(who.user, idempotency_key)
+    record, created = await daemon.coordinator.call(lambda e, now: e.submit(request, now))
+    if not created:
+        response.status_code = 200
+    return SubmitOut(
+        accepted=record.state is not JobState.REJECTED,
+        reason=record.state_reason,
+        job=JobOut.of(record),
+    )
+
+
+@router.post(
+    "/what-if",
+    response_model=WhatIfOut,
+    summary="The decision a job would get, without submitting it",
+)
+async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> WhatIfOut:
+    request = body.request(who.user, None)
+    return WhatIfOut.model_validate(daemon.engine.what_if(request, daemon.now()))
+
+
+@router.get("", response_model=JobList, summary="List jobs (users see their own)")
+async def list_jobs(
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
+    user: Annotated[str | None, Query(max_length=100)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> JobList:
+    if not who.operator:
+        if user is not None and user != who.user:
+            raise RequestError("forbidden", "users may list only their own jobs", "user")
+        user = who.user
+    jobs = [
+        record
+        for record in daemon.engine.jobs.values()
+        if (state is None or record.state is state) and (user is None or record.user == user)
+    ]
+    page = jobs[offset : offset + limit]
+    return JobList(jobs=[JobOut.of(r) for r in page], total=len(jobs), limit=limit, offset=offset)
+
+
+@router.get("/{job_id}", response_model=JobOut, summary="One job")
+async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+    return JobOut.of(visible(daemon, who, job_id))
+
+
+@router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")
+async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+    visible(daemon, who, job_id)
+    reason = f"cancelled by {who.user}"
+    record = await daemon.coordinator.call(lambda e, now: e.cancel(job_id, now, reason))
+    return JobOut.of(record)
+
+
+@router.get(
+    "/{job_id}/start",
+    response_model=StartOut,
+    summary="When the job will start: its guarantee, a prediction, and what blocks it",
+)
+async def start(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> StartOut:
+    visible(daemon, who, job_id)
+    return StartOut.model_validate(daemon.engine.start_info(job_id, daemon.now()))

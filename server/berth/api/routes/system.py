@@ -1,0 +1,202 @@
+"""The plan, the cluster, the event stream, health and Prometheus metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+
+from berth.api.deps import DaemonDep, PrincipalDep
+from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, Window
+from berth.service.model import JobState
+
+router = APIRouter(tags=["system"])
+
+#: Seconds between keep-alive comments on an idle event stream.
+KEEPALIVE = 15.0
+
+
+@router.get(
+    "/v1/schedule",
+    response_model=ScheduleOut,
+    summary="The plan: running and planned jobs with their windows",
+)
+async def schedule(daemon: DaemonDep, _: PrincipalDep) -> ScheduleOut:
+    engine = daemon.engine
+    now = daemon.now()
+    predicted = engine.predictions(now)[1]
+    running = [
+        Window(
+            job_id=r.id,
+            user=r.user,
+            job_state=r.state.value,
+            start=r.start_time,
+            end=(r.start_time or 0) + r.time_limit,
+            guaranteed_start=r.guaranteed_start,
+            resources=r.resources,
+        )
+        for r in engine.running.values()
+    ]
+    planned = []
+    for r in engine.pending.values():
+        start = predicted.get(r.id)
+        planned.append(
+            Window(
+                job_id=r.id,
+                user=r.user,
+                job_state=r.state.value,
+                start=start,
+                end=None if start is None else start + r.time_limit,
+                guaranteed_start=r.guaranteed_start,
+                resources=r.resources,
+            )
+        )
+    planned.sort(key=lambda w: (w.start is None, w.start or 0, w.job_id))
+    return ScheduleOut(now=now, policy=engine.policy_name, running=running, planned=planned)
+
+
+@router.get(
+    "/v1/cluster", response_model=ClusterOut, summary="Capacities, use, nodes and their states"
+)
+async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
+    engine = daemon.engine
+    nodes = sorted(engine.cluster.nodes.values(), key=lambda n: n.name)
+    used: dict[str, int] = {}
+    for node in nodes:
+        for name, amount in node.used.items():
+            used[name] = used.get(name, 0) + amount
+    return ClusterOut(
+        now=daemon.now(),
+        policy=engine.policy_name,
+        capacity=engine.cluster.full_capacity(),
+        schedulable=engine.cluster.schedulable_capacity(),
+        used=used,
+        nodes=[NodeOut.of(n) for n in nodes],
+        pending=len(engine.pending),
+        running=len(engine.running),
+    )
+
+
+@router.get(
+    "/v1/events",
+    summary="Server-sent events: job and node events as they are committed",
+    response_class=StreamingResponse,
+)
+async def events(daemon: DaemonDep, who: PrincipalDep) -> StreamingResponse:
+    queue = daemon.coordinator.subscribe()
+    jobs = daemon.engine.jobs
+
+    async def stream() -> AsyncIterator[str]:
+        try:
+            yield ": connected\n\n"
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), timeout=KEEPALIVE)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+                    continue
+                if item is None:
+                    return
+                seq, event = item
+                if event.job_id is not None and not who.operator:
+                    owner = jobs.get(event.job_id)
+                    if owner is None or owner.user != who.user:
+                        continue
+                yield f"id: {seq}\nevent: {event.kind}\ndata: {json.dumps(event.as_dict())}\n\n"
+        finally:
+            daemon.coordinator.unsubscribe(queue)
+
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
+@router.get("/healthz", summary="Liveness: 200 while the writer and the store work")
+async def healthz(daemon: DaemonDep) -> JSONResponse:
+    failed = daemon.coordinator.failed
+    if failed is not None:
+        return JSONResponse({"status": "failed", "error": str(failed)}, status_code=503)
+    return JSONResponse({"status": "ok", "now": daemon.now()})
+
+
+@router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
+async def metrics(daemon: DaemonDep) -> PlainTextResponse:
+    engine = daemon.engine
+    stats = daemon.coordinator.stats
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        lines.extend(f"{name}{labels} {value}" for labels, value in samples)
+
+    capacity = engine.cluster.full_capacity()
+    used: dict[str, int] = dict.fromkeys(capacity, 0)
+    for node in engine.cluster.nodes.values():
+        for name, amount in node.used.items():
+            used[name] = used.get(name, 0) + amount
+    metric("berth_queue_length", "gauge", "Pending jobs.", [("", len(engine.pending))])
+    metric("berth_running_jobs", "gauge", "Running jobs.", [("", len(engine.running))])
+    metric(
+        "berth_resource_capacity",
+        "gauge",
+        "Capacity of the nodes not down.",
+        [(f'{{resource="{n}"}}', a) for n, a in sorted(capacity.items())],
+    )
+    metric(
+        "berth_resource_used",
+        "gauge",
+        "Resources held by running jobs.",
+        [(f'{{resource="{n}"}}', a) for n, a in sorted(used.items())],
+    )
+    metric(
+        "berth_admissions_total", "counter", "Jobs admitted.", [("", engine.counters["accepted"])]
+    )
+    metric(
+        "berth_rejections_total",
+        "counter",
+        "Jobs rejected at admission.",
+        [("", engine.counters["rejected"])],
+    )
+    ended = [s for s in JobState if s.value.lower() in engine.counters]
+    metric(
+        "berth_jobs_ended_total",
+        "counter",
+        "Jobs that ended, by final state.",
+        [(f'{{state="{s.value}"}}', engine.counters[s.value.lower()]) for s in ended],
+    )
+    metric(
+        "berth_scheduling_pass_seconds",
+        "gauge",
+        "Duration of the last batch's scheduling pass.",
+        [("", stats.last_pass_seconds)],
+    )
+    metric(
+        "berth_scheduling_pass_seconds_total",
+        "counter",
+        "Time spent in scheduling passes.",
+        [("", stats.pass_seconds_total)],
+    )
+    metric(
+        "berth_commit_seconds_total",
+        "counter",
+        "Time spent committing batches.",
+        [("", stats.commit_seconds_total)],
+    )
+    metric(
+        "berth_batches_total",
+        "counter",
+        "Batches applied by the single writer.",
+        [("", stats.batches)],
+    )
+    metric("berth_commands_total", "counter", "Commands applied.", [("", stats.commands)])
+    metric(
+        "berth_events_total",
+        "counter",
+        "Events published, by kind.",
+        [(f'{{kind="{k}"}}', v) for k, v in sorted(stats.by_kind.items())],
+    )
+    return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")

@@ -1,0 +1,235 @@
+"""Request and response bodies (pydantic v2). Times are integer cluster seconds (Unix
+time unless the daemon runs an emulated cluster with ``--time-scale``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from berth.service.model import JobRecord, JobRequest, NodeRecord
+
+#: The longest time limit accepted: ten years.
+MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
+
+Amount = Annotated[int, Field(ge=0, le=(1 << 49) - 1)]
+
+
+class JobSubmit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("job", min_length=1, max_length=200)
+    resources: dict[str, Amount] = Field(
+        ..., description='amount of each named resource, e.g. {"cpus": 64, "mem_gb": 256}'
+    )
+    time_limit: int = Field(
+        ..., ge=1, le=MAX_TIME_LIMIT, description="runtime estimate in seconds; also the kill limit"
+    )
+    deadline: int | None = Field(
+        None, ge=0, description="complete by this time (admission checks it)"
+    )
+    priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
+    command: str | None = Field(None, max_length=10_000, description="what real nodes run")
+    emulated_runtime: int | None = Field(
+        None, ge=1, le=MAX_TIME_LIMIT, description="emulated nodes: how long it really runs"
+    )
+
+    def request(self, user: str, idempotency_key: str | None) -> JobRequest:
+        return JobRequest(
+            name=self.name,
+            user=user,
+            resources=dict(self.resources),
+            time_limit=self.time_limit,
+            deadline=self.deadline,
+            priority=self.priority,
+            command=self.command,
+            emulated_runtime=self.emulated_runtime,
+            idempotency_key=idempotency_key,
+        )
+
+
+class JobOut(BaseModel):
+    job_id: int
+    name: str
+    user: str
+    job_state: str
+    state_reason: str
+    resources: dict[str, int]
+    time_limit: int
+    deadline: int | None
+    priority: float | None
+    political_priority: float | None
+    command: str | None
+    emulated_runtime: int | None
+    submit_time: int
+    start_time: int | None
+    end_time: int | None
+    guaranteed_start: int | None
+    guaranteed_end: int | None
+    planned_start: int | None
+    nodes: dict[str, dict[str, int]]
+
+    @classmethod
+    def of(cls, job: JobRecord) -> JobOut:
+        return cls(
+            job_id=job.id,
+            name=job.name,
+            user=job.user,
+            job_state=job.state.value,
+            state_reason=job.state_reason,
+            resources=job.resources,
+            time_limit=job.time_limit,
+            deadline=job.deadline,
+            priority=job.priority,
+            political_priority=job.political_priority,
+            command=job.command,
+            emulated_runtime=job.emulated_runtime,
+            submit_time=job.submit_time,
+            start_time=job.start_time,
+            end_time=job.end_time,
+            guaranteed_start=job.guaranteed_start,
+            guaranteed_end=job.guaranteed_end,
+            planned_start=job.planned_start,
+            nodes=job.allocation,
+        )
+
+
+class SubmitOut(BaseModel):
+    accepted: bool
+    reason: str
+    job: JobOut
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class Blocking(BaseModel):
+    resources: dict[str, dict[str, int]]
+    jobs_ahead: int
+    jobs_ahead_ids: list[int]
+    running_jobs_to_end: list[int]
+
+
+class StartOut(BaseModel):
+    job_id: int
+    job_state: str
+    guaranteed_start: int | None
+    guaranteed_end: int | None
+    predicted_start: int | None
+    start_time: int | None
+    based_on: str
+    computed_at: int
+    blocked_by: Blocking | None
+
+
+class WhatIfOut(BaseModel):
+    accepted: bool
+    reason: str
+    predicted_start: int | None = None
+    guaranteed_start: int | None = None
+    guaranteed_end: int | None = None
+
+
+class Window(BaseModel):
+    job_id: int
+    user: str
+    job_state: str
+    start: int | None
+    end: int | None
+    guaranteed_start: int | None
+    resources: dict[str, int]
+
+
+class ScheduleOut(BaseModel):
+    now: int
+    policy: str
+    running: list[Window]
+    planned: list[Window]
+
+
+class NodeOut(BaseModel):
+    name: str
+    state: str
+    reason: str
+    resources: dict[str, int]
+    used: dict[str, int]
+
+    @classmethod
+    def of(cls, node: NodeRecord) -> NodeOut:
+        return cls(
+            name=node.name,
+            state=node.state.value,
+            reason=node.reason,
+            resources=node.resources,
+            used={r: a for r, a in node.used.items() if a},
+        )
+
+
+class ClusterOut(BaseModel):
+    now: int
+    policy: str
+    capacity: dict[str, int]
+    schedulable: dict[str, int]
+    used: dict[str, int]
+    nodes: list[NodeOut]
+    pending: int
+    running: int
+
+
+class NodeAdd(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    resources: dict[str, Annotated[int, Field(ge=1, le=(1 << 49) - 1)]]
+
+
+class NodeChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", max_length=1000)
+    force: bool = False
+
+
+class HoldIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("held by an operator", max_length=1000)
+
+
+class PriorityIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    political: float | None = Field(..., ge=0.0, le=1.0)
+
+
+class PolicyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: str
+    options: dict[str, str | int | float] = Field(default_factory=dict)
+    force: bool = False
+
+
+class PolicyOut(BaseModel):
+    policy: str
+    options: dict[str, object]
+    known: dict[str, list[str]]
+
+
+class DryRunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: str
+    options: dict[str, str | int | float] = Field(default_factory=dict)
+
+
+class DryRunJob(BaseModel):
+    job_id: int
+    predicted_start: int | None
+    predicted_end: int | None
+    status: str
+
+
+class DryRunOut(BaseModel):
+    policy: str
+    now: int
+    jobs: list[DryRunJob]
+    metrics: dict[str, object]

@@ -1,0 +1,59 @@
+"""APScheduler wakes the engine at its next event instead of polling.
+
+One ``date`` job is (re)scheduled after every committed batch for the engine's next
+event (a reservation's start, a time limit expiring, an emulated job ending); one
+``interval`` job reconciles every ``reconcile_seconds`` in case a wake-up was missed
+(clock drift, a suspended host). Both just ask the coordinator to tick.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from berth.service.coordinator import Coordinator
+
+#: Wall seconds added to each wake-up so the clock has surely reached the event's second.
+WAKE_MARGIN = 0.002
+
+
+class Waker:
+    def __init__(self, coordinator: Coordinator, reconcile_seconds: float) -> None:
+        self.coordinator = coordinator
+        self.scheduler = AsyncIOScheduler(
+            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1}
+        )
+        self.reconcile_seconds = reconcile_seconds
+        self._planned: int | None = None
+
+    def start(self) -> None:
+        self.scheduler.start()
+        self.scheduler.add_job(
+            self.coordinator.tick, "interval", seconds=self.reconcile_seconds, id="reconcile"
+        )
+        self.coordinator.on_next_event = self.plan
+
+    def plan(self, cluster_time: int | None) -> None:
+        """Wake the engine at ``cluster_time`` (cancel the wake-up if ``None``)."""
+        if cluster_time == self._planned:
+            return
+        self._planned = cluster_time
+        if cluster_time is None:
+            if self.scheduler.get_job("wake") is not None:
+                self.scheduler.remove_job("wake")
+            return
+        delay = self.coordinator.clock.wall_delay(cluster_time) + WAKE_MARGIN
+        run_at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay)
+        self.scheduler.add_job(
+            self._wake, "date", run_date=run_at, id="wake", replace_existing=True
+        )
+
+    async def _wake(self) -> None:
+        self._planned = None
+        await self.coordinator.tick()
+
+    def stop(self) -> None:
+        self.coordinator.on_next_event = None
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)

@@ -1,0 +1,170 @@
+"""``berth serve`` (the daemon, optionally with a demo) and ``berth db upgrade|downgrade``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from pydantic import ValidationError
+
+from berth.api.auth import Role
+from berth.runtime.bootstrap import build
+from berth.runtime.settings import Settings, load_settings
+from berth.store.migrate import downgrade, upgrade
+from berth_client import BerthClient, BerthError
+
+
+def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+    serve = commands.add_parser("serve", help="run the daemon (REST API under /v1)")
+    _settings_flags(serve)
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--policy", help="scheduling policy (default conservative)")
+    serve.add_argument("--nodes", help="emulated cluster, e.g. '16x cpus=32,mem_gb=128'")
+    serve.add_argument(
+        "--emulate", action="store_true", help="emulated nodes (the default backend)"
+    )
+    serve.add_argument("--time-scale", type=float, help="run the emulated cluster N times faster")
+    serve.add_argument("--tokens", help="TOKEN:USER:ROLE,... (default: generated in the data dir)")
+    serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--demo", action="store_true", help="submit a few demo jobs once up")
+
+    db = commands.add_parser("db", help="database migrations")
+    actions = db.add_subparsers(dest="db_command", required=True)
+    up = actions.add_parser("upgrade", help="apply migrations (to head by default)")
+    _settings_flags(up)
+    up.add_argument("--revision", default="head")
+    down = actions.add_parser("downgrade", help="revert migrations to a revision ('base': all)")
+    _settings_flags(down)
+    down.add_argument("--revision", required=True)
+    return {"serve": run_serve, "db": run_db}
+
+
+def _settings_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="TOML settings file")
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--database-url", help="e.g. postgresql://user@host/berth")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    flags = {
+        name: getattr(args, name, None)
+        for name in (
+            "data_dir",
+            "database_url",
+            "host",
+            "port",
+            "policy",
+            "nodes",
+            "time_scale",
+            "tokens",
+            "log_level",
+        )
+    }
+    return load_settings(args.config, **flags)
+
+
+def run_db(args: argparse.Namespace) -> int:
+    try:
+        settings = _settings(args)
+    except (ValidationError, ValueError) as error:
+        print(f"berth db: {error}", file=sys.stderr)
+        return 2
+    url = settings.url()
+    if url.startswith("sqlite:///"):
+        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+    if args.db_command == "upgrade":
+        upgrade(url, args.revision)
+    else:
+        downgrade(url, args.revision)
+    print(f"database {url}: {args.db_command} to {args.revision} done")
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        settings = _settings(args)
+        built = build(settings)
+    except (ValidationError, ValueError, OSError) as error:
+        print(f"berth serve: {error}", file=sys.stderr)
+        return 2
+    url = f"http://{settings.host}:{settings.port}"
+    engine = built.daemon.engine
+    print(
+        f"Berth on {url} — policy {engine.policy_name}, {len(engine.cluster.nodes)} "
+        f"{settings.backend} nodes {engine.cluster.full_capacity()}, database {settings.url()}"
+        + (f", time x{settings.time_scale:g}" if settings.time_scale != 1 else ""),
+        flush=True,
+    )
+    if built.tokens_note:
+        print(built.tokens_note, flush=True)
+    config = uvicorn.Config(
+        built.app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    if args.demo:
+        token = built.daemon.tokens.token_for(Role.USER)
+        threading.Thread(target=_demo, args=(server, url, token), daemon=True).start()
+    server.run()
+    return 0
+
+
+def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
+    """Once the server is up: a few jobs through the real API, then how to look at them."""
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        with BerthClient(url, token) as client:
+            now = client.cluster()["now"]
+            jobs = [
+                ("big-sim", {"cpus": 384, "mem_gb": 1024}, 3600, None, 2400),
+                ("analysis", {"cpus": 256, "mem_gb": 512}, 1800, None, 1500),
+                ("quick-test", {"cpus": 64, "mem_gb": 64}, 600, None, 300),
+                ("deadline-run", {"cpus": 128, "mem_gb": 256}, 900, now + 3 * 3600, 800),
+                ("too-tight", {"cpus": 512, "mem_gb": 2048}, 3600, now + 4000, 3600),
+            ]
+            print("\nDemo: submitting five jobs through the API", flush=True)
+            for name, resources, limit, deadline, runtime in jobs:
+                answer = client.submit(
+                    resources, limit, name=name, deadline=deadline, emulated_runtime=runtime
+                )
+                job = answer["job"]
+                verdict = "accepted" if answer["accepted"] else "REJECTED"
+                print(
+                    f"  job {job['job_id']} {name:12} {verdict:8} {job['job_state']:8} "
+                    f"guaranteed start {job['guaranteed_start']}  ({answer['reason']})",
+                    flush=True,
+                )
+            plan = client.what_if({"cpus": 512}, 600)
+            print(
+                f"  what-if a 512-cpu, 10-minute job: predicted start {plan['predicted_start']}, "
+                f"guaranteed {plan['guaranteed_start']}",
+                flush=True,
+            )
+    except (BerthError, OSError) as error:
+        print(f"demo failed: {error}", file=sys.stderr, flush=True)
+        return
+    print(
+        f"""
+Try it (the user token is shown above):
+  export BERTH_URL={url} BERTH_TOKEN={token}
+  .venv/bin/berth queue                     # jobs with start times, like squeue --start
+  .venv/bin/berth show 2                    # one job and what blocks it
+  curl -s -H "Authorization: Bearer $BERTH_TOKEN" $BERTH_URL/v1/jobs/2/start
+  curl -s -N -H "Authorization: Bearer $BERTH_TOKEN" $BERTH_URL/v1/events
+  open {url}/docs for the OpenAPI documentation; Ctrl-C stops the daemon.
+""",
+        flush=True,
+    )

@@ -1,0 +1,109 @@
+"""Daemon settings (pydantic-settings): flags > ``BERTH_*`` environment > TOML file >
+defaults. With no configuration at all the daemon runs an embedded SQLite file and an
+emulated cluster of 16 nodes of ``cpus=32,mem_gb=128`` under conservative backfilling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from berth.service.model import NodeRecord
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BERTH_", extra="forbid")
+
+    data_dir: Path = Field(
+        Path("berth-data"), description="database file (SQLite) and generated tokens"
+    )
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default: SQLite in data_dir"
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    policy: str = "conservative"
+    policy_options: dict[str, str | int | float] = Field(default_factory=dict)
+    nodes: str = Field(
+        "16x cpus=32,mem_gb=128", description="'COUNTx NAME=AMOUNT,...' groups separated by ';'"
+    )
+    backend: Literal["emulated"] = "emulated"
+    time_scale: float = Field(
+        1.0, gt=0, le=1_000_000, description="emulated cluster seconds per wall second"
+    )
+    tokens: str = Field("", description="TOKEN:USER:ROLE entries separated by commas")
+    tokens_file: Path | None = None
+    reconcile_seconds: float = Field(30.0, gt=0)
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes_parse(cls, value: str) -> str:
+        parse_nodes(value)
+        return value
+
+    def url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'berth.db'}"
+
+
+def parse_nodes(spec: str) -> list[NodeRecord]:
+    """``16x cpus=32,mem_gb=128; 2x cpus=32,gpus=4`` -> node001 ... node018."""
+    nodes: list[NodeRecord] = []
+    for group in filter(None, (g.strip() for g in spec.split(";"))):
+        count_text, _, amounts = group.partition("x ")
+        try:
+            count = int(count_text)
+        except ValueError:
+            raise ValueError(
+                f"node group {group!r} must start with 'COUNTx ', e.g. '16x cpus=32'"
+            ) from None
+        if count < 1:
+            raise ValueError(f"node group {group!r}: count must be at least 1")
+        resources: dict[str, int] = {}
+        for part in filter(None, (p.strip() for p in amounts.split(","))):
+            name, sep, amount = part.partition("=")
+            if not sep or not amount.strip().isdigit() or int(amount) < 1:
+                raise ValueError(
+                    f"node group {group!r}: expected NAME=POSITIVE_INTEGER, got {part!r}"
+                )
+            resources[name.strip()] = int(amount)
+        if not resources:
+            raise ValueError(f"node group {group!r} names no resources")
+        for _ in range(count):
+            nodes.append(NodeRecord(f"node{len(nodes) + 1:03d}", dict(resources)))
+    if not nodes:
+        raise ValueError("the cluster needs at least one node")
+    return nodes
+
+
+def load_settings(config: Path | None = None, **flags: Any) -> Settings:
+    """Settings from ``flags`` (``None`` values ignored), the environment and ``config``."""
+    if config is not None and not config.is_file():
+        raise ValueError(f"config file {config} does not exist")
+
+    class _Layered(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            del dotenv_settings, file_secret_settings  # no .env files, no secrets dir
+            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+            if config is not None:
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
+            return tuple(sources)
+
+    return _Layered(**{k: v for k, v in flags.items() if v is not None})

@@ -1,0 +1,82 @@
+"""The cluster's nodes: schedulable capacity and the placement of jobs on nodes.
+
+The policies schedule the cluster as one pool of K resources (the papers' model). The
+pool is the sum of the nodes that are ``up``; a started job is then split over those
+nodes, resource by resource, first fit in node-name order. Because the policy only
+starts a job that fits in the pool, and the pool's free amount equals the sum of the
+up nodes' free amounts, the split always succeeds. No I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from berth.service.model import JobRecord, NodeRecord, NodeState
+
+
+class Cluster:
+    def __init__(self, nodes: Iterable[NodeRecord] = ()) -> None:
+        self.nodes: dict[str, NodeRecord] = {node.name: node for node in nodes}
+
+    def schedulable_capacity(self) -> dict[str, int]:
+        """Total of every resource over the up nodes (resources with none left omitted)."""
+        total: dict[str, int] = {}
+        for node in self.nodes.values():
+            if node.state is NodeState.UP:
+                for name, amount in node.resources.items():
+                    total[name] = total.get(name, 0) + amount
+        return {name: amount for name, amount in total.items() if amount > 0}
+
+    def full_capacity(self) -> dict[str, int]:
+        """Total of every resource over the nodes that are not down."""
+        total: dict[str, int] = {}
+        for node in self.nodes.values():
+            if node.state is not NodeState.DOWN:
+                for name, amount in node.resources.items():
+                    total[name] = total.get(name, 0) + amount
+        return total
+
+    def allocate(self, job: JobRecord) -> dict[str, dict[str, int]]:
+        """Split ``job.resources`` over the up nodes and mark them used."""
+        up = sorted(
+            (node for node in self.nodes.values() if node.state is NodeState.UP),
+            key=lambda node: node.name,
+        )
+        allocation: dict[str, dict[str, int]] = {}
+        for resource, wanted in job.resources.items():
+            remaining = wanted
+            for node in up:
+                if remaining == 0:
+                    break
+                take = min(node.free(resource), remaining)
+                if take > 0:
+                    allocation.setdefault(node.name, {})[resource] = take
+                    remaining -= take
+            if remaining:
+                raise AssertionError(f"job {job.id}: {remaining} {resource} could not be placed")
+        self.bind(allocation)
+        return allocation
+
+    def bind(self, allocation: dict[str, dict[str, int]]) -> None:
+        for name, amounts in allocation.items():
+            node = self.nodes.get(name)
+            if node is not None:
+                for resource, amount in amounts.items():
+                    node.used[resource] = node.used.get(resource, 0) + amount
+
+    def unbind(self, allocation: dict[str, dict[str, int]]) -> None:
+        for name, amounts in allocation.items():
+            node = self.nodes.get(name)
+            if node is not None:
+                for resource, amount in amounts.items():
+                    node.used[resource] = node.used.get(resource, 0) - amount
+
+    def held_in_pool(self, allocation: dict[str, dict[str, int]]) -> dict[str, int]:
+        """The part of an allocation that sits on up nodes (what the pool must count)."""
+        held: dict[str, int] = {}
+        for name, amounts in allocation.items():
+            node = self.nodes.get(name)
+            if node is not None and node.state is NodeState.UP:
+                for resource, amount in amounts.items():
+                    held[resource] = held.get(resource, 0) + amount
+        return held

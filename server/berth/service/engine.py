@@ -1,0 +1,674 @@
+"""The live engine: job and node records around one core policy, driven by commands.
+
+Every command takes the cluster time ``now`` from its caller and runs to completion
+without I/O of its own: it updates the records, asks the policy, tells the node backend
+to start or kill, and queues :class:`Event` values and dirty records for its caller
+(the coordinator) to persist and publish. Commands that the engine refuses raise
+:class:`RequestError` naming the field and the limit.
+
+The policy is rebuilt from the records whenever the pool of schedulable resources or
+the policy itself changes, and on restart: running jobs are adopted with what they hold,
+waiting jobs in arrival order with their planned start and guarantee (kept where still
+feasible). A rebuild reports every guarantee it cannot keep; operator commands refuse
+such a change unless forced, a node failure applies it and announces the new times.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from berth.core.decisions import Reject, Reserve
+from berth.core.forecast import forecast
+from berth.core.policies import POLICIES, QueuePolicy, make_policy
+from berth.core.policies.conservative import Conservative
+from berth.core.resources import ResourceSpace
+from berth.service.cluster import Cluster
+from berth.service.model import (
+    Event,
+    JobRecord,
+    JobRequest,
+    JobState,
+    NodeRecord,
+    NodeState,
+    RequestError,
+)
+from berth.service.ports import Changes, NodeBackend, Snapshot
+from berth.service.rows import job_row, node_row
+
+#: How many job ids a start-time answer lists as ahead of the job.
+AHEAD_SHOWN = 20
+
+
+@dataclass(slots=True)
+class Replan:
+    """A candidate policy built from the records, and the decision for each waiting job."""
+
+    policy: QueuePolicy
+    decisions: dict[int, Reserve | Reject | None]
+    broken: list[str]
+
+
+class Engine:
+    """Job and node records, one policy, and the commands that change them."""
+
+    def __init__(
+        self,
+        nodes: Iterable[NodeRecord],
+        policy_name: str,
+        policy_options: dict[str, object],
+        backend: NodeBackend,
+    ) -> None:
+        self.cluster = Cluster(nodes)
+        self.backend = backend
+        self.policy_name = policy_name
+        self.policy_options = dict(policy_options)
+        self.jobs: dict[int, JobRecord] = {}
+        self.pending: dict[int, JobRecord] = {}  # arrival order
+        self.running: dict[int, JobRecord] = {}
+        self.next_id = 1
+        self._idempotency: dict[tuple[str, str], int] = {}
+        self._events: list[Event] = []
+        self._dirty_jobs: set[int] = set()
+        self._dirty_nodes: set[str] = set()
+        self._config_dirty = False
+        #: Bumped by every change; caches (the forecast) are keyed by it.
+        self.version = 0
+        self._forecast: tuple[int, int, dict[int, int]] | None = None
+        self.counters: Counter[str] = Counter()
+        self.policy: QueuePolicy = make_policy(
+            policy_name, ResourceSpace(self.cluster.schedulable_capacity()), **self.policy_options
+        )
+
+    # ------------------------------------------------------------------ set-up
+    @classmethod
+    def restore(
+        cls,
+        snapshot: Snapshot,
+        backend: NodeBackend,
+        now: int,
+        default_nodes: Iterable[NodeRecord],
+        default_policy: str,
+        default_options: dict[str, object],
+    ) -> Engine:
+        """The engine a (re)started daemon resumes with: persisted jobs, nodes and policy
+        (defaults on a fresh store), running jobs handed back to the backend, then one
+        :meth:`advance` for whatever should have happened while it was down."""
+        fresh = not snapshot.nodes
+        nodes = list(default_nodes) if fresh else snapshot.nodes
+        policy = str(snapshot.config.get("policy", default_policy))
+        options = snapshot.config.get("policy_options", default_options)
+        assert isinstance(options, dict)
+        engine = cls(nodes, policy, options, backend)
+        if fresh:
+            engine._dirty_nodes.update(engine.cluster.nodes)
+            engine._config_dirty = True
+        for record in sorted(snapshot.jobs, key=lambda r: r.id):
+            engine.jobs[record.id] = record
+            if record.idempotency_key is not None:
+                engine._idempotency[(record.user, record.idempotency_key)] = record.id
+            if record.state is JobState.PENDING:
+                engine.pending[record.id] = record
+            elif record.state is JobState.RUNNING:
+                engine.running[record.id] = record
+                engine.cluster.bind(record.allocation)
+                backend.adopt(record, now)
+        engine.next_id = max(engine.jobs, default=0) + 1
+        engine._install(engine._replan(policy, options, now, keep_plan=True), now)
+        engine.advance(now)
+        return engine
+
+    # ------------------------------------------------------------------ time
+    def advance(self, now: int) -> None:
+        """Handle what is due at ``now``: jobs that ended, jobs past their time limit
+        (killed), then starts."""
+        done: list[int] = []
+        for job_id, end in self.backend.finished(now):
+            record = self.running.get(job_id)
+            if record is None:
+                continue
+            assert record.start_time is not None
+            limit_at = record.start_time + record.time_limit
+            if end > limit_at:
+                continue  # it overran: the kill below ends it at its limit
+            self._end(record, JobState.COMPLETED, end, "exited")
+            done.append(job_id)
+        for record in list(self.running.values()):
+            assert record.start_time is not None
+            limit_at = record.start_time + record.time_limit
+            if limit_at <= now:
+                self.backend.kill(record.id, now)
+                self._end(
+                    record,
+                    JobState.TIMEOUT,
+                    limit_at,
+                    f"killed on reaching its time limit of {record.time_limit} s",
+                )
+                done.append(record.id)
+        if done:
+            self.policy.complete(done, now)
+        self._pass(now)
+
+    def next_event(self) -> int | None:
+        """The next cluster time the engine must be advanced at, without any command."""
+        times = [
+            r.start_time + r.time_limit for r in self.running.values() if r.start_time is not None
+        ]
+        more = (self.policy.next_wakeup(), self.backend.next_event())
+        times.extend(t for t in more if t is not None)
+        return min(times, default=None)
+
+    # ------------------------------------------------------------------ user commands
+    def submit(self, request: JobRequest, now: int) -> tuple[JobRecord, bool]:
+        """Admit (or reject) a new job; ``(record, created)``. A repeated idempotency key
+        returns the job it created the first time."""
+        if request.idempotency_key is not None:
+            known = self._idempotency.get((request.user, request.idempotency_key))
+            if known is not None:
+                return self.jobs[known], False
+        self.validate(request, now)
+        record = JobRecord.from_request(self.next_id, request, now)
+        self.next_id += 1
+        self.jobs[record.id] = record
+        if request.idempotency_key is not None:
+            self._idempotency[(request.user, request.idempotency_key)] = record.id
+        self._admit(record, self._decide(record, now), now)
+        self._pass(now)
+        return record, True
+
+    def _decide(self, record: JobRecord, now: int) -> Reserve | Reject | None:
+        """The policy's admission decision, and a deadline is never accepted unkept:
+        under a policy that does not admit by deadline, a deadline job is accepted only
+        if its guaranteed start plus its time limit meets the deadline."""
+        decision = self.policy.submit(record.as_job(), now)
+        if record.deadline is None or isinstance(decision, Reject):
+            return decision
+        if decision is None or decision.guarantee is None:
+            self.policy.withdraw(record.id, now)
+            return Reject(
+                record.id,
+                f"policy {self.policy_name} makes no promises, so it cannot "
+                "guarantee a deadline (use conservative, qops, msb or mrt)",
+            )
+        completion = decision.completion or decision.guarantee + record.time_limit
+        if completion > record.deadline:
+            self.policy.withdraw(record.id, now)
+            return Reject(
+                record.id,
+                f"its deadline {record.deadline} cannot be guaranteed: the "
+                f"earliest guaranteed completion is {completion}",
+            )
+        return Reserve(
+            decision.job_id, decision.start, decision.guarantee, decision.reason, completion
+        )
+
+    def validate(self, request: JobRequest, now: int) -> None:
+        """Refuse a request that can never run, naming the field and the limit."""
+        capacity = self.cluster.full_capacity()
+        if not request.resources:
+            raise RequestError("invalid", "a job must request at least one resource", "resources")
+        for name, amount in request.resources.items():
+            field = f"resources.{name}"
+            if name not in capacity:
+                known = ", ".join(sorted(capacity))
+                raise RequestError(
+                    "invalid", f"unknown resource {name!r} (this cluster has: {known})", field
+                )
+            if amount < 0:
+                raise RequestError("invalid", f"{name} must not be negative, got {amount}", field)
+            if amount > capacity[name]:
+                raise RequestError(
+                    "invalid",
+                    f"requests {amount} {name} but the cluster has only {capacity[name]}",
+                    field,
+                )
+        if not any(request.resources.values()):
+            raise RequestError("invalid", "a job must request a positive amount", "resources")
+        if request.deadline is not None:
+            if request.deadline <= now:
+                raise RequestError(
+                    "invalid", f"deadline {request.deadline} is in the past (now {now})", "deadline"
+                )
+            if request.deadline < now + request.time_limit:
+                raise RequestError(
+                    "invalid",
+                    f"deadline {request.deadline} is sooner than now ({now}) + time_limit "
+                    f"({request.time_limit} s)",
+                    "deadline",
+                )
+
+    def what_if(self, request: JobRequest, now: int) -> dict[str, object]:
+        """The decision and start ``request`` would get now, on a copy of the policy."""
+        self.validate(request, now)
+        twin = copy.deepcopy(self.policy)
+        job = JobRecord.from_request(self.next_id, request, now).as_job()
+        decision = twin.submit(job, now)
+        if isinstance(decision, Reject):
+            return {"accepted": False, "reason": decision.reason}
+        started = {s.job_id for s in twin.schedule(now)}
+        predicted = now if job.id in started else forecast(twin, now).get(job.id)
+        out: dict[str, object] = {
+            "accepted": True,
+            "reason": decision.reason if decision is not None else "queued",
+            "predicted_start": predicted,
+            "guaranteed_start": None,
+            "guaranteed_end": None,
+        }
+        if isinstance(decision, Reserve):
+            out["guaranteed_start"] = decision.guarantee
+            out["guaranteed_end"] = decision.completion
+        return out
+
+    def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
+        record = self.job(job_id)
+        if record.final:
+            raise RequestError("conflict", f"job {job_id} has already ended ({record.state})")
+        if record.state is JobState.RUNNING:
+            self.backend.kill(job_id, now)
+            self._end(record, JobState.CANCELLED, now, reason)
+            self.policy.complete([job_id], now)
+        else:
+            if record.state is JobState.PENDING:
+                self.policy.withdraw(job_id, now)
+                del self.pending[job_id]
+            self._set_state(record, JobState.CANCELLED, reason)
+            record.end_time = now
+            self._emit("job.cancelled", now, job_id, reason=reason)
+        self._pass(now)
+        return record
+
+    # ------------------------------------------------------------------ operator commands
+    def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
+        record = self.job(job_id)
+        if record.state is not JobState.PENDING:
+            raise RequestError(
+                "conflict", f"only a pending job can be held; job {job_id} is {record.state}"
+            )
+        self.policy.withdraw(job_id, now)
+        del self.pending[job_id]
+        self._set_state(record, JobState.HELD, reason)
+        record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+        self._emit("job.held", now, job_id, reason=reason)
+        self._pass(now)
+        return record
+
+    def release(self, job_id: int, now: int) -> JobRecord:
+        """A held job queues again, at the back, with a new admission decision."""
+        record = self.job(job_id)
+        if record.state is not JobState.HELD:
+            raise RequestError(
+                "conflict", f"only a held job can be released; job {job_id} is {record.state}"
+            )
+        self._emit("job.released", now, job_id)
+        self._admit(record, self._decide(record, now), now)
+        self._pass(now)
+        return record
+
+    def set_political_priority(self, job_id: int, value: float | None, now: int) -> JobRecord:
+        record = self.job(job_id)
+        record.political_priority = value
+        self._touch(record)
+        self._emit("job.priority_changed", now, job_id, political_priority=value)
+        return record
+
+    def add_node(self, name: str, resources: dict[str, int], now: int) -> NodeRecord:
+        if name in self.cluster.nodes:
+            raise RequestError("conflict", f"node {name!r} already exists", "name")
+        if not resources or any(a <= 0 for a in resources.values()):
+            raise RequestError(
+                "invalid", "a node needs a positive amount of each resource", "resources"
+            )
+        node = NodeRecord(name, dict(resources))
+        self.cluster.nodes[name] = node
+        self._dirty_nodes.add(name)
+        self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
+        self._emit("node.added", now, node=name, resources=dict(resources))
+        self._pass(now)
+        return node
+
+    def drain(self, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
+        """Stop placing jobs on a node; its running jobs go on. Refused (unless forced)
+        when the smaller pool would break a guarantee."""
+        node = self.node(name)
+        if node.state is not NodeState.UP:
+            raise RequestError("conflict", f"node {name!r} is {node.state}, not up")
+        return self._set_node(node, NodeState.DRAINED, reason, now, force, "node.drained")
+
+    def resume_node(self, name: str, now: int) -> NodeRecord:
+        node = self.node(name)
+        if node.state is NodeState.UP:
+            raise RequestError("conflict", f"node {name!r} is already up")
+        return self._set_node(node, NodeState.UP, "", now, True, "node.resumed")
+
+    def mark_down(self, name: str, reason: str, now: int) -> NodeRecord:
+        """A node failed: its jobs are killed, and guarantees are re-made as needed."""
+        node = self.node(name)
+        if node.state is NodeState.DOWN:
+            raise RequestError("conflict", f"node {name!r} is already down")
+        for record in list(self.running.values()):
+            if name in record.allocation:
+                self.backend.kill(record.id, now)
+                self._end(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
+        return self._set_node(node, NodeState.DOWN, reason, now, True, "node.down")
+
+    def change_policy(
+        self, name: str, options: dict[str, object], now: int, force: bool = False
+    ) -> None:
+        """Switch policy, keeping every guarantee given, or refuse naming those it breaks."""
+        if name not in POLICIES:
+            raise RequestError(
+                "invalid", f"unknown policy {name!r}; known: {', '.join(POLICIES)}", "policy"
+            )
+        try:
+            replan = self._replan(name, options, now, keep_plan=False)
+        except (ValueError, TypeError) as error:
+            raise RequestError("invalid", str(error), "options") from None
+        if replan.broken and not force:
+            raise RequestError(
+                "conflict",
+                f"switching to {name} would break {len(replan.broken)} guarantee(s): "
+                + "; ".join(replan.broken[:10])
+                + ("" if len(replan.broken) <= 10 else "; ...")
+                + " (force=true switches anyway)",
+                "policy",
+            )
+        self.policy_name, self.policy_options = name, dict(options)
+        self._config_dirty = True
+        self._install(replan, now)
+        self._emit("policy.changed", now, policy=name, options=dict(options))
+        self._pass(now)
+
+    # ------------------------------------------------------------------ queries
+    def job(self, job_id: int) -> JobRecord:
+        record = self.jobs.get(job_id)
+        if record is None:
+            raise RequestError("not_found", f"no job {job_id}", "job_id")
+        return record
+
+    def node(self, name: str) -> NodeRecord:
+        node = self.cluster.nodes.get(name)
+        if node is None:
+            raise RequestError("not_found", f"no node {name!r}", "name")
+        return node
+
+    def predictions(self, now: int) -> tuple[int, dict[int, int]]:
+        """``(computed_at, predicted start of every pending job)``, cached per change."""
+        if self._forecast is not None and self._forecast[0] == self.version:
+            return self._forecast[1], self._forecast[2]
+        if isinstance(self.policy, Conservative):
+            predicted = {
+                i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
+            }
+        else:
+            predicted = forecast(self.policy, now)
+        self._forecast = (self.version, now, predicted)
+        return now, predicted
+
+    def start_info(self, job_id: int, now: int) -> dict[str, object]:
+        """When will the job start: guarantee, prediction, its basis, what blocks it."""
+        record = self.job(job_id)
+        info: dict[str, object] = {
+            "job_id": job_id,
+            "job_state": record.state.value,
+            "guaranteed_start": record.guaranteed_start,
+            "guaranteed_end": record.guaranteed_end,
+            "start_time": record.start_time,
+        }
+        if record.state is not JobState.PENDING:
+            info.update(
+                predicted_start=record.start_time,
+                based_on=f"the job is {record.state}",
+                computed_at=now,
+                blocked_by=None,
+            )
+            return info
+        computed_at, predicted = self.predictions(now)
+        start = predicted.get(job_id)
+        if isinstance(self.policy, Conservative):
+            basis = (
+                f"the reservation {self.policy_name} holds for the job: it never moves later "
+                "than the guarantee, and moves earlier when jobs end early"
+            )
+        else:
+            basis = (
+                f"a forecast of {self.policy_name}, assuming every running job runs to its time "
+                "limit and no job arrives; not a promise"
+            )
+        space = self.policy.space
+        known = {n: a for n, a in record.resources.items() if n in space.capacity}
+        short = space.blocking(self.policy.free, space.pack(known))
+        if start is None:
+            ahead_ids: list[int] = []
+        elif isinstance(self.policy, Conservative):
+            ahead_ids = [
+                i
+                for i, r in self.pending.items()
+                if i != job_id and r.planned_start is not None and r.planned_start <= start
+            ]
+        else:
+            ahead_ids = []
+            for i in self.pending:
+                if i == job_id:
+                    break
+                ahead_ids.append(i)
+        waits_for = sorted(
+            (
+                r
+                for r in self.running.values()
+                if start is not None
+                and r.start_time is not None
+                and r.start_time + r.time_limit <= start
+            ),
+            key=lambda r: (r.start_time or 0) + r.time_limit,
+        )
+        info.update(
+            predicted_start=start,
+            based_on=basis,
+            computed_at=computed_at,
+            blocked_by={
+                "resources": {
+                    n: {
+                        "requested": record.resources[n],
+                        "free_now": space.amount(self.policy.free, n),
+                    }
+                    for n in short
+                },
+                "jobs_ahead": len(ahead_ids),
+                "jobs_ahead_ids": ahead_ids[:AHEAD_SHOWN],
+                "running_jobs_to_end": [r.id for r in waits_for][:AHEAD_SHOWN],
+            },
+        )
+        return info
+
+    # ------------------------------------------------------------------ for the shell
+    def take_changes(self) -> Changes:
+        changes = Changes(
+            jobs={i: job_row(self.jobs[i]) for i in self._dirty_jobs},
+            nodes={n: node_row(self.cluster.nodes[n]) for n in self._dirty_nodes},
+            config=(
+                {"policy": self.policy_name, "policy_options": dict(self.policy_options)}
+                if self._config_dirty
+                else {}
+            ),
+        )
+        self._dirty_jobs.clear()
+        self._dirty_nodes.clear()
+        self._config_dirty = False
+        return changes
+
+    def take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    # ------------------------------------------------------------------ internals
+    def _admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
+        if isinstance(decision, Reject):
+            self._set_state(record, JobState.REJECTED, decision.reason)
+            record.end_time = now
+            self.counters["rejected"] += 1
+            self._emit("job.rejected", now, record.id, reason=decision.reason)
+            return
+        self.pending[record.id] = record
+        reason = "queued"
+        if isinstance(decision, Reserve):
+            record.guaranteed_start = decision.guarantee
+            record.guaranteed_end = decision.completion
+            record.planned_start = decision.start
+            reason = decision.reason
+        self._set_state(record, JobState.PENDING, reason)
+        self.counters["accepted"] += 1
+        self._emit(
+            "job.accepted",
+            now,
+            record.id,
+            guaranteed_start=record.guaranteed_start,
+            guaranteed_end=record.guaranteed_end,
+        )
+
+    def _pass(self, now: int) -> None:
+        """Start what the policy says, and note reservations that moved."""
+        for start in self.policy.schedule(now):
+            record = self.pending.pop(start.job_id)
+            record.allocation = self.cluster.allocate(record)
+            record.start_time = record.planned_start = now
+            self._set_state(record, JobState.RUNNING, start.reason)
+            self.running[record.id] = record
+            self.backend.start(record, now)
+            self.counters["started"] += 1
+            self._emit("job.started", now, record.id, nodes=sorted(record.allocation))
+        for job_id in self.policy.take_replanned():
+            moved = self.pending.get(job_id)
+            if moved is not None:
+                moved.planned_start = self.policy.planned_start(job_id)
+                self._touch(moved)
+        self.version += 1
+
+    def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
+        del self.running[record.id]
+        self.cluster.unbind(record.allocation)
+        record.end_time = end
+        self._set_state(record, state, reason)
+        self.counters[state.value.lower()] += 1
+        kind = {
+            JobState.COMPLETED: "job.completed",
+            JobState.TIMEOUT: "job.killed",
+            JobState.CANCELLED: "job.cancelled",
+            JobState.NODE_FAIL: "job.node_fail",
+        }[state]
+        self._emit(kind, end, record.id, reason=reason)
+
+    def _set_node(
+        self, node: NodeRecord, state: NodeState, reason: str, now: int, force: bool, event: str
+    ) -> NodeRecord:
+        before = (node.state, node.reason)
+        node.state, node.reason = state, reason
+        try:
+            replan = self._replan(self.policy_name, self.policy_options, now, keep_plan=True)
+        except ValueError:
+            node.state, node.reason = before
+            raise RequestError(
+                "conflict",
+                f"node {node.name!r} is the last one up with some resource; "
+                "the cluster would have nothing to schedule",
+                "name",
+            ) from None
+        if replan.broken and not force:
+            node.state, node.reason = before
+            raise RequestError(
+                "conflict",
+                f"taking node {node.name!r} out would break {len(replan.broken)} guarantee(s): "
+                + "; ".join(replan.broken[:10])
+                + " (force=true does it anyway)",
+                "name",
+            )
+        self._dirty_nodes.add(node.name)
+        self._install(replan, now)
+        self._emit(event, now, node=node.name, reason=reason)
+        self._pass(now)
+        return node
+
+    def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
+        """A policy rebuilt from the records; raises ValueError for an empty pool or bad
+        options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible."""
+        space = ResourceSpace(self.cluster.schedulable_capacity())
+        policy = make_policy(name, space, **options)
+        for record in sorted(self.running.values(), key=lambda r: (r.start_time or 0, r.id)):
+            assert record.start_time is not None
+            held = self.cluster.held_in_pool(record.allocation)
+            held = {n: a for n, a in held.items() if n in space.capacity}
+            policy.adopt_running(record.as_job(), record.start_time, now, held)
+        decisions: dict[int, Reserve | Reject | None] = {}
+        broken: list[str] = []
+        for record in self.pending.values():
+            decision = policy.adopt_waiting(
+                record.as_job(),
+                now,
+                record.planned_start if keep_plan else None,
+                record.guaranteed_start,
+            )
+            decisions[record.id] = decision
+            promised = record.guaranteed_start
+            if promised is None:
+                continue
+            if isinstance(decision, Reject):
+                broken.append(f"job {record.id} would be rejected: {decision.reason}")
+            elif decision is None or decision.guarantee is None:
+                broken.append(
+                    f"job {record.id} (guaranteed start {promised}) would lose its guarantee"
+                )
+            elif decision.guarantee > promised:
+                broken.append(
+                    f"job {record.id} (guaranteed start {promised}) could only be promised {decision.guarantee}"
+                )
+        policy.settle(now)
+        return Replan(policy, decisions, broken)
+
+    def _install(self, replan: Replan, now: int) -> None:
+        self.policy = replan.policy
+        for job_id, decision in replan.decisions.items():
+            record = self.pending[job_id]
+            if isinstance(decision, Reject):
+                del self.pending[job_id]
+                self._set_state(
+                    record, JobState.REJECTED, f"dropped when capacity changed: {decision.reason}"
+                )
+                record.end_time = now
+                record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+                self._emit("job.rejected", now, job_id, reason=record.state_reason)
+                continue
+            guarantee = decision.guarantee if isinstance(decision, Reserve) else None
+            completion = decision.completion if isinstance(decision, Reserve) else None
+            if (guarantee, completion) != (record.guaranteed_start, record.guaranteed_end):
+                self._emit(
+                    "job.guarantee_changed",
+                    now,
+                    job_id,
+                    previous=record.guaranteed_start,
+                    guaranteed_start=guarantee,
+                    guaranteed_end=completion,
+                )
+                record.guaranteed_start, record.guaranteed_end = guarantee, completion
+            record.planned_start = self.policy.planned_start(job_id)
+            self._touch(record)
+        self.policy.take_replanned()
+        self.version += 1
+
+    def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
+        record.state = state
+        record.state_reason = reason
+        self._touch(record)
+
+    def _touch(self, record: JobRecord) -> None:
+        self._dirty_jobs.add(record.id)
+
+    def _emit(
+        self,
+        kind: str,
+        time: int,
+        job_id: int | None = None,
+        node: str | None = None,
+        **detail: object,
+    ) -> None:
+        self._events.append(Event(kind, time, job_id, node, dict(detail)))

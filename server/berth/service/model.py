@@ -1,0 +1,170 @@
+"""Records the live engine keeps: jobs, nodes, the events it emits, and its input.
+
+A :class:`JobRecord` is the daemon's whole view of one job (the core's :class:`Job` plus
+its name, owner, state, times, promises and node allocation); it is what the store
+persists and the API shows. States use Slurm's names where one exists. No I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from berth.core.model import Job
+
+
+class JobState(StrEnum):
+    """Lifecycle of a job; the last five are final."""
+
+    PENDING = "PENDING"
+    HELD = "HELD"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    TIMEOUT = "TIMEOUT"  # killed on reaching its time limit
+    CANCELLED = "CANCELLED"
+    REJECTED = "REJECTED"  # refused at admission (or dropped when capacity was lost)
+    NODE_FAIL = "NODE_FAIL"  # killed because a node it ran on went down
+
+
+FINAL_STATES = frozenset(
+    {
+        JobState.COMPLETED,
+        JobState.TIMEOUT,
+        JobState.CANCELLED,
+        JobState.REJECTED,
+        JobState.NODE_FAIL,
+    }
+)
+
+
+class NodeState(StrEnum):
+    """``up`` takes jobs; ``drained`` keeps its running jobs but takes no new ones;
+    ``down`` has failed (its jobs were killed)."""
+
+    UP = "up"
+    DRAINED = "drained"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRequest:
+    """A submission as the engine receives it (already parsed; checked by the engine)."""
+
+    name: str
+    user: str
+    resources: dict[str, int]
+    time_limit: int
+    deadline: int | None = None
+    priority: float | None = None
+    command: str | None = None
+    emulated_runtime: int | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(slots=True)
+class JobRecord:
+    """One job as the daemon knows it. Times are integer cluster seconds."""
+
+    id: int
+    name: str
+    user: str
+    resources: dict[str, int]
+    time_limit: int
+    submit_time: int
+    state: JobState
+    state_reason: str = ""
+    deadline: int | None = None
+    priority: float | None = None
+    political_priority: float | None = None
+    command: str | None = None
+    emulated_runtime: int | None = None
+    idempotency_key: str | None = None
+    start_time: int | None = None
+    end_time: int | None = None
+    guaranteed_start: int | None = None
+    guaranteed_end: int | None = None
+    planned_start: int | None = None
+    allocation: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:
+        return cls(
+            id=job_id,
+            name=request.name,
+            user=request.user,
+            resources=dict(request.resources),
+            time_limit=request.time_limit,
+            submit_time=now,
+            state=JobState.PENDING,
+            deadline=request.deadline,
+            priority=request.priority,
+            command=request.command,
+            emulated_runtime=request.emulated_runtime,
+            idempotency_key=request.idempotency_key,
+        )
+
+    def as_job(self) -> Job:
+        """The core's view: no name, state or real runtime."""
+        priority: dict[str, float] = {}
+        if self.priority is not None:
+            priority["user"] = self.priority
+        if self.political_priority is not None:
+            priority["political"] = self.political_priority
+        return Job(
+            id=self.id,
+            submit=self.submit_time,
+            estimate=self.time_limit,
+            resources=self.resources,
+            deadline=self.deadline,
+            user=self.user,
+            priority=priority,
+        )
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """A node: its capacity, state and why; ``used`` is derived from job allocations."""
+
+    name: str
+    resources: dict[str, int]
+    state: NodeState = NodeState.UP
+    reason: str = ""
+    used: dict[str, int] = field(default_factory=dict)
+
+    def free(self, resource: str) -> int:
+        return self.resources.get(resource, 0) - self.used.get(resource, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, for the event stream: ``job.started``, ``node.down`` ..."""
+
+    kind: str
+    time: int
+    job_id: int | None = None
+    node: str | None = None
+    detail: dict[str, object] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind, "time": self.time}
+        if self.job_id is not None:
+            out["job_id"] = self.job_id
+        if self.node is not None:
+            out["node"] = self.node
+        out.update(self.detail)
+        return out
+
+
+class RequestError(Exception):
+    """A command the engine refuses: ``field`` names the offending input, ``code`` the
+    kind (``invalid``, ``not_found``, ``conflict``, ``forbidden``)."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field

@@ -1,0 +1,86 @@
+"""Ports: what the engine and its coordinator need from the outside world.
+
+* :class:`NodeBackend` starts, kills, suspends and resumes jobs on nodes and reports the
+  jobs that ended (emulated nodes in-process, real node agents later);
+* :class:`Store` loads the persisted state once and saves each batch of changes in one
+  transaction (SQL, or memory for dry runs and unit tests);
+* :class:`Clock` tells the cluster time in integer seconds and how long, in wall
+  seconds, until a cluster time (a scaled clock runs emulated clusters faster).
+
+Adapters are named ``<Tech><Port>``: ``SqlStore``, ``MemoryStore``, ``EmulatedNodes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from berth.service.model import JobRecord, NodeRecord
+
+
+class NodeBackend(Protocol):
+    """Where jobs really run. Calls never block for long; failures surface as events."""
+
+    def start(self, job: JobRecord, now: int) -> None:
+        """Launch ``job`` on the nodes of ``job.allocation``."""
+        ...
+
+    def kill(self, job_id: int, now: int) -> None:
+        """Stop a running job for good."""
+        ...
+
+    def suspend(self, job_id: int, now: int) -> None: ...
+
+    def resume(self, job_id: int, now: int) -> None: ...
+
+    def adopt(self, job: JobRecord, now: int) -> None:
+        """After a restart: take back a job the store says is running."""
+        ...
+
+    def finished(self, now: int) -> list[tuple[int, int]]:
+        """``(job id, end time)`` of the jobs that ended on their own by ``now``."""
+        ...
+
+    def next_event(self) -> int | None:
+        """The next cluster time at which :meth:`finished` will have news, if known."""
+        ...
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """Everything the store holds: the state a restarted daemon resumes from."""
+
+    jobs: list[JobRecord] = field(default_factory=list)
+    nodes: list[NodeRecord] = field(default_factory=list)
+    config: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Changes:
+    """One batch to persist atomically: rows as plain dicts (copies, safe to hand to a
+    writer thread), keyed by primary key."""
+
+    jobs: dict[int, dict[str, object]] = field(default_factory=dict)
+    nodes: dict[str, dict[str, object]] = field(default_factory=dict)
+    config: dict[str, object] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.jobs or self.nodes or self.config)
+
+
+class Store(Protocol):
+    def load(self) -> Snapshot: ...
+
+    def save(self, changes: Changes) -> None:
+        """Persist ``changes`` in one transaction; return only once it is durable."""
+        ...
+
+
+class Clock(Protocol):
+    def now(self) -> int:
+        """The cluster time, in integer seconds."""
+        ...
+
+    def wall_delay(self, cluster_time: int) -> float:
+        """Wall-clock seconds from now until ``cluster_time`` (never negative)."""
+        ...

@@ -1,0 +1,68 @@
+"""Records as plain rows and back: the one mapping the store and the engine share.
+
+Rows are dicts of JSON-friendly values whose keys are the store's column names, so a
+batch of changes can be copied off the live records and written from another thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from berth.service.model import JobRecord, JobState, NodeRecord, NodeState
+
+JOB_COLUMNS = (
+    "id",
+    "name",
+    "user",
+    "resources",
+    "time_limit",
+    "submit_time",
+    "state",
+    "state_reason",
+    "deadline",
+    "priority",
+    "political_priority",
+    "command",
+    "emulated_runtime",
+    "idempotency_key",
+    "start_time",
+    "end_time",
+    "guaranteed_start",
+    "guaranteed_end",
+    "planned_start",
+    "allocation",
+)
+
+
+def job_row(job: JobRecord) -> dict[str, object]:
+    row: dict[str, object] = {name: getattr(job, name) for name in JOB_COLUMNS}
+    row["state"] = job.state.value
+    row["resources"] = dict(job.resources)
+    row["allocation"] = {node: dict(amounts) for node, amounts in job.allocation.items()}
+    return row
+
+
+def job_from_row(row: dict[str, Any]) -> JobRecord:
+    values = {name: row[name] for name in JOB_COLUMNS}
+    values["state"] = JobState(row["state"])
+    values["resources"] = dict(row["resources"])
+    values["allocation"] = {n: dict(a) for n, a in (row["allocation"] or {}).items()}
+    return JobRecord(**values)
+
+
+def node_row(node: NodeRecord) -> dict[str, object]:
+    return {
+        "name": node.name,
+        "resources": dict(node.resources),
+        "state": node.state.value,
+        "reason": node.reason,
+    }
+
+
+def node_from_row(row: dict[str, Any]) -> NodeRecord:
+    return NodeRecord(
+        name=row["name"],
+        resources=dict(row["resources"]),
+        state=NodeState(row["state"]),
+        reason=row["reason"] or "",
+    )

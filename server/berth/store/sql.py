@@ -1,0 +1,141 @@
+"""``SqlStore``: the Store port on SQLAlchemy 2 Core, for SQLite and PostgreSQL.
+
+Three tables: ``jobs`` (one row per job, every field of the record), ``nodes`` and
+``config`` (key/value: the policy and its options). A batch of changes is one
+transaction (inserts for new rows, executemany updates for known ones), so a command
+is acknowledged only after everything it changed is committed. SQLite runs in WAL mode
+with ``synchronous=FULL`` by default: a commit survives a killed process and a power
+cut. The schema is created and upgraded by Alembic (``migrations/``), never here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from berth.service.ports import Changes, Snapshot
+from berth.service.rows import job_from_row, node_from_row
+
+METADATA = sa.MetaData()
+
+JOBS = sa.Table(
+    "jobs",
+    METADATA,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("user", sa.String(100), nullable=False, index=True),
+    sa.Column("resources", sa.JSON, nullable=False),
+    sa.Column("time_limit", sa.BigInteger, nullable=False),
+    sa.Column("submit_time", sa.BigInteger, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False, index=True),
+    sa.Column("state_reason", sa.Text, nullable=False),
+    sa.Column("deadline", sa.BigInteger),
+    sa.Column("priority", sa.Float),
+    sa.Column("political_priority", sa.Float),
+    sa.Column("command", sa.Text),
+    sa.Column("emulated_runtime", sa.BigInteger),
+    sa.Column("idempotency_key", sa.String(200)),
+    sa.Column("start_time", sa.BigInteger),
+    sa.Column("end_time", sa.BigInteger),
+    sa.Column("guaranteed_start", sa.BigInteger),
+    sa.Column("guaranteed_end", sa.BigInteger),
+    sa.Column("planned_start", sa.BigInteger),
+    sa.Column("allocation", sa.JSON, nullable=False),
+    sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
+)
+
+NODES = sa.Table(
+    "nodes",
+    METADATA,
+    sa.Column("name", sa.String(100), primary_key=True),
+    sa.Column("resources", sa.JSON, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+)
+
+CONFIG = sa.Table(
+    "config",
+    METADATA,
+    sa.Column("key", sa.String(100), primary_key=True),
+    sa.Column("value", sa.JSON, nullable=False),
+)
+
+
+def create_db_engine(url: str, sqlite_synchronous: str = "FULL") -> Engine:
+    """An engine for ``url``; ``postgresql://`` URLs use psycopg 3."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    if not url.startswith("sqlite"):
+        return sa.create_engine(url, pool_pre_ping=True)
+    engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.close()
+
+    return engine
+
+
+class SqlStore:
+    """Jobs, nodes and configuration in a SQL database (schema from the migrations)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._known_jobs: set[int] = set()
+        self._known_nodes: set[str] = set()
+
+    def load(self) -> Snapshot:
+        with self.engine.connect() as conn:
+            jobs = [job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS))]
+            nodes = [node_from_row(dict(r._mapping)) for r in conn.execute(sa.select(NODES))]
+            config = {r.key: r.value for r in conn.execute(sa.select(CONFIG))}
+        self._known_jobs = {job.id for job in jobs}
+        self._known_nodes = {node.name for node in nodes}
+        return Snapshot(jobs=jobs, nodes=nodes, config=config)
+
+    def save(self, changes: Changes) -> None:
+        if not changes:
+            return
+        new_jobs = [row for i, row in changes.jobs.items() if i not in self._known_jobs]
+        old_jobs = [
+            {"b_" + k: v for k, v in row.items()}
+            for i, row in changes.jobs.items()
+            if i in self._known_jobs
+        ]
+        new_nodes = [row for n, row in changes.nodes.items() if n not in self._known_nodes]
+        old_nodes = [
+            {"b_" + k: v for k, v in row.items()}
+            for n, row in changes.nodes.items()
+            if n in self._known_nodes
+        ]
+        with self.engine.begin() as conn:
+            if new_jobs:
+                conn.execute(JOBS.insert(), new_jobs)
+            if old_jobs:
+                conn.execute(_update_by_key(JOBS, "id"), old_jobs)
+            if new_nodes:
+                conn.execute(NODES.insert(), new_nodes)
+            if old_nodes:
+                conn.execute(_update_by_key(NODES, "name"), old_nodes)
+            if changes.config:
+                conn.execute(CONFIG.delete().where(CONFIG.c.key.in_(list(changes.config))))
+                conn.execute(
+                    CONFIG.insert(), [{"key": k, "value": v} for k, v in changes.config.items()]
+                )
+        self._known_jobs.update(changes.jobs)
+        self._known_nodes.update(changes.nodes)
+
+
+def _update_by_key(table: sa.Table, key: str) -> sa.Update:
+    """``UPDATE table SET every column WHERE key = :b_key`` (parameters prefixed ``b_``)."""
+    return (
+        table.update()
+        .where(table.c[key] == sa.bindparam("b_" + key))
+        .values({c.name: sa.bindparam("b_" + c.name) for c in table.columns if c.name != key})
+    )
