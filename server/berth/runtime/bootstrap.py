@@ -29,7 +29,7 @@ from berth.runtime.settings import Settings, parse_nodes
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import RequestError
-from berth.service.ports import Snapshot
+from berth.service.ports import Clock, Snapshot
 from berth.store.migrate import upgrade
 from berth.store.sql import SqlStore, create_db_engine
 
@@ -101,7 +101,8 @@ async def dry_run(
     }
 
 
-def build(settings: Settings) -> Built:
+def build(settings: Settings, clock: Clock | None = None) -> Built:
+    """The app for ``settings``; ``clock`` replaces the scaled wall clock (tests)."""
     url = settings.url()
     if url.startswith("sqlite:///"):
         Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +110,8 @@ def build(settings: Settings) -> Built:
     database = create_db_engine(url, settings.sqlite_synchronous)
     store = SqlStore(database)
     snapshot = store.load()
-    clock = ScaledClock(settings.time_scale, not_before=latest_time(snapshot))
+    if clock is None:
+        clock = ScaledClock(settings.time_scale, not_before=latest_time(snapshot))
     engine = Engine.restore(
         snapshot,
         EmulatedNodes(),

@@ -78,6 +78,8 @@ class Engine:
         self.version = 0
         self._forecast: tuple[int, int, dict[int, int]] | None = None
         self.counters: Counter[str] = Counter()
+        #: The latest time the engine has been advanced to.
+        self._stepped = -(1 << 62)
         self.policy: QueuePolicy = make_policy(
             policy_name, ResourceSpace(self.cluster.schedulable_capacity()), **self.policy_options
         )
@@ -116,14 +118,25 @@ class Engine:
                 engine.cluster.bind(record.allocation)
                 backend.adopt(record, now)
         engine.next_id = max(engine.jobs, default=0) + 1
-        engine._install(engine._replan(policy, options, now, keep_plan=True), now)
+        engine._install(engine._replan(policy, options, now, keep_plan=True), now, restoring=True)
+        # No catch-up across the downtime: nothing could start while the daemon was down;
+        # ends and kills that fell in it are still recorded at their own times.
+        engine._stepped = now
         engine.advance(now)
         return engine
 
     # ------------------------------------------------------------------ time
     def advance(self, now: int) -> None:
-        """Handle what is due at ``now``: jobs that ended, jobs past their time limit
-        (killed), then starts."""
+        """Handle what is due by ``now``, event by event: a late wake-up catches up at
+        each event's own time (as the emulator would have), so reservations made for
+        those instants never overlap. Each step: jobs that ended, jobs past their time
+        limit (killed), then starts."""
+        while (due := self.next_event()) is not None and self._stepped < due < now:
+            self._step(due)
+        self._step(now)
+
+    def _step(self, now: int) -> None:
+        self._stepped = max(self._stepped, now)
         done: list[int] = []
         for job_id, end in self.backend.finished(now):
             record = self.running.get(job_id)
@@ -625,7 +638,9 @@ class Engine:
         policy.settle(now)
         return Replan(policy, decisions, broken)
 
-    def _install(self, replan: Replan, now: int) -> None:
+    def _install(self, replan: Replan, now: int, restoring: bool = False) -> None:
+        """Adopt a replan. Restoring keeps every guarantee on record: one the downtime
+        made impossible is reported missed, never silently rewritten."""
         self.policy = replan.policy
         for job_id, decision in replan.decisions.items():
             record = self.pending[job_id]
@@ -640,7 +655,19 @@ class Engine:
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
             completion = decision.completion if isinstance(decision, Reserve) else None
-            if (guarantee, completion) != (record.guaranteed_start, record.guaranteed_end):
+            if restoring:
+                planned = self.policy.planned_start(job_id)
+                promised = record.guaranteed_start
+                if promised is not None and planned is not None and planned > promised:
+                    self._emit(
+                        "job.guarantee_missed",
+                        now,
+                        job_id,
+                        guaranteed_start=promised,
+                        planned_start=planned,
+                        reason="the daemon was down",
+                    )
+            elif (guarantee, completion) != (record.guaranteed_start, record.guaranteed_end):
                 self._emit(
                     "job.guarantee_changed",
                     now,

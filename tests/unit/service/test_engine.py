@@ -1,0 +1,261 @@
+"""The live engine: admission, starts, completions, kills, cancels, holds, nodes, policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.service.model import JobState, NodeState, RequestError
+from berth.service.ports import Changes
+from berth.store.memory import MemoryStore
+from tests.support.live import engine, request
+
+
+def test_jobs_start_complete_and_free_their_nodes() -> None:
+    live = engine()
+    first, created = live.submit(request(cpus=32, limit=100, runtime=60), now=0)
+    assert created and first.state is JobState.RUNNING and first.start_time == 0
+    assert sum(a["cpus"] for a in first.allocation.values()) == 32
+    second, _ = live.submit(request(cpus=16, limit=50), now=10)
+    assert second.state is JobState.PENDING
+    assert second.guaranteed_start == 100  # the first job's time limit
+    live.advance(60)  # the first job really ends at 60: compression moves the second up
+    assert first.state is JobState.COMPLETED and first.end_time == 60
+    assert second.state is JobState.RUNNING and second.start_time == 60
+    assert all(not any(node.used.values()) or node.name in second.allocation
+               for node in live.cluster.nodes.values())  # fmt: skip
+
+
+def test_a_job_is_killed_at_its_time_limit() -> None:
+    live = engine()
+    job, _ = live.submit(request(cpus=8, limit=100, runtime=500), now=0)
+    assert live.next_event() == 100
+    live.advance(100)
+    assert job.state is JobState.TIMEOUT and job.end_time == 100
+    assert "time limit of 100 s" in job.state_reason
+
+
+def test_a_late_advance_still_kills_at_the_limit_not_at_the_real_end() -> None:
+    live = engine()
+    job, _ = live.submit(request(cpus=8, limit=100, runtime=150), now=0)
+    live.advance(400)  # the daemon was asleep past both times
+    assert job.state is JobState.TIMEOUT and job.end_time == 100
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "fragment"),
+    [
+        ({"cpus": 33}, "resources.cpus", "the cluster has only 32"),
+        ({"gpus": 1}, "resources.gpus", "unknown resource 'gpus'"),
+        ({"cpus": 0}, "resources", "positive amount"),
+    ],
+)
+def test_requests_that_can_never_run_are_refused_with_the_field(
+    changes: dict[str, int], field: str, fragment: str
+) -> None:
+    live = engine()
+    req = request(cpus=changes.pop("cpus", 0), **changes)
+    with pytest.raises(RequestError) as caught:
+        live.submit(req, now=0)
+    assert caught.value.field == field
+    assert fragment in caught.value.message
+    assert not live.jobs
+
+
+def test_deadlines_in_the_past_or_shorter_than_the_limit_are_refused() -> None:
+    live = engine()
+    with pytest.raises(RequestError, match="in the past"):
+        live.submit(request(deadline=5), now=10)
+    with pytest.raises(RequestError, match="sooner than now") as caught:
+        live.submit(request(limit=100, deadline=50), now=0)
+    assert caught.value.field == "deadline"
+
+
+def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> None:
+    live = engine()
+    live.submit(request(cpus=32, limit=1000), now=0)
+    late, _ = live.submit(request(cpus=32, limit=100, deadline=500), now=0)
+    assert late.state is JobState.REJECTED
+    assert "earliest guaranteed completion is 1100" in late.state_reason
+    kept, _ = live.submit(request(cpus=32, limit=100, deadline=1100), now=0)
+    assert kept.state is JobState.PENDING and kept.guaranteed_end == 1100
+    # the rejected job left no reservation behind: the kept one got the earliest slot
+    assert kept.guaranteed_start == 1000
+
+
+def test_easy_makes_no_promise_so_it_refuses_deadline_jobs() -> None:
+    live = engine("easy")
+    job, _ = live.submit(request(deadline=10_000), now=0)
+    assert job.state is JobState.REJECTED and "makes no promises" in job.state_reason
+
+
+def test_qops_admits_deadline_jobs_with_a_guaranteed_completion() -> None:
+    live = engine("qops")
+    live.submit(request(cpus=32, limit=1000), now=0)
+    job, _ = live.submit(request(cpus=32, limit=100, deadline=2000), now=0)
+    assert job.state is JobState.PENDING and job.guaranteed_end == 2000
+    impossible, _ = live.submit(request(cpus=32, limit=100, deadline=900), now=0)
+    assert impossible.state is JobState.REJECTED and "deadline 900" in impossible.state_reason
+
+
+def test_idempotency_key_returns_the_same_job() -> None:
+    live = engine()
+    first, created = live.submit(request(key="abc"), now=0)
+    again, created_again = live.submit(request(key="abc"), now=5)
+    other_user, _ = live.submit(request(key="abc", user="bob"), now=5)
+    assert created and not created_again and again is first
+    assert other_user.id != first.id
+
+
+def test_cancel_pending_and_running_jobs() -> None:
+    live = engine()
+    running, _ = live.submit(request(cpus=32, limit=100), now=0)
+    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
+    live.cancel(waiting.id, 10, "by test")
+    assert waiting.state is JobState.CANCELLED and waiting.id not in live.pending
+    live.cancel(running.id, 20, "by test")
+    assert running.state is JobState.CANCELLED and running.end_time == 20
+    assert not any(any(n.used.values()) for n in live.cluster.nodes.values())
+    with pytest.raises(RequestError, match="already ended") as caught:
+        live.cancel(running.id, 30, "again")
+    assert caught.value.code == "conflict"
+
+
+def test_hold_drops_the_guarantee_and_release_readmits_at_the_back() -> None:
+    live = engine()
+    running, _ = live.submit(request(cpus=32, limit=100), now=0)
+    held, _ = live.submit(request(cpus=32, limit=100), now=0)
+    behind, _ = live.submit(request(cpus=32, limit=100), now=0)
+    live.hold(held.id, 10, "maintenance")
+    assert held.state is JobState.HELD and held.guaranteed_start is None
+    assert behind.guaranteed_start == 200 and behind.planned_start == 100  # moved up
+    live.release(held.id, 20)
+    assert held.state is JobState.PENDING and held.guaranteed_start == 200
+    with pytest.raises(RequestError, match="only a pending job"):
+        live.hold(running.id, 20, "x")
+
+
+def test_draining_refuses_to_break_a_guarantee_unless_forced() -> None:
+    live = engine()
+    live.submit(request(cpus=32, limit=100), now=0)
+    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
+    assert waiting.guaranteed_start == 100
+    with pytest.raises(RequestError, match=rf"job {waiting.id} would be rejected") as caught:
+        live.drain("node001", "disk", 10)
+    assert caught.value.code == "conflict"
+    assert live.cluster.nodes["node001"].state is NodeState.UP
+    live.drain("node001", "disk", 10, force=True)
+    assert live.cluster.nodes["node001"].state is NodeState.DRAINED
+    assert waiting.state is JobState.REJECTED  # 32 cpus no longer exist for new starts
+
+
+def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> None:
+    live = engine()
+    running, _ = live.submit(request(cpus=16, limit=100), now=0)
+    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
+    later, _ = live.submit(request(cpus=24, limit=100), now=0)
+    assert later.guaranteed_start == 100
+    live.drain("node004", "swap a disk", 10)
+    assert running.state is JobState.RUNNING and waiting.state is JobState.RUNNING
+    assert later.guaranteed_start == 100
+    live.advance(100)
+    assert later.state is JobState.RUNNING
+    assert "node004" not in later.allocation
+
+
+def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
+    live = engine()
+    victim, _ = live.submit(request(cpus=8, limit=1000), now=0)
+    other, _ = live.submit(request(cpus=24, limit=1000), now=0)
+    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
+    assert waiting.guaranteed_start == 1000
+    node = next(iter(victim.allocation))
+    live.mark_down(node, "power supply", 50)
+    assert victim.state is JobState.NODE_FAIL and "power supply" in victim.state_reason
+    events = [e.kind for e in live.take_events()]
+    assert "job.node_fail" in events and "node.down" in events
+    assert other.state is JobState.RUNNING or other.state is JobState.NODE_FAIL
+    assert live.cluster.schedulable_capacity()["cpus"] == 24
+
+
+def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
+    live = engine()
+    live.submit(request(cpus=32, limit=100), now=0)
+    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
+    with pytest.raises(RequestError, match=rf"job {waiting.id} .* would lose its guarantee"):
+        live.change_policy("easy", {}, 10)
+    assert live.policy_name == "conservative"
+    live.change_policy("conservative", {"selection": "bb"}, 10)
+    assert live.policy_options == {"selection": "bb"} and waiting.guaranteed_start == 100
+    with pytest.raises(RequestError) as caught:
+        live.change_policy("conservative", {"nonsense": 1}, 10)
+    assert caught.value.field == "options"
+    live.change_policy("easy", {}, 10, force=True)
+    assert waiting.guaranteed_start is None
+
+
+def test_start_info_names_what_blocks_the_job() -> None:
+    live = engine()
+    running, _ = live.submit(request(cpus=24, limit=100), now=0)
+    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
+    info = live.start_info(waiting.id, 5)
+    assert info["predicted_start"] == 100 and info["guaranteed_start"] == 100
+    blocked = info["blocked_by"]
+    assert isinstance(blocked, dict)
+    assert blocked["resources"] == {"cpus": {"requested": 16, "free_now": 8}}
+    assert blocked["running_jobs_to_end"] == [running.id]
+
+
+def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
+    live = engine("easy")
+    live.submit(request(cpus=32, limit=100), now=0)
+    second, _ = live.submit(request(cpus=32, limit=100), now=0)
+    third, _ = live.submit(request(cpus=32, limit=50), now=0)
+    _, predicted = live.predictions(0)
+    assert predicted == {second.id: 100, third.id: 200}
+    info = live.start_info(third.id, 0)
+    assert "not a promise" in str(info["based_on"])
+    assert info["guaranteed_start"] is None
+
+
+def test_what_if_leaves_the_live_state_alone() -> None:
+    live = engine()
+    live.submit(request(cpus=32, limit=100), now=0)
+    version = live.version
+    answer = live.what_if(request(cpus=16, limit=10), 0)
+    assert answer == {"accepted": True, "reason": answer["reason"], "predicted_start": 100,
+                      "guaranteed_start": 100, "guaranteed_end": None}  # fmt: skip
+    assert live.version == version and len(live.jobs) == 1 and not live.pending
+
+
+def _three_jobs() -> tuple[MemoryStore, dict[int, int | None]]:
+    store = MemoryStore()
+    live = engine()
+    live.submit(request(cpus=32, limit=100, runtime=100), now=0)
+    live.submit(request(cpus=32, limit=100, runtime=40), now=0)
+    live.submit(request(cpus=16, limit=300), now=0)
+    store.save(live.take_changes())
+    return store, {j.id: j.guaranteed_start for j in live.jobs.values()}
+
+
+def test_restart_keeps_the_plan_and_every_guarantee() -> None:
+    store, promised = _three_jobs()
+    restored = engine(snapshot=store.load(), now=50)
+    assert {i: j.guaranteed_start for i, j in restored.jobs.items()} == promised
+    assert {i: j.planned_start for i, j in restored.jobs.items()} == {1: 0, 2: 100, 3: 200}
+    assert restored.jobs[1].state is JobState.RUNNING
+    restored.advance(100)
+    assert restored.jobs[1].state is JobState.COMPLETED and restored.jobs[2].start_time == 100
+
+
+def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_record() -> None:
+    store, promised = _three_jobs()
+    # down from 10 to 150: job 1 ended at 100 and job 2 should have started then
+    restored = engine(snapshot=store.load(), now=150)
+    jobs = restored.jobs
+    assert jobs[1].state is JobState.COMPLETED and jobs[1].end_time == 100
+    assert jobs[2].state is JobState.RUNNING and jobs[2].start_time == 150
+    assert {i: j.guaranteed_start for i, j in jobs.items()} == promised
+    missed = [e for e in restored.take_events() if e.kind == "job.guarantee_missed"]
+    assert [e.job_id for e in missed] == [2, 3]
+    changes = restored.take_changes()
+    assert isinstance(changes, Changes) and set(changes.jobs) == {1, 2, 3}
