@@ -64,7 +64,7 @@ async def schedule(daemon: DaemonDep, _: PrincipalDep) -> ScheduleOut:
 async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
     engine = daemon.engine
     nodes = sorted(engine.cluster.nodes.values(), key=lambda n: n.name)
-    used: dict[str, int] = {}
+    used: dict[str, int] = dict.fromkeys(engine.cluster.full_capacity(), 0)
     for node in nodes:
         for name, amount in node.used.items():
             used[name] = used.get(name, 0) + amount

@@ -1,0 +1,267 @@
+"""The REST API through the ASGI app (FastAPI's TestClient), on a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from berth.runtime.bootstrap import build
+from berth.runtime.settings import Settings
+from tests.integration.conftest import ALICE, BOB, OPERATOR, TOKENS
+from tests.support.live import ManualClock
+
+
+class Api:
+    def __init__(self, client: TestClient, clock: ManualClock) -> None:
+        self.client = client
+        self.clock = clock
+
+    def call(self, method: str, path: str, token: str | None = ALICE, **kwargs: Any) -> Any:
+        headers = kwargs.pop("headers", {})
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.client.request(method, path, headers=headers, **kwargs)
+
+    def submit(self, token: str = ALICE, **body: Any) -> Any:
+        body.setdefault("resources", {"cpus": 8})
+        body.setdefault("time_limit", 100)
+        return self.call("POST", "/v1/jobs", token, json=body)
+
+
+def make_api(tmp_path: Path, database_url: str | None = None) -> Iterator[Api]:
+    settings = Settings(data_dir=tmp_path, database_url=database_url, tokens=TOKENS,
+                        nodes="4x cpus=8,mem_gb=32")  # fmt: skip
+    clock = ManualClock(1_000_000)
+    built = build(settings, clock=clock)
+    with TestClient(built.app) as client:
+        yield Api(client, clock)
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[Api]:
+    yield from make_api(tmp_path)
+
+
+def error_of(response: Any) -> dict[str, Any]:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "field"}
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+def test_submit_answers_with_the_decision_and_guarantee(api: Api) -> None:
+    first = api.submit(resources={"cpus": 32}, time_limit=100, name="all")
+    assert first.status_code == 201
+    body = first.json()
+    assert body["accepted"] is True and body["job"]["job_state"] == "RUNNING"
+    second = api.submit(resources={"cpus": 16, "mem_gb": 8}, time_limit=50).json()
+    assert second["job"]["job_state"] == "PENDING"
+    assert second["job"]["guaranteed_start"] == 1_000_100
+    job_id = second["job"]["job_id"]
+    shown = api.call("GET", f"/v1/jobs/{job_id}").json()
+    assert shown["user"] == "alice" and shown["resources"] == {"cpus": 16, "mem_gb": 8}
+    start = api.call("GET", f"/v1/jobs/{job_id}/start").json()
+    assert start["predicted_start"] == 1_000_100 and start["guaranteed_start"] == 1_000_100
+    assert start["blocked_by"]["resources"] == {"cpus": {"requested": 16, "free_now": 0}}
+    assert start["blocked_by"]["running_jobs_to_end"] == [first.json()["job"]["job_id"]]
+    assert "reservation" in start["based_on"] and start["computed_at"] == 1_000_000
+
+
+def test_jobs_run_on_the_clock_and_are_listed_by_state(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100, emulated_runtime=40)
+    waiting = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
+    api.clock.advance(40)
+    assert api.call("GET", f"/v1/jobs/{waiting}").json()["job_state"] == "PENDING"
+    api.call("GET", "/healthz")
+    api.submit(resources={"cpus": 1}, time_limit=1)  # any command advances the engine
+    listing = api.call("GET", "/v1/jobs", params={"state": "COMPLETED"}).json()
+    assert [j["job_id"] for j in listing["jobs"]] == [1] and listing["total"] == 1
+    assert listing["jobs"][0]["end_time"] == 1_000_040
+    running = api.call("GET", "/v1/jobs", params={"state": "RUNNING"}).json()["jobs"]
+    assert {j["job_id"] for j in running} >= {waiting}
+    page = api.call("GET", "/v1/jobs", params={"limit": 1, "offset": 1}).json()
+    assert page["total"] == 3 and len(page["jobs"]) == 1 and page["jobs"][0]["job_id"] == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "fragment"),
+    [
+        ({"resources": {"cpus": 33}}, "resources.cpus", "the cluster has only 32"),
+        ({"resources": {"gpus": 1}}, "resources.gpus", "unknown resource 'gpus'"),
+        ({"resources": {"cpus": -1}}, "resources.cpus", "greater than or equal to 0"),
+        ({"time_limit": 0}, "time_limit", "greater than or equal to 1"),
+        ({"deadline": 5}, "deadline", "in the past"),
+        ({"deadline": 1_000_050}, "deadline", "sooner than now"),
+        ({"priority": 2}, "priority", "less than or equal to 1"),
+        ({"colour": "red"}, "colour", "Extra inputs"),
+    ],
+)
+def test_requests_that_can_never_run_get_a_422_naming_the_field(
+    api: Api, body: dict[str, Any], field: str, fragment: str
+) -> None:
+    response = api.submit(**body)
+    assert response.status_code == 422
+    error = error_of(response)
+    assert error["code"] == "invalid" and error["field"] == field
+    assert fragment in error["message"]
+
+
+def test_admission_rejection_is_an_answer_not_an_error(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=1000)
+    late = api.submit(resources={"cpus": 32}, time_limit=100, deadline=1_000_500)
+    assert late.status_code == 201
+    assert late.json()["accepted"] is False
+    assert "cannot be guaranteed" in late.json()["reason"]
+
+
+def test_idempotency_key_makes_a_retried_submit_safe(api: Api) -> None:
+    headers = {"Idempotency-Key": "retry-1"}
+    first = api.call(
+        "POST", "/v1/jobs", json={"resources": {"cpus": 1}, "time_limit": 5}, headers=dict(headers)
+    )
+    again = api.call(
+        "POST", "/v1/jobs", json={"resources": {"cpus": 1}, "time_limit": 5}, headers=dict(headers)
+    )
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["job"]["job_id"] == again.json()["job"]["job_id"]
+    assert api.call("GET", "/v1/jobs").json()["total"] == 1
+
+
+def test_authentication_and_roles(api: Api) -> None:
+    missing = api.call("GET", "/v1/jobs", token=None)
+    assert missing.status_code == 401 and error_of(missing)["code"] == "unauthorized"
+    assert missing.headers["WWW-Authenticate"] == "Bearer"
+    assert api.call("GET", "/v1/jobs", token="wrong").status_code == 401
+    job = api.submit(token=ALICE).json()["job"]["job_id"]
+    assert api.call("GET", f"/v1/jobs/{job}", token=BOB).status_code == 404
+    assert api.call("DELETE", f"/v1/jobs/{job}", token=BOB).status_code == 404
+    assert api.call("GET", "/v1/jobs", token=BOB).json()["total"] == 0
+    assert api.call("GET", "/v1/jobs", token=BOB, params={"user": "alice"}).status_code == 403
+    assert api.call("GET", f"/v1/jobs/{job}", token=OPERATOR).status_code == 200
+    forbidden = api.call("GET", "/v1/admin/policy", token=ALICE)
+    assert forbidden.status_code == 403 and error_of(forbidden)["code"] == "forbidden"
+    assert api.call("GET", "/v1/admin/policy", token=OPERATOR).status_code == 200
+
+
+def test_cancel_kills_a_running_job_once(api: Api) -> None:
+    job = api.submit(resources={"cpus": 8}).json()["job"]["job_id"]
+    cancelled = api.call("DELETE", f"/v1/jobs/{job}")
+    assert cancelled.status_code == 200 and cancelled.json()["job_state"] == "CANCELLED"
+    again = api.call("DELETE", f"/v1/jobs/{job}")
+    assert again.status_code == 409 and "already ended" in error_of(again)["message"]
+    assert api.call("GET", "/v1/cluster").json()["used"] == {"cpus": 0, "mem_gb": 0}
+
+
+def test_what_if_submits_nothing(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    answer = api.call(
+        "POST", "/v1/jobs/what-if", json={"resources": {"cpus": 8}, "time_limit": 10}
+    ).json()
+    assert answer["accepted"] and answer["predicted_start"] == 1_000_100
+    assert answer["guaranteed_start"] == 1_000_100
+    assert api.call("GET", "/v1/jobs").json()["total"] == 1
+
+
+def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
+    api.submit(resources={"cpus": 24}, time_limit=100)
+    api.submit(resources={"cpus": 16}, time_limit=100)
+    plan = api.call("GET", "/v1/schedule").json()
+    assert [w["job_id"] for w in plan["running"]] == [1]
+    assert plan["planned"] == [{"job_id": 2, "user": "alice", "job_state": "PENDING",
+                                "start": 1_000_100, "end": 1_000_200,
+                                "guaranteed_start": 1_000_100, "resources": {"cpus": 16}}]  # fmt: skip
+    cluster = api.call("GET", "/v1/cluster").json()
+    assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128} and cluster["used"] == {"cpus": 24, "mem_gb": 0}
+    assert len(cluster["nodes"]) == 4 and cluster["pending"] == 1 and cluster["running"] == 1
+
+
+def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
+    assert refused.status_code == 409 and "job 2 would be rejected" in error_of(refused)["message"]
+    added = api.call(
+        "POST", "/v1/admin/nodes", OPERATOR, json={"name": "extra", "resources": {"cpus": 8}}
+    )
+    assert added.status_code == 201
+    drained = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
+    assert drained.status_code == 200 and drained.json()["state"] == "drained"
+    assert api.call("GET", "/v1/jobs/2").json()["guaranteed_start"] == 1_000_100
+    resumed = api.call("POST", "/v1/admin/nodes/node001/resume", OPERATOR)
+    assert resumed.json()["state"] == "up"
+    down = api.call("POST", "/v1/admin/nodes/node002/down", OPERATOR, json={"reason": "psu"})
+    assert down.json()["state"] == "down"
+    assert api.call("GET", "/v1/jobs/1").json()["job_state"] == "NODE_FAIL"
+    unknown = api.call("POST", "/v1/admin/nodes/nope/drain", OPERATOR, json={})
+    assert unknown.status_code == 404 and error_of(unknown)["field"] == "name"
+
+
+def test_hold_release_and_priority(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    job = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
+    held = api.call("POST", f"/v1/admin/jobs/{job}/hold", OPERATOR, json={"reason": "ask"}).json()
+    assert held["job_state"] == "HELD" and held["guaranteed_start"] is None
+    released = api.call("POST", f"/v1/admin/jobs/{job}/release", OPERATOR).json()
+    assert released["job_state"] == "PENDING" and released["guaranteed_start"] == 1_000_100
+    priority = api.call("PUT", f"/v1/admin/jobs/{job}/priority", OPERATOR, json={"political": 0.9})
+    assert priority.json()["political_priority"] == 0.9
+    assert (
+        api.call(
+            "PUT", f"/v1/admin/jobs/{job}/priority", OPERATOR, json={"political": 3}
+        ).status_code
+        == 422
+    )
+
+
+def test_policy_change_refuses_to_break_guarantees(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    refused = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"})
+    assert refused.status_code == 409 and "job 2" in error_of(refused)["message"]
+    unknown = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "magic"})
+    assert unknown.status_code == 422 and error_of(unknown)["field"] == "policy"
+    kept = api.call(
+        "PUT",
+        "/v1/admin/policy",
+        OPERATOR,
+        json={"policy": "conservative", "options": {"selection": "bb"}},
+    )
+    assert kept.json()["options"] == {"selection": "bb"}
+    forced = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy", "force": True})
+    assert forced.json()["policy"] == "easy"
+
+
+def test_dry_run_replays_live_state_without_touching_it(api: Api) -> None:
+    api.submit(resources={"cpus": 32}, time_limit=100, emulated_runtime=50)
+    api.submit(resources={"cpus": 16}, time_limit=100)
+    api.submit(resources={"cpus": 16}, time_limit=10)
+    before = api.call("GET", "/v1/schedule").json()
+    report = api.call("POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy"}).json()
+    assert report["policy"] == "easy"
+    assert {j["job_id"]: j["predicted_start"] for j in report["jobs"]} == {
+        2: 1_000_050,
+        3: 1_000_050,
+    }
+    assert report["metrics"]["jobs"] == 2
+    assert api.call("GET", "/v1/schedule").json() == before
+    bad = api.call(
+        "POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy", "options": {"k_factor": 3}}
+    )
+    assert bad.status_code == 422 and error_of(bad)["field"] == "options.k_factor"
+
+
+def test_health_metrics_and_openapi(api: Api) -> None:
+    api.submit()
+    assert api.call("GET", "/healthz", token=None).json()["status"] == "ok"
+    metrics = api.call("GET", "/metrics", token=None).text
+    for name in ("berth_queue_length 0", "berth_running_jobs 1", 'berth_resource_used{resource="cpus"} 8',
+                 "berth_admissions_total 1", "berth_rejections_total 0", "berth_scheduling_pass_seconds "):  # fmt: skip
+        assert name in metrics
+    paths = api.call("GET", "/openapi.json", token=None).json()["paths"]
+    for path in ("/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/start", "/v1/jobs/what-if",
+                 "/v1/schedule", "/v1/cluster", "/v1/events", "/v1/admin/dry-run", "/v1/admin/policy"):  # fmt: skip
+        assert path in paths
