@@ -175,7 +175,10 @@ def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
                                 "start": 1_000_100, "end": 1_000_200,
                                 "guaranteed_start": 1_000_100, "resources": {"cpus": 16}}]  # fmt: skip
     cluster = api.call("GET", "/v1/cluster").json()
-    assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128} and cluster["used"] == {"cpus": 24, "mem_gb": 0}
+    assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128} and cluster["used"] == {
+        "cpus": 24,
+        "mem_gb": 0,
+    }
     assert len(cluster["nodes"]) == 4 and cluster["pending"] == 1 and cluster["running"] == 1
 
 

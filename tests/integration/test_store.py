@@ -1,0 +1,90 @@
+"""The SQL store and its migrations on a real SQLite file and a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from berth.service.model import JobState
+from berth.store.migrate import downgrade, upgrade
+from berth.store.sql import METADATA, SqlStore, create_db_engine
+from tests.integration.api.test_api import Api, make_api
+from tests.integration.conftest import OPERATOR
+from tests.support.live import engine, request
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'berth.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
+def _differences(url: str) -> list[object]:
+    db = create_db_engine(url)
+    with db.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), METADATA)
+    db.dispose()
+    return list(diff)
+
+
+def test_upgrade_from_empty_equals_the_models(database: str) -> None:
+    upgrade(database)
+    assert _differences(database) == []
+
+
+def test_downgrade_and_upgrade_round_trip(database: str) -> None:
+    upgrade(database)
+    downgrade(database, "base")
+    db = create_db_engine(database)
+    assert set(sa.inspect(db).get_table_names()) <= {"alembic_version"}
+    db.dispose()
+    upgrade(database)
+    assert _differences(database) == []
+
+
+def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
+    upgrade(database)
+    store = SqlStore(create_db_engine(database))
+    reader = SqlStore(create_db_engine(database))
+    live = engine()
+    for cpus in (32, 16, 16, 8):
+        live.submit(request(cpus=cpus, limit=100, key=f"k{cpus}-{len(live.jobs)}"), 0)
+    live.drain("node004", "maintenance", 0, force=True)
+    store.save(live.take_changes())
+    live.advance(100)  # updates of known rows
+    store.save(live.take_changes())
+    snapshot = reader.load()
+    store.engine.dispose()
+    reader.engine.dispose()
+    assert {j.id: j for j in snapshot.jobs} == live.jobs
+    assert {n.name: (n.state, n.reason) for n in snapshot.nodes} == {
+        n.name: (n.state, n.reason) for n in live.cluster.nodes.values()
+    }
+    assert snapshot.config == {"policy": "conservative", "policy_options": {}}
+    restored = engine(snapshot=snapshot, now=100)
+    assert {i: j.guaranteed_start for i, j in restored.jobs.items()} == {
+        i: j.guaranteed_start for i, j in live.jobs.items()
+    }
+    assert restored.jobs[1].state is JobState.COMPLETED
+
+
+@pytest.fixture
+def pg_api(tmp_path: Path, pg_database: str) -> Iterator[Api]:
+    yield from make_api(tmp_path, database_url=pg_database)
+
+
+def test_the_api_on_postgresql(pg_api: Api) -> None:
+    first = pg_api.submit(resources={"cpus": 32}, time_limit=100).json()
+    second = pg_api.submit(resources={"cpus": 32}, time_limit=100).json()
+    assert first["job"]["job_state"] == "RUNNING"
+    assert second["job"]["guaranteed_start"] == 1_000_100
+    drained = pg_api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"force": True})
+    assert drained.json()["state"] == "drained"
+    assert pg_api.call("GET", "/v1/jobs/2").json()["job_state"] == "REJECTED"
