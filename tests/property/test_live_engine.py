@@ -61,7 +61,9 @@ def play(policy: str, script: list[tuple[object, ...]]) -> None:
         kind = command[0]
         if kind == "submit":
             _, cpus, limit, runtime = command
-            assert isinstance(cpus, int) and isinstance(limit, int) and isinstance(runtime, int)
+            assert isinstance(cpus, int)
+            assert isinstance(limit, int)
+            assert isinstance(runtime, int)
             live.submit(request(cpus=cpus, limit=limit, runtime=runtime), now)
         elif kind == "advance":
             assert isinstance(command[1], int)
@@ -94,7 +96,8 @@ def play(policy: str, script: list[tuple[object, ...]]) -> None:
         now = max(now, wake)
         live.advance(now)
         check(live)
-    assert not live.running and not live.pending
+    assert not live.running
+    assert not live.pending
 
 
 @settings(max_examples=150, deadline=None)

@@ -48,7 +48,8 @@ def api(tmp_path: Path) -> Iterator[Api]:
 
 def error_of(response: Any) -> dict[str, Any]:
     body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "field"}
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message", "field"}
     error: dict[str, Any] = body["error"]
     return error
 
@@ -57,18 +58,22 @@ def test_submit_answers_with_the_decision_and_guarantee(api: Api) -> None:
     first = api.submit(resources={"cpus": 32}, time_limit=100, name="all")
     assert first.status_code == 201
     body = first.json()
-    assert body["accepted"] is True and body["job"]["job_state"] == "RUNNING"
+    assert body["accepted"] is True
+    assert body["job"]["job_state"] == "RUNNING"
     second = api.submit(resources={"cpus": 16, "mem_gb": 8}, time_limit=50).json()
     assert second["job"]["job_state"] == "PENDING"
     assert second["job"]["guaranteed_start"] == 1_000_100
     job_id = second["job"]["job_id"]
     shown = api.call("GET", f"/v1/jobs/{job_id}").json()
-    assert shown["user"] == "alice" and shown["resources"] == {"cpus": 16, "mem_gb": 8}
+    assert shown["user"] == "alice"
+    assert shown["resources"] == {"cpus": 16, "mem_gb": 8}
     start = api.call("GET", f"/v1/jobs/{job_id}/start").json()
-    assert start["predicted_start"] == 1_000_100 and start["guaranteed_start"] == 1_000_100
+    assert start["predicted_start"] == 1_000_100
+    assert start["guaranteed_start"] == 1_000_100
     assert start["blocked_by"]["resources"] == {"cpus": {"requested": 16, "free_now": 0}}
     assert start["blocked_by"]["running_jobs_to_end"] == [first.json()["job"]["job_id"]]
-    assert "reservation" in start["based_on"] and start["computed_at"] == 1_000_000
+    assert "reservation" in start["based_on"]
+    assert start["computed_at"] == 1_000_000
 
 
 def test_jobs_run_on_the_clock_and_are_listed_by_state(api: Api) -> None:
@@ -79,12 +84,15 @@ def test_jobs_run_on_the_clock_and_are_listed_by_state(api: Api) -> None:
     api.call("GET", "/healthz")
     api.submit(resources={"cpus": 1}, time_limit=1)  # any command advances the engine
     listing = api.call("GET", "/v1/jobs", params={"state": "COMPLETED"}).json()
-    assert [j["job_id"] for j in listing["jobs"]] == [1] and listing["total"] == 1
+    assert [j["job_id"] for j in listing["jobs"]] == [1]
+    assert listing["total"] == 1
     assert listing["jobs"][0]["end_time"] == 1_000_040
     running = api.call("GET", "/v1/jobs", params={"state": "RUNNING"}).json()["jobs"]
     assert {j["job_id"] for j in running} >= {waiting}
     page = api.call("GET", "/v1/jobs", params={"limit": 1, "offset": 1}).json()
-    assert page["total"] == 3 and len(page["jobs"]) == 1 and page["jobs"][0]["job_id"] == 2
+    assert page["total"] == 3
+    assert len(page["jobs"]) == 1
+    assert page["jobs"][0]["job_id"] == 2
 
 
 @pytest.mark.parametrize(
@@ -106,7 +114,8 @@ def test_requests_that_can_never_run_get_a_422_naming_the_field(
     response = api.submit(**body)
     assert response.status_code == 422
     error = error_of(response)
-    assert error["code"] == "invalid" and error["field"] == field
+    assert error["code"] == "invalid"
+    assert error["field"] == field
     assert fragment in error["message"]
 
 
@@ -133,7 +142,8 @@ def test_idempotency_key_makes_a_retried_submit_safe(api: Api) -> None:
 
 def test_authentication_and_roles(api: Api) -> None:
     missing = api.call("GET", "/v1/jobs", token=None)
-    assert missing.status_code == 401 and error_of(missing)["code"] == "unauthorized"
+    assert missing.status_code == 401
+    assert error_of(missing)["code"] == "unauthorized"
     assert missing.headers["WWW-Authenticate"] == "Bearer"
     assert api.call("GET", "/v1/jobs", token="wrong").status_code == 401
     job = api.submit(token=ALICE).json()["job"]["job_id"]
@@ -143,16 +153,19 @@ def test_authentication_and_roles(api: Api) -> None:
     assert api.call("GET", "/v1/jobs", token=BOB, params={"user": "alice"}).status_code == 403
     assert api.call("GET", f"/v1/jobs/{job}", token=OPERATOR).status_code == 200
     forbidden = api.call("GET", "/v1/admin/policy", token=ALICE)
-    assert forbidden.status_code == 403 and error_of(forbidden)["code"] == "forbidden"
+    assert forbidden.status_code == 403
+    assert error_of(forbidden)["code"] == "forbidden"
     assert api.call("GET", "/v1/admin/policy", token=OPERATOR).status_code == 200
 
 
 def test_cancel_kills_a_running_job_once(api: Api) -> None:
     job = api.submit(resources={"cpus": 8}).json()["job"]["job_id"]
     cancelled = api.call("DELETE", f"/v1/jobs/{job}")
-    assert cancelled.status_code == 200 and cancelled.json()["job_state"] == "CANCELLED"
+    assert cancelled.status_code == 200
+    assert cancelled.json()["job_state"] == "CANCELLED"
     again = api.call("DELETE", f"/v1/jobs/{job}")
-    assert again.status_code == 409 and "already ended" in error_of(again)["message"]
+    assert again.status_code == 409
+    assert "already ended" in error_of(again)["message"]
     assert api.call("GET", "/v1/cluster").json()["used"] == {"cpus": 0, "mem_gb": 0}
 
 
@@ -161,7 +174,8 @@ def test_what_if_submits_nothing(api: Api) -> None:
     answer = api.call(
         "POST", "/v1/jobs/what-if", json={"resources": {"cpus": 8}, "time_limit": 10}
     ).json()
-    assert answer["accepted"] and answer["predicted_start"] == 1_000_100
+    assert answer["accepted"]
+    assert answer["predicted_start"] == 1_000_100
     assert answer["guaranteed_start"] == 1_000_100
     assert api.call("GET", "/v1/jobs").json()["total"] == 1
 
@@ -175,24 +189,29 @@ def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
                                 "start": 1_000_100, "end": 1_000_200,
                                 "guaranteed_start": 1_000_100, "resources": {"cpus": 16}}]  # fmt: skip
     cluster = api.call("GET", "/v1/cluster").json()
-    assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128} and cluster["used"] == {
+    assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128}
+    assert cluster["used"] == {
         "cpus": 24,
         "mem_gb": 0,
     }
-    assert len(cluster["nodes"]) == 4 and cluster["pending"] == 1 and cluster["running"] == 1
+    assert len(cluster["nodes"]) == 4
+    assert cluster["pending"] == 1
+    assert cluster["running"] == 1
 
 
 def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
     api.submit(resources={"cpus": 32}, time_limit=100)
     api.submit(resources={"cpus": 32}, time_limit=100)
     refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
-    assert refused.status_code == 409 and "job 2 would be rejected" in error_of(refused)["message"]
+    assert refused.status_code == 409
+    assert "job 2 would be rejected" in error_of(refused)["message"]
     added = api.call(
         "POST", "/v1/admin/nodes", OPERATOR, json={"name": "extra", "resources": {"cpus": 8}}
     )
     assert added.status_code == 201
     drained = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
-    assert drained.status_code == 200 and drained.json()["state"] == "drained"
+    assert drained.status_code == 200
+    assert drained.json()["state"] == "drained"
     assert api.call("GET", "/v1/jobs/2").json()["guaranteed_start"] == 1_000_100
     resumed = api.call("POST", "/v1/admin/nodes/node001/resume", OPERATOR)
     assert resumed.json()["state"] == "up"
@@ -200,16 +219,19 @@ def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
     assert down.json()["state"] == "down"
     assert api.call("GET", "/v1/jobs/1").json()["job_state"] == "NODE_FAIL"
     unknown = api.call("POST", "/v1/admin/nodes/nope/drain", OPERATOR, json={})
-    assert unknown.status_code == 404 and error_of(unknown)["field"] == "name"
+    assert unknown.status_code == 404
+    assert error_of(unknown)["field"] == "name"
 
 
 def test_hold_release_and_priority(api: Api) -> None:
     api.submit(resources={"cpus": 32}, time_limit=100)
     job = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
     held = api.call("POST", f"/v1/admin/jobs/{job}/hold", OPERATOR, json={"reason": "ask"}).json()
-    assert held["job_state"] == "HELD" and held["guaranteed_start"] is None
+    assert held["job_state"] == "HELD"
+    assert held["guaranteed_start"] is None
     released = api.call("POST", f"/v1/admin/jobs/{job}/release", OPERATOR).json()
-    assert released["job_state"] == "PENDING" and released["guaranteed_start"] == 1_000_100
+    assert released["job_state"] == "PENDING"
+    assert released["guaranteed_start"] == 1_000_100
     priority = api.call("PUT", f"/v1/admin/jobs/{job}/priority", OPERATOR, json={"political": 0.9})
     assert priority.json()["political_priority"] == 0.9
     assert (
@@ -224,9 +246,11 @@ def test_policy_change_refuses_to_break_guarantees(api: Api) -> None:
     api.submit(resources={"cpus": 32}, time_limit=100)
     api.submit(resources={"cpus": 32}, time_limit=100)
     refused = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"})
-    assert refused.status_code == 409 and "job 2" in error_of(refused)["message"]
+    assert refused.status_code == 409
+    assert "job 2" in error_of(refused)["message"]
     unknown = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "magic"})
-    assert unknown.status_code == 422 and error_of(unknown)["field"] == "policy"
+    assert unknown.status_code == 422
+    assert error_of(unknown)["field"] == "policy"
     kept = api.call(
         "PUT",
         "/v1/admin/policy",
@@ -254,7 +278,8 @@ def test_dry_run_replays_live_state_without_touching_it(api: Api) -> None:
     bad = api.call(
         "POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy", "options": {"k_factor": 3}}
     )
-    assert bad.status_code == 422 and error_of(bad)["field"] == "options.k_factor"
+    assert bad.status_code == 422
+    assert error_of(bad)["field"] == "options.k_factor"
 
 
 def test_health_metrics_and_openapi(api: Api) -> None:

@@ -13,14 +13,18 @@ from tests.support.live import engine, request
 def test_jobs_start_complete_and_free_their_nodes() -> None:
     live = engine()
     first, created = live.submit(request(cpus=32, limit=100, runtime=60), now=0)
-    assert created and first.state is JobState.RUNNING and first.start_time == 0
+    assert created
+    assert first.state is JobState.RUNNING
+    assert first.start_time == 0
     assert sum(a["cpus"] for a in first.allocation.values()) == 32
     second, _ = live.submit(request(cpus=16, limit=50), now=10)
     assert second.state is JobState.PENDING
     assert second.guaranteed_start == 100  # the first job's time limit
     live.advance(60)  # the first job really ends at 60: compression moves the second up
-    assert first.state is JobState.COMPLETED and first.end_time == 60
-    assert second.state is JobState.RUNNING and second.start_time == 60
+    assert first.state is JobState.COMPLETED
+    assert first.end_time == 60
+    assert second.state is JobState.RUNNING
+    assert second.start_time == 60
     assert all(not any(node.used.values()) or node.name in second.allocation
                for node in live.cluster.nodes.values())  # fmt: skip
 
@@ -30,7 +34,8 @@ def test_a_job_is_killed_at_its_time_limit() -> None:
     job, _ = live.submit(request(cpus=8, limit=100, runtime=500), now=0)
     assert live.next_event() == 100
     live.advance(100)
-    assert job.state is JobState.TIMEOUT and job.end_time == 100
+    assert job.state is JobState.TIMEOUT
+    assert job.end_time == 100
     assert "time limit of 100 s" in job.state_reason
 
 
@@ -38,7 +43,8 @@ def test_a_late_advance_still_kills_at_the_limit_not_at_the_real_end() -> None:
     live = engine()
     job, _ = live.submit(request(cpus=8, limit=100, runtime=150), now=0)
     live.advance(400)  # the daemon was asleep past both times
-    assert job.state is JobState.TIMEOUT and job.end_time == 100
+    assert job.state is JobState.TIMEOUT
+    assert job.end_time == 100
 
 
 @pytest.mark.parametrize(
@@ -77,7 +83,8 @@ def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> Non
     assert late.state is JobState.REJECTED
     assert "earliest guaranteed completion is 1100" in late.state_reason
     kept, _ = live.submit(request(cpus=32, limit=100, deadline=1100), now=0)
-    assert kept.state is JobState.PENDING and kept.guaranteed_end == 1100
+    assert kept.state is JobState.PENDING
+    assert kept.guaranteed_end == 1100
     # the rejected job left no reservation behind: the kept one got the earliest slot
     assert kept.guaranteed_start == 1000
 
@@ -85,16 +92,19 @@ def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> Non
 def test_easy_makes_no_promise_so_it_refuses_deadline_jobs() -> None:
     live = engine("easy")
     job, _ = live.submit(request(deadline=10_000), now=0)
-    assert job.state is JobState.REJECTED and "makes no promises" in job.state_reason
+    assert job.state is JobState.REJECTED
+    assert "makes no promises" in job.state_reason
 
 
 def test_qops_admits_deadline_jobs_with_a_guaranteed_completion() -> None:
     live = engine("qops")
     live.submit(request(cpus=32, limit=1000), now=0)
     job, _ = live.submit(request(cpus=32, limit=100, deadline=2000), now=0)
-    assert job.state is JobState.PENDING and job.guaranteed_end == 2000
+    assert job.state is JobState.PENDING
+    assert job.guaranteed_end == 2000
     impossible, _ = live.submit(request(cpus=32, limit=100, deadline=900), now=0)
-    assert impossible.state is JobState.REJECTED and "deadline 900" in impossible.state_reason
+    assert impossible.state is JobState.REJECTED
+    assert "deadline 900" in impossible.state_reason
 
 
 def test_idempotency_key_returns_the_same_job() -> None:
@@ -102,7 +112,9 @@ def test_idempotency_key_returns_the_same_job() -> None:
     first, created = live.submit(request(key="abc"), now=0)
     again, created_again = live.submit(request(key="abc"), now=5)
     other_user, _ = live.submit(request(key="abc", user="bob"), now=5)
-    assert created and not created_again and again is first
+    assert created
+    assert not created_again
+    assert again is first
     assert other_user.id != first.id
 
 
@@ -111,9 +123,11 @@ def test_cancel_pending_and_running_jobs() -> None:
     running, _ = live.submit(request(cpus=32, limit=100), now=0)
     waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
     live.cancel(waiting.id, 10, "by test")
-    assert waiting.state is JobState.CANCELLED and waiting.id not in live.pending
+    assert waiting.state is JobState.CANCELLED
+    assert waiting.id not in live.pending
     live.cancel(running.id, 20, "by test")
-    assert running.state is JobState.CANCELLED and running.end_time == 20
+    assert running.state is JobState.CANCELLED
+    assert running.end_time == 20
     assert not any(any(n.used.values()) for n in live.cluster.nodes.values())
     with pytest.raises(RequestError, match="already ended") as caught:
         live.cancel(running.id, 30, "again")
@@ -126,10 +140,13 @@ def test_hold_drops_the_guarantee_and_release_readmits_at_the_back() -> None:
     held, _ = live.submit(request(cpus=32, limit=100), now=0)
     behind, _ = live.submit(request(cpus=32, limit=100), now=0)
     live.hold(held.id, 10, "maintenance")
-    assert held.state is JobState.HELD and held.guaranteed_start is None
-    assert behind.guaranteed_start == 200 and behind.planned_start == 100  # moved up
+    assert held.state is JobState.HELD
+    assert held.guaranteed_start is None
+    assert behind.guaranteed_start == 200
+    assert behind.planned_start == 100
     live.release(held.id, 20)
-    assert held.state is JobState.PENDING and held.guaranteed_start == 200
+    assert held.state is JobState.PENDING
+    assert held.guaranteed_start == 200
     with pytest.raises(RequestError, match="only a pending job"):
         live.hold(running.id, 20, "x")
 
@@ -155,7 +172,8 @@ def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> N
     later, _ = live.submit(request(cpus=24, limit=100), now=0)
     assert later.guaranteed_start == 100
     live.drain("node004", "swap a disk", 10)
-    assert running.state is JobState.RUNNING and waiting.state is JobState.RUNNING
+    assert running.state is JobState.RUNNING
+    assert waiting.state is JobState.RUNNING
     assert later.guaranteed_start == 100
     live.advance(100)
     assert later.state is JobState.RUNNING
@@ -170,9 +188,11 @@ def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
     assert waiting.guaranteed_start == 1000
     node = next(iter(victim.allocation))
     live.mark_down(node, "power supply", 50)
-    assert victim.state is JobState.NODE_FAIL and "power supply" in victim.state_reason
+    assert victim.state is JobState.NODE_FAIL
+    assert "power supply" in victim.state_reason
     events = [e.kind for e in live.take_events()]
-    assert "job.node_fail" in events and "node.down" in events
+    assert "job.node_fail" in events
+    assert "node.down" in events
     assert other.state is JobState.RUNNING or other.state is JobState.NODE_FAIL
     assert live.cluster.schedulable_capacity()["cpus"] == 24
 
@@ -185,7 +205,8 @@ def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
         live.change_policy("easy", {}, 10)
     assert live.policy_name == "conservative"
     live.change_policy("conservative", {"selection": "bb"}, 10)
-    assert live.policy_options == {"selection": "bb"} and waiting.guaranteed_start == 100
+    assert live.policy_options == {"selection": "bb"}
+    assert waiting.guaranteed_start == 100
     with pytest.raises(RequestError) as caught:
         live.change_policy("conservative", {"nonsense": 1}, 10)
     assert caught.value.field == "options"
@@ -198,7 +219,8 @@ def test_start_info_names_what_blocks_the_job() -> None:
     running, _ = live.submit(request(cpus=24, limit=100), now=0)
     waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
     info = live.start_info(waiting.id, 5)
-    assert info["predicted_start"] == 100 and info["guaranteed_start"] == 100
+    assert info["predicted_start"] == 100
+    assert info["guaranteed_start"] == 100
     blocked = info["blocked_by"]
     assert isinstance(blocked, dict)
     assert blocked["resources"] == {"cpus": {"requested": 16, "free_now": 8}}
@@ -224,7 +246,9 @@ def test_what_if_leaves_the_live_state_alone() -> None:
     answer = live.what_if(request(cpus=16, limit=10), 0)
     assert answer == {"accepted": True, "reason": answer["reason"], "predicted_start": 100,
                       "guaranteed_start": 100, "guaranteed_end": None}  # fmt: skip
-    assert live.version == version and len(live.jobs) == 1 and not live.pending
+    assert live.version == version
+    assert len(live.jobs) == 1
+    assert not live.pending
 
 
 def _three_jobs() -> tuple[MemoryStore, dict[int, int | None]]:
@@ -244,7 +268,8 @@ def test_restart_keeps_the_plan_and_every_guarantee() -> None:
     assert {i: j.planned_start for i, j in restored.jobs.items()} == {1: 0, 2: 100, 3: 200}
     assert restored.jobs[1].state is JobState.RUNNING
     restored.advance(100)
-    assert restored.jobs[1].state is JobState.COMPLETED and restored.jobs[2].start_time == 100
+    assert restored.jobs[1].state is JobState.COMPLETED
+    assert restored.jobs[2].start_time == 100
 
 
 def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_record() -> None:
@@ -252,10 +277,13 @@ def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_r
     # down from 10 to 150: job 1 ended at 100 and job 2 should have started then
     restored = engine(snapshot=store.load(), now=150)
     jobs = restored.jobs
-    assert jobs[1].state is JobState.COMPLETED and jobs[1].end_time == 100
-    assert jobs[2].state is JobState.RUNNING and jobs[2].start_time == 150
+    assert jobs[1].state is JobState.COMPLETED
+    assert jobs[1].end_time == 100
+    assert jobs[2].state is JobState.RUNNING
+    assert jobs[2].start_time == 150
     assert {i: j.guaranteed_start for i, j in jobs.items()} == promised
     missed = [e for e in restored.take_events() if e.kind == "job.guarantee_missed"]
     assert [e.job_id for e in missed] == [2, 3]
     changes = restored.take_changes()
-    assert isinstance(changes, Changes) and set(changes.jobs) == {1, 2, 3}
+    assert isinstance(changes, Changes)
+    assert set(changes.jobs) == {1, 2, 3}
