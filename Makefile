@@ -14,9 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,experiments]'
 	touch $(STAMP)
 
-# Until the daemon exists: a short demo replay of the KTH trace under each policy.
+# The daemon with its embedded defaults (SQLite in berth-data/, 16 emulated nodes), a
+# minute of cluster time per second, and a few demo jobs submitted through the API.
 run: $(STAMP)
-	$(BIN)/berth demo
+	$(BIN)/berth serve --demo --time-scale 60
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments
@@ -34,6 +35,7 @@ test: lint typecheck contracts
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_admission.py
+	$(BIN)/python benchmarks/bench_api.py
 
 reproduce: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py

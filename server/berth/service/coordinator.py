@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from berth.service.engine import Engine
 from berth.service.model import Event, RequestError
-from berth.service.ports import Clock, Store
+from berth.service.ports import Changes, Clock, Store
 
 T = TypeVar("T")
 
@@ -71,6 +71,7 @@ class Coordinator:
         self._subscribers: set[asyncio.Queue[tuple[int, Event] | None]] = set()
         self._event_seq = 0
         self._task: asyncio.Task[None] | None = None
+        self._committing: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -84,6 +85,8 @@ class Coordinator:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._committing is not None:
+            await self._committing  # answer what was applied before stopping
         for queue in list(self._subscribers):
             queue.put_nowait(None)
 
@@ -104,6 +107,10 @@ class Coordinator:
         await self.call(_nothing)
 
     async def _writer(self) -> None:
+        """Apply batch after batch. A batch's commit runs in a thread while the next batch
+        is applied in memory; commits stay in order (each waits for the one before), and
+        a batch is answered only once its own commit is done. Requests that arrive during
+        a commit form the next batch: that is the group commit."""
         queue = self._queue
         while True:
             batch = [await queue.get()]
@@ -116,45 +123,79 @@ class Coordinator:
             for command, future in batch:
                 try:
                     outcomes.append((future, command(self.engine, now), None))
-                except RequestError as error:
-                    outcomes.append((future, None, error))
-                except Exception as error:  # a bug: answer 500, keep serving
+                except RequestError as refusal:
+                    outcomes.append((future, None, refusal))
+                except Exception as bug:  # answer 500, keep serving
                     log.exception("command failed")
-                    outcomes.append((future, None, error))
+                    outcomes.append((future, None, bug))
             passed = time.perf_counter() - began
             self.stats.batches += 1
             self.stats.commands += len(batch)
             self.stats.last_pass_seconds = passed
             self.stats.pass_seconds_total += passed
-            try:
-                await self._commit_and_publish()
-            except Exception as error:
-                log.exception("store failed; refusing further commands")
-                self.failed = error
-                for future, _, _ in outcomes:
-                    if not future.done():
-                        future.set_exception(StoreUnavailable(str(error)))
-                while not queue.empty():
-                    _, future = queue.get_nowait()
-                    future.set_exception(StoreUnavailable(str(error)))
+            changes = self.engine.take_changes()
+            events = self.engine.take_events()
+            next_event = self.engine.next_event()
+            if self._committing is not None:
+                await self._committing
+            if self.failed is not None:
+                self._refuse_all(outcomes)
                 return
-            for future, result, refusal in outcomes:
-                if future.done():
-                    continue
-                if refusal is not None:
-                    future.set_exception(refusal)
-                else:
-                    future.set_result(result)
+            self._committing = asyncio.create_task(
+                self._commit(changes, events, next_event, outcomes)
+            )
 
-    async def _commit_and_publish(self) -> None:
-        changes = self.engine.take_changes()
-        events = self.engine.take_events()
+    async def _commit(
+        self,
+        changes: Changes,
+        events: list[Event],
+        next_event: int | None,
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]],
+    ) -> None:
+        try:
+            await self._save(changes)
+        except Exception as error:
+            log.exception("store failed; refusing further commands")
+            self.failed = error
+            self._refuse_all(outcomes)
+            return
+        for future, result, refusal in outcomes:
+            if future.done():
+                continue
+            if refusal is not None:
+                future.set_exception(refusal)
+            else:
+                future.set_result(result)
+        for event in events:
+            self._publish(event)
+        if self.on_next_event is not None:
+            self.on_next_event(next_event)
+
+    def _refuse_all(
+        self, outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]
+    ) -> None:
+        """After a store failure: every pending and queued command gets 503."""
+        error = StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
+        for future, _, _ in outcomes:
+            if not future.done():
+                future.set_exception(error)
+        while not self._queue.empty():
+            _, future = self._queue.get_nowait()
+            future.set_exception(error)
+
+    async def _save(self, changes: Changes) -> None:
         if changes:
             began = time.perf_counter()
             await asyncio.to_thread(self.store.save, changes)
             took = time.perf_counter() - began
             self.stats.last_commit_seconds = took
             self.stats.commit_seconds_total += took
+
+    async def _commit_and_publish(self) -> None:
+        """Persist and publish what the engine holds now (start-up: what restoring changed)."""
+        changes = self.engine.take_changes()
+        events = self.engine.take_events()
+        await self._save(changes)
         for event in events:
             self._publish(event)
         if self.on_next_event is not None:
