@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
@@ -121,6 +122,12 @@ async def _start_queries(url: str, ids: list[int], queries: int) -> list[float]:
     return latencies
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _metrics(url: str) -> dict[str, float]:
     values: dict[str, float] = {}
     for line in httpx.get(f"{url}/metrics").text.splitlines():
@@ -134,7 +141,9 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str) -> dict[str, flo
     with tempfile.TemporaryDirectory() as folder:
         daemon = DaemonProcess(Path(folder), "--nodes", nodes)
         try:
+            cpu_before = _cpu_seconds(daemon.process.pid)
             elapsed, submit = asyncio.run(_submit_all(daemon.url, jobs, clients))
+            daemon_cpu = _cpu_seconds(daemon.process.pid) - cpu_before
             listing = httpx.get(f"{daemon.url}/v1/jobs", params={"state": "PENDING", "limit": 1000},
                                 headers={"Authorization": f"Bearer {ALICE}"}).json()  # fmt: skip
             pending = [j["job_id"] for j in listing["jobs"]]
@@ -154,6 +163,7 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str) -> dict[str, flo
         "commit_ms_per_command": 1000 * metrics["berth_commit_seconds_total"] / commands,
         "commands_per_batch": commands / metrics["berth_batches_total"],
         "wall_ms_per_job": 1000 * elapsed / jobs,
+        "daemon_cpu_ms_per_job": 1000 * daemon_cpu / jobs,
     }
 
 
