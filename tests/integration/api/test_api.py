@@ -46,6 +46,12 @@ def api(tmp_path: Path) -> Iterator[Api]:
     yield from make_api(tmp_path)
 
 
+def fill_and_queue(api: Api) -> None:
+    """Job 1 takes the whole cluster for 100 s; job 2 waits with a guarantee at +100 s."""
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=100)
+
+
 def error_of(response: Any) -> dict[str, Any]:
     body = response.json()
     assert set(body) == {"error"}
@@ -200,8 +206,7 @@ def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
 
 
 def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
-    api.submit(resources={"cpus": 32}, time_limit=100)
-    api.submit(resources={"cpus": 32}, time_limit=100)
+    fill_and_queue(api)
     refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
     assert refused.status_code == 409
     assert "job 2 would be rejected" in error_of(refused)["message"]
@@ -243,8 +248,7 @@ def test_hold_release_and_priority(api: Api) -> None:
 
 
 def test_policy_change_refuses_to_break_guarantees(api: Api) -> None:
-    api.submit(resources={"cpus": 32}, time_limit=100)
-    api.submit(resources={"cpus": 32}, time_limit=100)
+    fill_and_queue(api)
     refused = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"})
     assert refused.status_code == 409
     assert "job 2" in error_of(refused)["message"]
