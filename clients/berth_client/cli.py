@@ -13,6 +13,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
+
 from berth_client.client import BerthClient, BerthError
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -55,7 +57,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     submit.add_argument("--name", "-J", default="job")
     submit.add_argument("--deadline", type=int, help="complete by this time (cluster seconds)")
     submit.add_argument("--priority", type=float, help="user priority in [0, 1]")
-    submit.add_argument("--command", help="what real nodes run")
+    submit.add_argument("--command", dest="job_command", help="what real nodes run")
     submit.add_argument("--emulated-runtime", type=int, help="emulated nodes: how long it runs")
     submit.add_argument(
         "--idempotency-key", help="retrying with the same key never creates two jobs"
@@ -89,7 +91,7 @@ def _guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
             where = f" ({error.field})" if error.field else ""
             print(f"berth {args.command}: {error.message}{where}", file=sys.stderr)
             return 1
-        except OSError as error:
+        except (OSError, httpx.TransportError) as error:
             print(f"berth {args.command}: cannot reach {args.url}: {error}", file=sys.stderr)
             return 1
 
@@ -105,7 +107,7 @@ def run_submit(args: argparse.Namespace) -> int:
             name=args.name,
             deadline=args.deadline,
             priority=args.priority,
-            command=args.command,
+            command=args.job_command,
             emulated_runtime=args.emulated_runtime,
             idempotency_key=args.idempotency_key,
         )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from pydantic import ValidationError
 
@@ -153,7 +154,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
                 f"guaranteed {plan['guaranteed_start']}",
                 flush=True,
             )
-    except (BerthError, OSError) as error:
+    except (BerthError, OSError, httpx.TransportError) as error:
         print(f"demo failed: {error}", file=sys.stderr, flush=True)
         return
     print(

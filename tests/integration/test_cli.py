@@ -1,0 +1,66 @@
+"""``berth submit / queue / show / cancel`` against a daemon process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from berth.runtime.main import main
+from tests.integration.conftest import ALICE, DaemonProcess
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> DaemonProcess:
+    process = DaemonProcess(tmp_path)
+    yield process  # type: ignore[misc]
+    process.stop()
+
+
+def test_submit_queue_show_cancel(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "-J", "whole"]) == 0
+    assert main(["submit", *auth, "-r", "cpus=16,mem_gb=8", "-t", "60", "-J", "waits"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "job 1 accepted (RUNNING); guaranteed to start by " + out[0].split("by ")[1]
+    assert out[1].startswith("job 2 accepted (PENDING); guaranteed to start by ")
+
+    assert main(["queue", *auth]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == [
+        "JOBID",
+        "NAME",
+        "USER",
+        "STATE",
+        "START",
+        "GUARANTEED",
+        "RESOURCES",
+    ]
+    assert [row.split()[:4] for row in table[1:]] == [
+        ["1", "whole", "alice", "RUNNING"],
+        ["2", "waits", "alice", "PENDING"],
+    ]
+    assert table[2].split()[4] == table[2].split()[5]  # predicted start = guarantee
+
+    assert main(["show", *auth, "2", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["start"]["blocked_by"]["running_jobs_to_end"] == [1]
+
+    assert main(["cancel", *auth, "1"]) == 0
+    assert capsys.readouterr().out.strip() == "job 1 CANCELLED"
+
+
+def test_errors_are_one_clear_line(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=999", "-t", "60"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "berth submit: requests 999 cpus but the cluster has only 32 (resources.cpus)"
+    assert main(["show", "--url", daemon.url, "--token", "nope", "1"]) == 1
+    assert "unknown bearer token" in capsys.readouterr().err
+    assert main(["queue", "--url", "http://127.0.0.1:9", "--token", ALICE]) == 1
+    assert "cannot reach" in capsys.readouterr().err
