@@ -123,3 +123,30 @@ def test_kill_9_during_a_burst_loses_no_acknowledged_job(tmp_path: Path) -> None
         assert len(set(ids)) == len(ids) == len(acknowledged) + len(unanswered) == total
     finally:
         restarted.stop()
+
+
+def test_the_clock_wakes_the_engine_without_any_request(tmp_path: Path) -> None:
+    """With cluster time 100x faster, a job with a 200 s emulated runtime ends ~2 s later
+    and the waiting job starts, with no request in between (APScheduler's wake-up; the
+    reconcile tick is 30 s away)."""
+    daemon = DaemonProcess(tmp_path, "--time-scale", "100")
+    try:
+        with httpx.Client(base_url=daemon.url, headers=_headers(), timeout=5.0) as http:
+            first = http.post("/v1/jobs", json={"resources": {"cpus": 32}, "time_limit": 400,
+                                                "emulated_runtime": 200}).json()["job"]  # fmt: skip
+            second = http.post("/v1/jobs", json={"resources": {"cpus": 32},
+                                                 "time_limit": 100}).json()["job"]  # fmt: skip
+            assert second["job_state"] == "PENDING"
+            with httpx.stream("GET", f"{daemon.url}/v1/events", headers=_headers(),
+                              timeout=20.0) as stream:  # fmt: skip
+                for line in stream.iter_lines():
+                    if line == "event: job.started":
+                        break
+            done = http.get(f"/v1/jobs/{first['job_id']}").json()
+            started = http.get(f"/v1/jobs/{second['job_id']}").json()
+        assert done["job_state"] == "COMPLETED"
+        assert done["end_time"] == first["start_time"] + 200
+        assert started["job_state"] == "RUNNING"
+        assert started["start_time"] == done["end_time"]
+    finally:
+        daemon.stop()
