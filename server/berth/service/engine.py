@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.core.policies import POLICIES, QueuePolicy, make_policy
+from berth.core.policies import QueuePolicy, make_policy, policy_problem
 from berth.core.policies.conservative import Conservative
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
@@ -370,10 +370,10 @@ class Engine:
         self, name: str, options: dict[str, object], now: int, force: bool = False
     ) -> None:
         """Switch policy, keeping every guarantee given, or refuse naming those it breaks."""
-        if name not in POLICIES:
-            raise RequestError(
-                "invalid", f"unknown policy {name!r}; known: {', '.join(POLICIES)}", "policy"
-            )
+        problem = policy_problem(name, options)
+        if problem is not None:
+            option, message = problem
+            raise RequestError("invalid", message, "policy" if option is None else "options")
         try:
             replan = self._replan(name, options, now, keep_plan=False)
         except (ValueError, TypeError) as error:

@@ -17,7 +17,7 @@ from berth.api.schemas import (
     PolicyOut,
     PriorityIn,
 )
-from berth.core.policies import POLICIES, POLICY_OPTIONS
+from berth.core.policies import POLICIES, POLICY_OPTIONS, policy_problem
 from berth.service.model import RequestError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
@@ -113,18 +113,10 @@ async def set_policy(body: PolicyIn, daemon: DaemonDep, _: OperatorDep) -> Polic
     summary="Replay the live state forward under a policy in the emulator; live state is untouched",
 )
 async def dry_run(body: DryRunIn, daemon: DaemonDep, _: OperatorDep) -> DryRunOut:
-    if body.policy not in POLICIES:
-        raise RequestError(
-            "invalid", f"unknown policy {body.policy!r}; known: {', '.join(POLICIES)}", "policy"
-        )
-    accepted = POLICY_OPTIONS.get(body.policy, ())
-    for option in body.options:
-        if option not in accepted:
-            raise RequestError(
-                "invalid",
-                f"policy {body.policy!r} does not take {option!r} (it takes {', '.join(accepted) or 'no options'})",
-                f"options.{option}",
-            )
+    problem = policy_problem(body.policy, body.options)
+    if problem is not None:
+        option, message = problem
+        raise RequestError("invalid", message, "policy" if option is None else f"options.{option}")
     if daemon.dry_run is None:
         raise RequestError("conflict", "this daemon was started without the emulator")
     report = await daemon.dry_run(daemon.engine, body.policy, dict(body.options), daemon.now())

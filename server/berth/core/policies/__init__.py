@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from berth.core.policies.base import Policy, QueuePolicy
 from berth.core.policies.conservative import Conservative
@@ -36,20 +36,33 @@ POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def make_policy(name: str, space: ResourceSpace, **options: object) -> QueuePolicy:
-    """The policy registered as ``name`` for a cluster, with its options.
+def policy_problem(name: str, options: Iterable[str] = ()) -> tuple[str | None, str] | None:
+    """Why ``name`` with these option names cannot be built, or ``None``.
 
-    Raises ``ValueError`` naming the known policies for an unknown name, and naming the
-    accepted options for an option the policy does not take.
+    The answer is ``(None, message)`` for an unknown policy (the message names the known
+    ones) and ``(option, message)`` for an option the policy does not take (the message
+    names those it takes). Option *values* are checked by the policy's constructor.
     """
     if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
+        return None, f"unknown policy {name!r}; known: {', '.join(POLICIES)}"
     accepted = POLICY_OPTIONS.get(name, ())
     for option in options:
         if option not in accepted:
             takes = ", ".join(accepted) if accepted else "no options"
-            raise ValueError(f"policy {name!r} does not take {option!r} (it takes {takes})")
+            return option, f"policy {name!r} does not take {option!r} (it takes {takes})"
+    return None
+
+
+def make_policy(name: str, space: ResourceSpace, **options: object) -> QueuePolicy:
+    """The policy registered as ``name`` for a cluster, with its options.
+
+    Raises ``ValueError`` with :func:`policy_problem`'s message for an unknown policy or
+    option, and the constructor's for a bad option value.
+    """
+    problem = policy_problem(name, options)
+    if problem is not None:
+        raise ValueError(problem[1])
     return POLICIES[name](space, **options)
 
 
-__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "QueuePolicy", "make_policy"]
+__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "QueuePolicy", "make_policy", "policy_problem"]
