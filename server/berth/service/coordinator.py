@@ -76,7 +76,10 @@ class Coordinator:
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:
         """Persist what restoring changed, then take commands."""
-        await self._commit_and_publish()
+        engine = self.engine
+        await self._commit(engine.take_changes(), engine.take_events(), engine.next_event(), [])
+        if self.failed is not None:
+            raise StoreUnavailable(f"the store failed at start-up: {self.failed}")
         self._task = asyncio.create_task(self._writer(), name="berth-writer")
 
     async def stop(self) -> None:
@@ -190,16 +193,6 @@ class Coordinator:
             took = time.perf_counter() - began
             self.stats.last_commit_seconds = took
             self.stats.commit_seconds_total += took
-
-    async def _commit_and_publish(self) -> None:
-        """Persist and publish what the engine holds now (start-up: what restoring changed)."""
-        changes = self.engine.take_changes()
-        events = self.engine.take_events()
-        await self._save(changes)
-        for event in events:
-            self._publish(event)
-        if self.on_next_event is not None:
-            self.on_next_event(self.engine.next_event())
 
     # ------------------------------------------------------------------ events
     def _publish(self, event: Event) -> None:
