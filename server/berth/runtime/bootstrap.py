@@ -13,7 +13,6 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -104,8 +103,6 @@ async def dry_run(
 def build(settings: Settings, clock: Clock | None = None) -> Built:
     """The app for ``settings``; ``clock`` replaces the scaled wall clock (tests)."""
     url = settings.url()
-    if url.startswith("sqlite:///"):
-        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     upgrade(url)
     database = create_db_engine(url, settings.sqlite_synchronous)
     store = SqlStore(database)

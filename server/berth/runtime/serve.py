@@ -78,8 +78,6 @@ def run_db(args: argparse.Namespace) -> int:
         print(f"berth db: {error}", file=sys.stderr)
         return 2
     url = settings.url()
-    if url.startswith("sqlite:///"):
-        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     if args.db_command == "upgrade":
         upgrade(url, args.revision)
     else:

@@ -10,6 +10,7 @@ cut. The schema is created and upgraded by Alembic (``migrations/``), never here
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -64,11 +65,14 @@ CONFIG = sa.Table(
 
 
 def create_db_engine(url: str, sqlite_synchronous: str = "FULL") -> Engine:
-    """An engine for ``url``; ``postgresql://`` URLs use psycopg 3."""
+    """An engine for ``url``; ``postgresql://`` URLs use psycopg 3; a SQLite file's
+    folder is created if missing."""
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://") :]
     if not url.startswith("sqlite"):
         return sa.create_engine(url, pool_pre_ping=True)
+    if url.startswith("sqlite:///"):  # a file: make its folder, as an embedded default should
+        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(url, connect_args={"check_same_thread": False})
 
     @sa.event.listens_for(engine, "connect")
