@@ -170,13 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
         "else the bundled 400-job KTH sample)",
     )
     demo.add_argument("--jobs", type=int, default=3000, help="how many jobs to replay")
-    HANDLERS.update(serve.add_commands(commands))
-    HANDLERS.update(client_cli.add_commands(commands))
+    for name, handler in {
+        **serve.add_commands(commands),
+        **client_cli.add_commands(commands),
+    }.items():
+        commands.choices[name].set_defaults(run=handler)
     return parser
-
-
-#: Handlers of the daemon and client commands, filled in by ``build_parser``.
-HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
 def _run_emulate(args: argparse.Namespace) -> int:
@@ -278,7 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_emulate(args)
     if args.command == "demo":
         return _run_demo(args)
-    return HANDLERS[args.command](args)
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
 
 
 if __name__ == "__main__":
