@@ -556,7 +556,6 @@ class Engine:
             if moved is not None:
                 moved.planned_start = self.policy.planned_start(job_id)
                 self._touch(moved)
-        self.version += 1
 
     def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
         del self.running[record.id]
@@ -688,7 +687,9 @@ class Engine:
         self._touch(record)
 
     def _touch(self, record: JobRecord) -> None:
+        """Note a changed record: to persist, and to recompute predictions from."""
         self._dirty_jobs.add(record.id)
+        self.version += 1
 
     def _emit(
         self,
