@@ -7,14 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from berth.api.auth import Principal
-from berth.api.deps import DaemonDep, PrincipalDep
+from berth.api.deps import Daemon, DaemonDep, PrincipalDep
 from berth.api.schemas import JobList, JobOut, JobSubmit, StartOut, SubmitOut, WhatIfOut
 from berth.service.model import JobRecord, JobState, RequestError
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 
-def visible(daemon: DaemonDep, who: Principal, job_id: int) -> JobRecord:
+def visible(daemon: Daemon, who: Principal, job_id: int) -> JobRecord:
     """The job if the caller may see it; 404 otherwise (others' jobs are not revealed)."""
     record = daemon.engine.jobs.get(job_id)
     if record is None or not who.may_see(record.user):
