@@ -51,9 +51,7 @@ class Stats:
     commands: int = 0
     last_pass_seconds: float = 0.0
     pass_seconds_total: float = 0.0
-    last_commit_seconds: float = 0.0
     commit_seconds_total: float = 0.0
-    events: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
 
 
@@ -191,13 +189,11 @@ class Coordinator:
             began = time.perf_counter()
             await asyncio.to_thread(self.store.save, changes)
             took = time.perf_counter() - began
-            self.stats.last_commit_seconds = took
             self.stats.commit_seconds_total += took
 
     # ------------------------------------------------------------------ events
     def _publish(self, event: Event) -> None:
         self._event_seq += 1
-        self.stats.events += 1
         self.stats.by_kind[event.kind] = self.stats.by_kind.get(event.kind, 0) + 1
         for queue in list(self._subscribers):
             if queue.qsize() >= SUBSCRIBER_BACKLOG:

@@ -38,6 +38,14 @@ from berth.service.model import (
 from berth.service.ports import Changes, NodeBackend, Snapshot
 from berth.service.rows import job_row, node_row
 
+#: The event announcing each way a running job can end.
+END_EVENT = {
+    JobState.COMPLETED: "job.completed",
+    JobState.TIMEOUT: "job.killed",
+    JobState.CANCELLED: "job.cancelled",
+    JobState.NODE_FAIL: "job.node_fail",
+}
+
 #: How many job ids a start-time answer lists as ahead of the job.
 AHEAD_SHOWN = 20
 
@@ -563,12 +571,7 @@ class Engine:
         record.end_time = end
         self._set_state(record, state, reason)
         self.counters[state.value.lower()] += 1
-        kind = {
-            JobState.COMPLETED: "job.completed",
-            JobState.TIMEOUT: "job.killed",
-            JobState.CANCELLED: "job.cancelled",
-            JobState.NODE_FAIL: "job.node_fail",
-        }[state]
+        kind = END_EVENT[state]
         self._emit(kind, end, record.id, reason=reason)
 
     def _set_node(
