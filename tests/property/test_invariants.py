@@ -15,7 +15,7 @@ from tests.support.builders import run
 from tests.support.checks import peak_use
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "slack"])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_no_resource_is_ever_over_committed(policy: str, data: st.DataObject) -> None:

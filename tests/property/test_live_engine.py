@@ -1,7 +1,7 @@
 """Hypothesis: the live engine keeps its promises through any mix of commands and restarts.
 
 Random submissions, time steps, cancellations, holds and restarts (the state saved to a
-store and restored, as after a crash), under conservative backfilling and QoPS:
+store and restored, as after a crash), under conservative backfilling, QoPS and slack backfilling:
 
 * no node is ever over-committed, and node use equals the running jobs' allocations;
 * no job starts after its guarantee, restarts included (no time passes while "down");
@@ -112,3 +112,9 @@ def test_conservative_engine_keeps_promises_across_restarts(
 @given(commands)
 def test_qops_engine_keeps_promises_across_restarts(script: list[tuple[object, ...]]) -> None:
     play("qops", script)
+
+
+@settings(max_examples=100, deadline=None)
+@given(commands)
+def test_slack_engine_keeps_promises_across_restarts(script: list[tuple[object, ...]]) -> None:
+    play("slack", script)

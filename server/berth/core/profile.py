@@ -52,6 +52,11 @@ class Profile:
         """The step function as ``(from_time, packed_free)`` pairs, in time order."""
         return list(zip(self._times, self._free, strict=True))
 
+    def breakpoints(self, start: int, end: int) -> list[int]:
+        """The times in ``[start, end)`` at which the free vector changes."""
+        times = self._times
+        return times[bisect_left(times, start) : bisect_left(times, end)]
+
     def free_at(self, time: int) -> int:
         """The packed vector free at ``time``."""
         return self._free[max(bisect_right(self._times, time) - 1, 0)]

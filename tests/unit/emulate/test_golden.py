@@ -22,7 +22,7 @@ from berth.emulate.traces import read_workload
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "slack"])
 def test_kth_400_matches_golden(policy: str) -> None:
     (result,) = emulate(read_workload(KTH_SAMPLE), policy)
     buffer = io.StringIO()

@@ -14,6 +14,7 @@ from berth.core.policies.fcfs import Fcfs
 from berth.core.policies.mrt import Mrt
 from berth.core.policies.msb import Msb
 from berth.core.policies.qops import Qops
+from berth.core.policies.slack import SlackBackfilling
 from berth.core.resources import ResourceSpace
 
 POLICIES: dict[str, Callable[..., QueuePolicy]] = {
@@ -23,6 +24,7 @@ POLICIES: dict[str, Callable[..., QueuePolicy]] = {
     "qops": Qops,
     "msb": Msb,
     "mrt": Mrt,
+    "slack": SlackBackfilling,
 }
 
 
@@ -33,6 +35,16 @@ POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
     "qops": ("heuristic", "relaxation", "k_factor"),
     "msb": ("heuristic", "relaxation"),
     "mrt": ("heuristic", "relaxation", "max_backtracks"),
+    "slack": (
+        "heuristic",
+        "slack_factor",
+        "awt",
+        "alpha_u",
+        "alpha_t",
+        "alpha_p",
+        "alpha_f",
+        "selection",
+    ),
 }
 
 

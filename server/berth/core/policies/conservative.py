@@ -13,7 +13,7 @@ an argument, no I/O.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -58,7 +58,8 @@ class Conservative(QueuePolicy):
             self.compress(now)
 
     def compress(self, now: int) -> None:
-        """One compression pass: move each waiting job, in arrival order, as early as it fits.
+        """One compression pass: move each waiting job, in :meth:`compression_order`, as
+        early as it fits.
 
         Removing a job and re-inserting it at its earliest start is done without touching
         the profile for jobs that cannot move: a start ``t`` earlier than the current one
@@ -66,13 +67,17 @@ class Conservative(QueuePolicy):
         in the profile that still holds the job (``Profile.earliest_start`` with ``limit``).
         """
         profile = self.profile
-        for entry in self.waiting.values():
+        for entry in self.compression_order():
             current = entry.start
             assert current is not None
             estimate = entry.job.estimate
             earlier = profile.earliest_start(entry.demand, estimate, now, limit=current)
             if earlier is not None:
                 self._move(entry, earlier)
+
+    def compression_order(self) -> Iterable[Waiting]:
+        """The order in which :meth:`compress` moves jobs up: arrival order here."""
+        return self.waiting.values()
 
     def start_now_by_selection(self, now: int) -> None:
         """With BL or BB: before compressing, move up to ``now`` the jobs that can start
@@ -99,10 +104,14 @@ class Conservative(QueuePolicy):
         estimate = entry.job.estimate
         self.profile.release(entry.start, estimate, entry.demand)
         self.profile.reserve(earlier, estimate, entry.demand)
-        entry.start = earlier
         self.moved_up += 1
+        self.reschedule(entry, earlier)
+
+    def reschedule(self, entry: Waiting, start: int) -> None:
+        """Record ``entry``'s new reserved start (the caller has moved it in the profile)."""
+        entry.start = start
         self.replanned.add(entry.job.id)
-        heapq.heappush(self._starts, (earlier, self._arrival_of[entry.job.id], entry.job.id))
+        heapq.heappush(self._starts, (start, self._arrival_of[entry.job.id], entry.job.id))
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self.admit(job)
