@@ -11,7 +11,8 @@ When jobs carry deadlines or promised completions (deadline admission), the repo
 admitted jobs, the share of resource-seconds rejected (as ``min(runtime, estimate)``
 times the request), deadline jobs and how many were rejected, *misses* (admitted jobs
 that ended after their deadline, or after their promised completion: both must be 0),
-and the wait, response and bounded slowdown of the jobs without a deadline.
+and the wait, response and bounded slowdown of the jobs without a deadline. When jobs
+carry priorities, ``priority_classes`` gives the jobs and average wait of each class.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ REPORT_KEYS = (
     "non_deadline_avg_wait",
     "non_deadline_avg_response",
     "non_deadline_avg_bounded_slowdown",
+    "priority_classes",
 )
 
 
@@ -101,7 +103,26 @@ def summarize(records: Sequence[JobRecord], capacity: Mapping[str, int]) -> dict
     }
     if any(r.deadline is not None or r.promised_completion is not None for r in records):
         report.update(_deadline_report(records, capacity))
+    if any(r.priority for r in records):
+        report["priority_classes"] = _priority_report(ran)
     return report
+
+
+def priority_class(priority: Mapping[str, float]) -> str:
+    """A job's priority class label, e.g. ``"political=1,user=1"`` (``"none"`` if unset)."""
+    return ",".join(f"{k}={v:g}" for k, v in sorted(priority.items())) or "none"
+
+
+def _priority_report(ran: Sequence[JobRecord]) -> dict[str, dict[str, float]]:
+    """Jobs and average wait per priority class (Talby & Feitelson's hi/lo-pri columns)."""
+    classes: dict[str, list[int]] = {}
+    for record in ran:
+        assert record.start is not None
+        classes.setdefault(priority_class(record.priority), []).append(record.start - record.submit)
+    return {
+        label: {"jobs": len(waits), "avg_wait": sum(waits) / len(waits)}
+        for label, waits in sorted(classes.items())
+    }
 
 
 def _deadline_report(

@@ -51,6 +51,12 @@ def _cell(value: object) -> str:
         return f"{value:,.2f}"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        # priority classes: "political=1,user=1: jobs 5,695, avg_wait 1,234.50; ..."
+        return "; ".join(
+            f"{k}: " + ", ".join(f"{name} {_cell(v)}" for name, v in inner.items())
+            for k, inner in value.items()
+        )
     if isinstance(value, Mapping):
         return " ".join(f"{k}={v:.1%}" for k, v in value.items())
     return str(value)

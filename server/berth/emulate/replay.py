@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import Policy
@@ -36,6 +36,7 @@ class JobRecord:
     swf_fields: tuple[str, ...] | None = None
     deadline: int | None = None
     promised_completion: int | None = None
+    priority: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def ran(self) -> int:
@@ -60,6 +61,7 @@ class JobRecord:
                 if self.promised_completion is not None
                 else {}
             ),
+            **({"priority": dict(self.priority)} if self.priority else {}),
         }
 
 
@@ -119,6 +121,7 @@ def replay(
                 reason="",
                 swf_fields=trace_job.swf_fields,
                 deadline=job.deadline,
+                priority=job.priority,
             )
             if isinstance(decision, Reject):
                 record.status = "rejected"

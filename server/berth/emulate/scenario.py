@@ -8,7 +8,10 @@ In this order (Islam et al. 2003, section 4, for the deadline parts):
    jobs inserted at random times within the trace's span; incremental: the copies for a
    load of 1.6 include those for 1.4) or by ``expand`` (submit times compressed by the
    load factor: ``first_submit + (submit - first_submit) / load``);
-4. ``stringency`` S gives jobs deadlines from an EASY replay of the resulting workload:
+4. ``priorities`` ``every-nth:N`` gives every N-th job (in submit order: the N-th, the
+   2N-th, ...) user and political priority 1 and every other job 0 (Talby & Feitelson
+   1999, section 3.3, with N = 5);
+5. ``stringency`` S gives jobs deadlines from an EASY replay of the resulting workload:
    ``deadline = submit + max(runtime, (1 - S) * EASY response time)``; with
    ``deadline_fraction`` below 1 only that fraction of jobs (chosen at random) gets one
    and the others keep none (deadline policies give them an artificial deadline).
@@ -43,6 +46,7 @@ class Scenario:
     stringency: float | None = None
     deadline_fraction: float = 1.0
     seed: int = 0
+    priorities: str | None = None
 
     def __post_init__(self) -> None:
         parse_estimates(self.estimates)
@@ -54,6 +58,8 @@ class Scenario:
             raise ValueError(f"--load-method must be duplicate or expand, got {self.load_method!r}")
         if self.stringency is not None and not 0.0 <= self.stringency < 1.0:
             raise ValueError(f"stringency S must be in [0, 1), got {self.stringency}")
+        if self.priorities is not None:
+            every_nth(self.priorities)
         if not 0.0 <= self.deadline_fraction <= 1.0:
             raise ValueError(f"--deadline-fraction must be in [0, 1], got {self.deadline_fraction}")
 
@@ -62,11 +68,33 @@ class Scenario:
         chosen = list(jobs[: self.first] if self.first is not None else jobs)
         chosen = apply_estimates(chosen, self.estimates, self.seed)
         chosen = scale_load(chosen, self.load, self.load_method, self.seed)
+        if self.priorities is not None:
+            chosen = assign_priorities(chosen, every_nth(self.priorities))
         if self.stringency is not None:
             chosen = derive_deadlines(
                 chosen, capacity, self.stringency, self.deadline_fraction, self.seed
             )
         return chosen
+
+
+def every_nth(spec: str) -> int:
+    """N of a ``--priorities every-nth:N`` option (N >= 2)."""
+    kind, _, number = spec.partition(":")
+    if kind != "every-nth" or not number.isdigit() or int(number) < 2:
+        raise ValueError(f"--priorities must be every-nth:N with an integer N >= 2, got {spec!r}")
+    return int(number)
+
+
+def assign_priorities(jobs: list[TraceJob], nth: int) -> list[TraceJob]:
+    """Every ``nth`` job high priority (user = political = 1), the others low (0 and 0)."""
+    high = {"user": 1.0, "political": 1.0}
+    low = {"user": 0.0, "political": 0.0}
+    return [
+        dataclasses.replace(
+            t, job=dataclasses.replace(t.job, priority=high if index % nth == nth - 1 else low)
+        )
+        for index, t in enumerate(jobs)
+    ]
 
 
 def scale_load(jobs: list[TraceJob], load: float, method: str, seed: int) -> list[TraceJob]:

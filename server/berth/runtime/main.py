@@ -19,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from berth.core.policies import POLICIES
+from berth.core.policies.slack import HEURISTICS
 from berth.emulate.estimates import parse_estimates
 from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
 from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
@@ -26,7 +27,7 @@ from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import WorkloadError
-from berth.runtime import serve
+from berth.runtime import serve, workload_cli
 from berth_client import cli as client_cli
 
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -53,6 +54,13 @@ def parse_capacity(text: str) -> dict[str, int]:
     if not capacity:
         raise argparse.ArgumentTypeError("expected at least one NAME=AMOUNT")
     return capacity
+
+
+#: ``berth emulate`` flags passed to the policy constructor (as keyword options).
+POLICY_FLAGS = (
+    "selection", "heuristic", "relaxation", "k_factor", "max_backtracks",
+    "slack_factor", "awt", "alpha_u", "alpha_t", "alpha_p", "alpha_f",
+)  # fmt: skip
 
 
 def _estimates(text: str) -> str:
@@ -148,8 +156,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="fraction of jobs given a deadline with --deadlines (the rest: none)",
     )
+    emulate_cmd.add_argument(
+        "--priorities",
+        metavar="every-nth:N",
+        help="every N-th job gets user and political priority 1, the others 0 "
+        "(Talby & Feitelson 1999 use every-nth:5)",
+    )
+    emulate_cmd.add_argument(
+        "--heuristic",
+        choices=["edf", "llf", *HEURISTICS],
+        help="qops/msb/mrt: edf or llf (default edf); slack: the permutation heuristic "
+        "ast, aat, du, dc or dp (default ast)",
+    )
+    slack = emulate_cmd.add_argument_group("slack policy options (Talby & Feitelson 1999)")
+    slack.add_argument("--slack-factor", type=float, help="SF (default 3)")
+    slack.add_argument(
+        "--awt", type=float, help="AWT, the expected average wait in seconds (default 2401)"
+    )
+    for weight in ("u", "t", "p", "f"):
+        slack.add_argument(f"--alpha-{weight}", type=float, help=f"alpha_{weight} (default 1)")
     deadline = emulate_cmd.add_argument_group("deadline policy options (qops, msb, mrt)")
-    deadline.add_argument("--heuristic", choices=["edf", "llf"], help="order (default edf)")
     deadline.add_argument(
         "--relaxation", type=float, help="R in the artificial deadline max(24 h, R x estimate)"
     )
@@ -173,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, handler in {
         **serve.add_commands(commands),
         **client_cli.add_commands(commands),
+        **workload_cli.add_commands(commands),
     }.items():
         commands.choices[name].set_defaults(run=handler)
     return parser
@@ -186,9 +213,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
         return 1
     show = sys.stderr.isatty() if args.progress is None else args.progress
     options = {
-        name: getattr(args, name)
-        for name in ("selection", "heuristic", "relaxation", "k_factor", "max_backtracks")
-        if getattr(args, name) is not None
+        name: getattr(args, name) for name in POLICY_FLAGS if getattr(args, name) is not None
     }
     try:
         scenario = Scenario(
@@ -199,6 +224,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
             stringency=args.deadlines,
             deadline_fraction=args.deadline_fraction,
             seed=args.seed,
+            priorities=args.priorities,
         )
         results = emulate(
             workload,

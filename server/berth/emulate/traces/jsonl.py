@@ -15,9 +15,9 @@ the file, the line and the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from berth.core.model import MIN_DURATION, Job
 from berth.emulate.traces.opening import open_text
@@ -114,3 +114,31 @@ def read_jsonl(path: str | Path) -> Workload:
             jobs.append(trace_job)
     jobs.sort(key=lambda t: (t.job.submit, t.job.id))
     return Workload(jobs=jobs, capacity=capacity, source=str(path))
+
+
+def write_jsonl(
+    jobs: Sequence[TraceJob],
+    capacity: Mapping[str, int],
+    stream: TextIO,
+    comments: Sequence[str] = (),
+) -> None:
+    """Write a workload that :func:`read_jsonl` reads back: comments, capacity, jobs."""
+    for comment in comments:
+        stream.write(f"# {comment}\n")
+    stream.write(json.dumps({"capacity": dict(capacity)}) + "\n")
+    for trace_job in jobs:
+        job = trace_job.job
+        record: dict[str, object] = {
+            "id": job.id,
+            "submit": job.submit,
+            "runtime": trace_job.runtime,
+            "estimate": job.estimate,
+            "resources": dict(job.resources),
+        }
+        if job.deadline is not None:
+            record["deadline"] = job.deadline
+        if job.user is not None:
+            record["user"] = job.user
+        if job.priority:
+            record["priority"] = dict(job.priority)
+        stream.write(json.dumps(record) + "\n")
