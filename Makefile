@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts bench reproduce reproduce-qops clean
+.PHONY: run test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ reproduce: $(STAMP)
 # About two CPU-hours (MSB dominates); results are cached in experiments/results/qops.json.
 reproduce-qops: $(STAMP)
 	$(BIN)/python experiments/qops.py
+
+# Results are cached per run in experiments/results/; a re-run only redraws the page.
+reproduce-talby: $(STAMP)
+	$(BIN)/python experiments/talby_feitelson.py
+
+reproduce-leinberger: $(STAMP)
+	$(BIN)/python experiments/leinberger.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

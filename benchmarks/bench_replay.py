@@ -7,12 +7,14 @@ cover the replay only, after the trace is read; reading KTH is reported separate
 
     .venv/bin/python benchmarks/bench_replay.py               # everything
     .venv/bin/python benchmarks/bench_replay.py --only kth    # just the KTH table
+    .venv/bin/python benchmarks/bench_replay.py --only slack  # slack: KTH, cost per insertion
     .venv/bin/python benchmarks/bench_replay.py --only scaling --sizes 1000,10000
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -150,6 +152,53 @@ def bench_selection(repeat: int) -> None:
         )
 
 
+def insertion_costs(queue: int, inserts: int = 15) -> tuple[float, float, float]:
+    """Median ms per insertion under slack (AST) and conservative with ``queue`` jobs
+    waiting behind a full machine, and the schedules slack priced per insertion."""
+    jobs = synthetic_jobs(queue + inserts, 0.9, seed=7)
+    space = ResourceSpace({"cpus": SYNTHETIC_CPUS})
+    timings: dict[str, list[float]] = {}
+    priced = 0.0
+    for name in ("slack", "conservative"):
+        policy = make_policy(name, space)
+        policy.submit(Job(0, 0, 10**6, {"cpus": SYNTHETIC_CPUS}), 0)
+        policy.schedule(0)
+        for trace_job in jobs[:queue]:
+            policy.submit(dataclasses.replace(trace_job.job, submit=1), 1)
+        before = getattr(policy, "schedules_priced", 0)
+        samples = []
+        for trace_job in jobs[queue:]:
+            started = time.perf_counter()
+            policy.submit(dataclasses.replace(trace_job.job, submit=2), 2)
+            samples.append((time.perf_counter() - started) * 1000)
+        timings[name] = samples
+        if name == "slack":
+            priced = (getattr(policy, "schedules_priced", 0) - before) / inserts
+    return statistics.median(timings["slack"]), statistics.median(timings["conservative"]), priced
+
+
+def bench_slack(repeat: int, queues: list[int]) -> None:
+    print(f"\nSlack-based backfilling (Talby & Feitelson), AST, defaults; median of {repeat} runs")
+    if find_shared_trace(KTH) is not None:
+        slack = measure({"workload": "kth", "policy": "slack"}, repeat)
+        cons = measure({"workload": "kth", "policy": "conservative"}, repeat)
+        print(
+            f"  KTH full trace: slack {slack['seconds']:.2f} s (min {slack['min_seconds']:.2f}, "
+            f"peak RSS {slack['peak_rss_mb']:.0f} MB), conservative {cons['seconds']:.2f} s, "
+            f"ratio {slack['seconds'] / cons['seconds']:.1f}x  target < 30 s"
+        )
+    print(
+        "  cost per insertion against queue length (128 cpus, a full machine, synthetic "
+        "jobs;\n  median of 15 insertions; slots = candidate schedules priced per insertion)"
+    )
+    print(f"  {'queue':>6} {'slack ms':>9} {'cons ms':>8} {'ratio':>7} {'slots':>6}")
+    for queue in queues:
+        slack_ms, cons_ms, priced = insertion_costs(queue)
+        print(
+            f"  {queue:>6} {slack_ms:>9.2f} {cons_ms:>8.3f} {slack_ms / cons_ms:>7.0f} {priced:>6.1f}"
+        )
+
+
 def bench_scaling(sizes: list[int], load: float, repeat: int) -> None:
     print(
         f"\nSynthetic scaling: 128 cpus, offered load {load}, median of {repeat} runs; "
@@ -175,7 +224,8 @@ def bench_scaling(sizes: list[int], load: float, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=["kth", "selection", "scaling"])
+    parser.add_argument("--only", choices=["kth", "selection", "slack", "scaling"])
+    parser.add_argument("--queues", default="10,25,50,100,200,400", help="slack insertion")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", default="1000,10000,100000", help="steady-load sizes")
     parser.add_argument("--load", type=float, default=0.9, help="steady offered load")
@@ -189,6 +239,8 @@ def main() -> None:
         bench_kth(args.repeat)
     if args.only in (None, "selection"):
         bench_selection(args.repeat)
+    if args.only in (None, "slack"):
+        bench_slack(args.repeat, [int(q) for q in args.queues.split(",")])
     if args.only in (None, "scaling"):
         sizes = [int(s) for s in args.sizes.split(",")]
         bench_scaling(sizes, args.load, max(1, args.repeat // 2))

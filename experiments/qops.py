@@ -18,13 +18,8 @@ page and plots from the cache.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import matplotlib
@@ -36,12 +31,12 @@ from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.runtime.main import find_shared_trace
+from harness import load_cache, parse_arguments, run_missing, write_generated
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "qops.json"
 PAGE = ROOT / "docs" / "results" / "qops.md"
 PLOTS = ROOT / "docs" / "results"
-BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
 TRACES = {"CTC": "CTC-SP2-1996-3.1-cln.swf.gz", "SDSC": "SDSC-SP2-1998-4.2-cln.swf.gz"}
 FIRST = 5000
@@ -89,21 +84,6 @@ def run_one(config: tuple[str, str, float, float, float]) -> tuple[str, dict[str
     report = dict(result.report)
     report["seconds"] = time.perf_counter() - started
     return key(config), report
-
-
-def run_missing(workers: int) -> dict[str, dict[str, object]]:
-    cache: dict[str, dict[str, object]] = json.loads(CACHE.read_text()) if CACHE.exists() else {}
-    todo = [c for c in configurations() if key(c) not in cache]
-    print(f"{len(cache)} cached, {len(todo)} to run on {workers} workers", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_one, c): c for c in todo}
-        for done, future in enumerate(as_completed(futures), start=1):
-            name, report = future.result()
-            cache[name] = report
-            CACHE.parent.mkdir(parents=True, exist_ok=True)
-            CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True))
-            print(f"  [{done}/{len(todo)}] {name}: {report['seconds']:.0f} s", file=sys.stderr)
-    return cache
 
 
 # ------------------------------------------------------------------------- rendering
@@ -289,19 +269,12 @@ def render(cache: dict[str, dict[str, object]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--render", action="store_true", help="only redraw from the cache")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    args = parser.parse_args()
+    args = parse_arguments(__doc__)
     if args.render:
-        cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+        cache = load_cache(CACHE)
     else:
-        cache = run_missing(args.workers)
-    generated = render(cache)
-    page = PAGE.read_text() if PAGE.exists() else f"# QoPS reproduction\n\n{BEGIN}\n{END}\n"
-    head, _, rest = page.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    PAGE.write_text(f"{head}{BEGIN}\n{generated}\n{END}{tail}")
+        cache = run_missing(CACHE, list(configurations()), key, run_one, args.workers)
+    write_generated(PAGE, render(cache), "QoPS reproduction")
 
 
 if __name__ == "__main__":

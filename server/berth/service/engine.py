@@ -211,7 +211,7 @@ class Engine:
             return Reject(
                 record.id,
                 f"policy {self.policy_name} makes no promises, so it cannot "
-                "guarantee a deadline (use conservative, qops, msb or mrt)",
+                "guarantee a deadline (use conservative, slack, qops, msb or mrt)",
             )
         completion = decision.completion or decision.guarantee + record.time_limit
         if completion > record.deadline:

@@ -297,3 +297,31 @@ def test_health_metrics_and_openapi(api: Api) -> None:
     for path in ("/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/start", "/v1/jobs/what-if",
                  "/v1/schedule", "/v1/cluster", "/v1/events", "/v1/admin/dry-run", "/v1/admin/policy"):  # fmt: skip
         assert path in paths
+
+
+def test_slack_policy_pushes_a_job_within_its_bound_and_reports_both(api: Api) -> None:
+    changed = api.call(
+        "PUT",
+        "/v1/admin/policy",
+        OPERATOR,
+        json={"policy": "slack", "options": {"awt": 600, "heuristic": "dp"}},
+    )
+    assert changed.status_code == 200
+    assert changed.json()["options"] == {"awt": 600, "heuristic": "dp"}
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    big = api.submit(resources={"cpus": 24}, time_limit=1000).json()["job"]
+    assert big["guaranteed_start"] > 1_000_100  # the bound: reservation plus slack
+    small = api.submit(resources={"cpus": 16}, time_limit=50, priority=1.0).json()["job"]
+    # Conservative would start the small job at +1,100; slack starts it at +100 and
+    # pushes the big job back by 50 s, within its bound.
+    assert (
+        api.call("GET", f"/v1/jobs/{small['job_id']}/start").json()["predicted_start"] == 1_000_100
+    )
+    start = api.call("GET", f"/v1/jobs/{big['job_id']}/start").json()
+    assert start["predicted_start"] == 1_000_150
+    assert start["guaranteed_start"] == big["guaranteed_start"]
+    bad = api.call(
+        "PUT", "/v1/admin/policy", OPERATOR, json={"policy": "slack", "options": {"alpha_u": 3}}
+    )
+    assert bad.status_code == 422
+    assert "alpha_u must be in [0.0, 1.0]" in error_of(bad)["message"]

@@ -148,17 +148,23 @@ class Conservative(QueuePolicy):
         entry = self.admit(job)
         if isinstance(entry, Reject):
             return entry
-        if (
-            start is None
-            or start < now
-            or not self.profile.fits_during(entry.demand, start, job.estimate)
-        ):
-            found = self.profile.earliest_start(entry.demand, job.estimate, now)
-            assert found is not None
-            start = found
+        start = self.adoptable_start(entry, now, start)
         kept = guarantee if guarantee is not None and start <= guarantee else start
         self.enqueue(entry, start, kept)
         return Reserve(job.id, start, kept, "taken over with its reservation")
+
+    def adoptable_start(self, entry: Waiting, now: int, start: int | None) -> int:
+        """``start`` if the job can still be reserved there, else its earliest start."""
+        estimate = entry.job.estimate
+        if (
+            start is None
+            or start < now
+            or not self.profile.fits_during(entry.demand, start, estimate)
+        ):
+            found = self.profile.earliest_start(entry.demand, estimate, now)
+            assert found is not None
+            start = found
+        return start
 
     def settle(self, now: int) -> None:
         self.profile.forget_before(now)

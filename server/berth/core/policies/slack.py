@@ -317,16 +317,10 @@ class SlackBackfilling(Conservative):
         entry = self.admit(job)
         if isinstance(entry, Reject):
             return entry
-        if isinstance(self._components(job), str):
-            return Reject(job.id, str(self._components(job)))
-        if (
-            start is None
-            or start < now
-            or not self.profile.fits_during(entry.demand, start, job.estimate)
-        ):
-            found = self.profile.earliest_start(entry.demand, job.estimate, now)
-            assert found is not None
-            start = found
+        components = self._components(job)
+        if isinstance(components, str):
+            return Reject(job.id, components)
+        start = self.adoptable_start(entry, now, start)
         kept = guarantee if guarantee is not None and start <= guarantee else None
         bound = self._place(entry, start, job.submit, kept)
         return Reserve(job.id, start, bound, "taken over with its reservation and slack")

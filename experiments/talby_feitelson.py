@@ -1,0 +1,410 @@
+"""Reproduce Talby & Feitelson (1999), Tables 1, 2, 3 and 5: slack-based backfilling on KTH.
+
+Every calendar month of the cleaned KTH SP2 trace is replayed separately from an empty
+machine with the users' estimates (jobs that overrun are killed), as in the paper, on
+both 100 processors (what the KTH SP2 had) and 128 (what the paper says). Yearly
+averages are total wait over total jobs, as the paper computes them.
+
+* Table 1: conservative against slack (AST, all alphas 1, SF 3, equal priorities).
+* Table 2: slack factor 1, 3, ..., 11.
+* Table 3: every fifth job user and political priority 1, the others 0.
+* Table 5: the five permutation heuristics, with equal and unequal priorities.
+
+AWT is the yearly average wait of conservative backfilling on the same machine (the
+paper's method: it used 2,401 s, its own conservative figure); one extra run per machine
+size uses the paper's 2,401 s literally. Every run is cached in
+``experiments/results/talby-feitelson.json``; ``--render`` only redraws the page.
+
+    .venv/bin/python experiments/talby_feitelson.py      # or: make reproduce-talby
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from berth.emulate.run import emulate
+from berth.emulate.scenario import Scenario
+from berth.emulate.traces import read_workload
+from berth.runtime.main import find_shared_trace
+from harness import load_cache, parse_arguments, run_missing, write_generated
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "experiments" / "results" / "talby-feitelson.json"
+PAGE = ROOT / "docs" / "results" / "talby-feitelson.md"
+PLOTS = ROOT / "docs" / "results"
+TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
+MACHINES = (100, 128)
+PAPER_AWT = 2401.0
+SLACK_FACTORS = (1, 3, 5, 7, 9, 11)
+HEURISTICS = ("ast", "aat", "dc", "du", "dp")
+
+#: Table 1: month -> (conservative, priority).
+PAPER_TABLE_1 = {
+    "1996-09": (440.6, 440.6),
+    "1996-10": (3062.7, 2504.3),
+    "1996-11": (4887.0, 3774.6),
+    "1996-12": (2157.2, 1904.2),
+    "1997-01": (3302.3, 2531.9),
+    "1997-02": (2624.3, 2373.9),
+    "1997-03": (2644.8, 2196.9),
+    "1997-04": (2220.3, 1905.2),
+    "1997-05": (2093.6, 1779.2),
+    "1997-06": (1443.2, 1282.0),
+    "1997-07": (399.9, 354.1),
+    "1997-08": (1941.5, 1670.8),
+}
+PAPER_TABLE_1_AVERAGE = (2401.44, 2004.46)
+PAPER_TABLE_2 = {1: 2156, 3: 2004, 5: 2027, 7: 1986, 9: 1939, 11: 1956}
+#: Table 3: month -> (all jobs, hi-pri, lo-pri) with unequal priorities.
+PAPER_TABLE_3 = {
+    "1996-09": (440.6, 0.0, 550.8),
+    "1996-10": (2783.7, 2295.6, 2906.0),
+    "1996-11": (4797.7, 4460.2, 1882.3),
+    "1996-12": (2026.0, 1814.8, 2078.8),
+    "1997-01": (2777.4, 2603.8, 2820.8),
+    "1997-02": (2728.7, 2369.2, 2818.7),
+    "1997-03": (2220.9, 1687.2, 2354.6),
+    "1997-04": (2056.2, 1797.4, 2120.9),
+    "1997-05": (1889.3, 1491.9, 1988.7),
+    "1997-06": (1374.7, 1323.3, 1387.6),
+    "1997-07": (372.6, 320.2, 385.8),
+    "1997-08": (1847.1, 1817.5, 1854.5),
+}
+PAPER_TABLE_3_AVERAGE = (2226.17, 1955.28, 2294.0)
+#: Table 5: heuristic -> (equal, unequal, hi-pri, lo-pri).
+PAPER_TABLE_5 = {
+    "ast": (2004.5, 2226.2, 1955.3, 2294.0),
+    "aat": (2088.5, 2223.3, 1952.6, 2291.1),
+    "dc": (2179.9, 2250.1, 1988.1, 2315.7),
+    "du": (2206.0, 2279.8, 2048.9, 2337.6),
+    "dp": (2120.0, 2228.5, 1962.3, 2295.1),
+}
+HIGH, LOW = "political=1,user=1", "political=0,user=0"
+
+#: (processors, policy, heuristic, slack factor, priorities, AWT or "conservative").
+Config = tuple[int, str, str, int, str, str]
+
+
+def key(config: Config) -> str:
+    return "|".join(str(part) for part in config)
+
+
+def configurations() -> list[Config]:
+    out: list[Config] = []
+    for machine in MACHINES:
+        out += [
+            (machine, "conservative", "-", 0, "equal", "-"),
+            (machine, "easy", "-", 0, "equal", "-"),
+        ]
+    for machine in MACHINES:
+        out += [(machine, "slack", "ast", sf, "equal", "conservative") for sf in SLACK_FACTORS]
+        for heuristic in HEURISTICS:
+            for priorities in ("equal", "every-nth:5"):
+                if (heuristic, priorities) != ("ast", "equal"):
+                    out.append((machine, "slack", heuristic, 3, priorities, "conservative"))
+        out.append((machine, "slack", "ast", 3, "equal", str(PAPER_AWT)))
+    return out
+
+
+def yearly(months: list[dict[str, Any]]) -> float:
+    """Total wait over total jobs (the paper's yearly average)."""
+    ran = [m["jobs"] - m["rejected"] for m in months]
+    total = sum(m["avg_wait"] * n for m, n in zip(months, ran, strict=True))
+    return total / sum(ran)
+
+
+def class_wait(months: list[dict[str, Any]], label: str) -> float:
+    jobs = [m.get("priority_classes", {}).get(label, {"jobs": 0, "avg_wait": 0.0}) for m in months]
+    count = sum(j["jobs"] for j in jobs)
+    return sum(j["jobs"] * j["avg_wait"] for j in jobs) / count if count else 0.0
+
+
+def _awt(config: Config) -> float:
+    """The AWT a slack config uses: measured conservative yearly average, or literal."""
+    machine, _, _, _, _, awt = config
+    if awt != "conservative":
+        return float(awt)
+    cache = load_cache(CACHE)
+    reference = cache[key((machine, "conservative", "-", 0, "equal", "-"))]
+    return yearly(reference["months"])
+
+
+def run_one(config: Config) -> tuple[str, dict[str, Any]]:
+    machine, policy, heuristic, slack_factor, priorities, _ = config
+    path = find_shared_trace(TRACE)
+    assert path is not None, f"{TRACE} not found"
+    options: dict[str, object] = {}
+    if policy == "slack":
+        options = {"heuristic": heuristic, "slack_factor": slack_factor, "awt": _awt(config)}
+    scenario = Scenario(priorities=None if priorities == "equal" else priorities)
+    started = time.perf_counter()
+    results = emulate(
+        read_workload(path),
+        policy,
+        capacity={"cpus": machine},
+        scenario=scenario,
+        slice_by="month",
+        policy_options=options,
+    )
+    months = [{"label": r.label, **r.report} for r in results]
+    return key(config), {
+        "months": months,
+        "options": options,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+# ------------------------------------------------------------------------- rendering
+def _get(cache: dict[str, Any], *config: object) -> list[dict[str, Any]] | None:
+    run = cache.get("|".join(str(c) for c in config))
+    return None if run is None else run["months"]
+
+
+def _slack(cache: dict[str, Any], machine: int, heuristic: str = "ast", sf: int = 3,
+           priorities: str = "equal", awt: str = "conservative") -> list[dict[str, Any]] | None:  # fmt: skip
+    return _get(cache, machine, "slack", heuristic, sf, priorities, awt)
+
+
+def _cons(
+    cache: dict[str, Any], machine: int, policy: str = "conservative"
+) -> list[dict[str, Any]] | None:
+    return _get(cache, machine, policy, "-", 0, "equal", "-")
+
+
+def _reduction(before: float, after: float) -> str:
+    return f"{100 * (before - after) / before:.1f}%" if before else "–"
+
+
+def _table_1(cache: dict[str, Any]) -> list[str]:
+    out = [
+        "| month | jobs | cons 100 | slack 100 | red. | cons 128 | slack 128 | red. | paper cons | paper slack | paper red. |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    runs = {m: (_cons(cache, m), _slack(cache, m)) for m in MACHINES}
+    if any(c is None or s is None for c, s in runs.values()):
+        return ["(not run yet)"]
+    months = runs[100][0]
+    assert months is not None
+    for index, month in enumerate(months):
+        cells = [month["label"], f"{month['jobs']:,}"]
+        for machine in MACHINES:
+            cons, slack = runs[machine]
+            assert cons is not None
+            assert slack is not None
+            c, s = cons[index]["avg_wait"], slack[index]["avg_wait"]
+            cells += [f"{c:,.1f}", f"{s:,.1f}", _reduction(c, s)]
+        p_cons, p_slack = PAPER_TABLE_1.get(month["label"], (0.0, 0.0))
+        cells += [f"{p_cons:,.1f}", f"{p_slack:,.1f}", _reduction(p_cons, p_slack)]
+        out.append("| " + " | ".join(cells) + " |")
+    cells = ["**year**", f"{sum(m['jobs'] for m in months):,}"]
+    for machine in MACHINES:
+        cons, slack = runs[machine]
+        assert cons is not None
+        assert slack is not None
+        c, s = yearly(cons), yearly(slack)
+        cells += [f"**{c:,.1f}**", f"**{s:,.1f}**", f"**{_reduction(c, s)}**"]
+    p_cons, p_slack = PAPER_TABLE_1_AVERAGE
+    cells += [f"**{p_cons:,.2f}**", f"**{p_slack:,.2f}**", f"**{_reduction(p_cons, p_slack)}**"]
+    out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def _table_2(cache: dict[str, Any]) -> list[str]:
+    out = [
+        "| SF | " + " | ".join(str(sf) for sf in SLACK_FACTORS) + " |",
+        "|---|" + "---:|" * len(SLACK_FACTORS),
+    ]
+    for machine in MACHINES:
+        cons = _cons(cache, machine)
+        cells = []
+        for sf in SLACK_FACTORS:
+            run = _slack(cache, machine, sf=sf)
+            cells.append("" if run is None else f"{yearly(run):,.0f}")
+        label = f"ours, {machine} procs"
+        if cons is not None:
+            label += f" (cons {yearly(cons):,.0f})"
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append(
+        "| paper (cons 2,401) | "
+        + " | ".join(str(PAPER_TABLE_2[sf]) for sf in SLACK_FACTORS)
+        + " |"
+    )
+    return out
+
+
+def _table_3(cache: dict[str, Any], machine: int) -> list[str]:
+    equal = _slack(cache, machine)
+    unequal = _slack(cache, machine, priorities="every-nth:5")
+    if equal is None or unequal is None:
+        return ["(not run yet)"]
+    out = [
+        "| month | equal (ours) | equal (paper) | all (ours) | all (paper) | hi (ours) | hi (paper) | lo (ours) | lo (paper) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for index, month in enumerate(unequal):
+        label = month["label"]
+        classes = month.get("priority_classes", {})
+        hi = classes.get(HIGH, {}).get("avg_wait", 0.0)
+        lo = classes.get(LOW, {}).get("avg_wait", 0.0)
+        p_all, p_hi, p_lo = PAPER_TABLE_3.get(label, (0.0, 0.0, 0.0))
+        p_equal = PAPER_TABLE_1.get(label, (0.0, 0.0))[1]
+        out.append(
+            f"| {label} | {equal[index]['avg_wait']:,.1f} | {p_equal:,.1f} | {month['avg_wait']:,.1f} "
+            f"| {p_all:,.1f} | {hi:,.1f} | {p_hi:,.1f} | {lo:,.1f} | {p_lo:,.1f} |"
+        )
+    p_all, p_hi, p_lo = PAPER_TABLE_3_AVERAGE
+    out.append(
+        f"| **year** | **{yearly(equal):,.1f}** | **{PAPER_TABLE_1_AVERAGE[1]:,.2f}** "
+        f"| **{yearly(unequal):,.1f}** | **{p_all:,.2f}** | **{class_wait(unequal, HIGH):,.1f}** "
+        f"| **{p_hi:,.2f}** | **{class_wait(unequal, LOW):,.1f}** | **{p_lo:,.1f}** |"
+    )
+    return out
+
+
+def _table_5(cache: dict[str, Any]) -> list[str]:
+    out = [
+        "| heuristic | procs | equal | unequal | loss | hi-pri | lo-pri | gap | vs cons (equal) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for heuristic in HEURISTICS:
+        for machine in MACHINES:
+            equal = _slack(cache, machine, heuristic)
+            unequal = _slack(cache, machine, heuristic, priorities="every-nth:5")
+            best = _slack(cache, machine)
+            cons = _cons(cache, machine)
+            if equal is None or unequal is None or best is None or cons is None:
+                continue
+            e, u = yearly(equal), yearly(unequal)
+            hi, lo = class_wait(unequal, HIGH), class_wait(unequal, LOW)
+            out.append(
+                f"| {heuristic.upper()} | {machine} | {e:,.1f} | {u:,.1f} "
+                f"| {100 * (u - yearly(best)) / yearly(best):.1f}% "
+                f"| {hi:,.1f} | {lo:,.1f} | {lo - hi:,.1f} | {_reduction(yearly(cons), e)} |"
+            )
+        p_e, p_u, p_hi, p_lo = PAPER_TABLE_5[heuristic]
+        out.append(
+            f"| {heuristic.upper()} | paper | {p_e:,.1f} | {p_u:,.1f} | {100 * (p_u - 2004.5) / 2004.5:.1f}% "
+            f"| {p_hi:,.1f} | {p_lo:,.1f} | {p_lo - p_hi:,.1f} | {_reduction(2401.44, p_e)} |"
+        )
+    return out
+
+
+def _plot(cache: dict[str, Any]) -> None:
+    figure, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    labels = list(PAPER_TABLE_1)
+    xs = range(len(labels))
+    axis = axes[0]
+    axis.plot(xs, [PAPER_TABLE_1[m][0] for m in labels], "k--", label="paper conservative")
+    axis.plot(xs, [PAPER_TABLE_1[m][1] for m in labels], "k-", label="paper slack")
+    for machine, colour in zip(MACHINES, ("tab:blue", "tab:orange"), strict=True):
+        cons, slack = _cons(cache, machine), _slack(cache, machine)
+        if cons is not None and slack is not None:
+            axis.plot(
+                xs,
+                [m["avg_wait"] for m in cons],
+                "--",
+                color=colour,
+                label=f"conservative {machine}",
+            )
+            axis.plot(
+                xs, [m["avg_wait"] for m in slack], "-", color=colour, label=f"slack {machine}"
+            )
+    axis.set_xticks(list(xs), [m[2:] for m in labels], rotation=45)
+    axis.set_ylabel("average wait (s)")
+    axis.set_title("Table 1: KTH month by month")
+    axis.legend(fontsize=8)
+    axis = axes[1]
+    axis.plot(
+        SLACK_FACTORS, [PAPER_TABLE_2[sf] for sf in SLACK_FACTORS], "k-o", label="paper (128?)"
+    )
+    for machine in MACHINES:
+        values = [_slack(cache, machine, sf=sf) for sf in SLACK_FACTORS]
+        if all(v is not None for v in values):
+            axis.plot(
+                SLACK_FACTORS,
+                [yearly(v) for v in values if v is not None],
+                "-o",
+                label=f"ours {machine}",
+            )
+    axis.set_xlabel("slack factor SF")
+    axis.set_ylabel("yearly average wait (s)")
+    axis.set_title("Table 2: slack factor")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(PLOTS / "talby-feitelson.png", dpi=90)
+    plt.close(figure)
+
+
+def render(cache: dict[str, Any]) -> str:
+    _plot(cache)
+    out = [
+        "### Table 1: average wait (s), conservative vs slack (AST, SF 3)",
+        "",
+        *_table_1(cache),
+        "",
+    ]
+    for machine in MACHINES:
+        cons, easy, literal = (
+            _cons(cache, machine),
+            _cons(cache, machine, "easy"),
+            _slack(cache, machine, awt=str(PAPER_AWT)),
+        )
+        if cons is not None and easy is not None:
+            line = (
+                f"On {machine} processors: EASY {yearly(easy):,.1f} s, conservative {yearly(cons):,.1f} s "
+                f"(used as AWT)"
+            )
+            if literal is not None:
+                line += f"; slack with the paper's AWT of 2,401 s: {yearly(literal):,.1f} s"
+            out += [line + ".", ""]
+    out += [
+        "![Tables 1 and 2](talby-feitelson.png)",
+        "",
+        "### Table 2: yearly average wait (s) by slack factor (AST)",
+        "",
+        *_table_2(cache),
+        "",
+    ]
+    for machine in MACHINES:
+        out += [
+            f"### Table 3: every fifth job high priority, {machine} processors (AST, SF 3)",
+            "",
+            *_table_3(cache, machine),
+            "",
+        ]
+    out += [
+        "### Table 5: the permutation heuristics (yearly average wait, s)",
+        "",
+        "*loss*: unequal against the best equal-priority result (AST); *gap*: lo-pri minus hi-pri.",
+        "",
+        *_table_5(cache),
+        "",
+    ]
+    seconds = [r["seconds"] for r in cache.values()]
+    out.append(
+        f"Generated by `.venv/bin/python experiments/talby_feitelson.py` from {len(cache)} cached runs "
+        f"(12 monthly replays each; median {sorted(seconds)[len(seconds) // 2]:.1f} s, max {max(seconds):.1f} s per run)."
+    )
+    return "\n".join(out)
+
+
+def main() -> None:
+    args = parse_arguments(__doc__)
+    cache = load_cache(CACHE)
+    if not args.render:
+        configs = configurations()
+        references = [c for c in configs if c[1] != "slack"]
+        run_missing(CACHE, references, key, run_one, args.workers)
+        cache = run_missing(CACHE, configs, key, run_one, args.workers)
+    write_generated(PAGE, render(cache), "Talby & Feitelson (1999) reproduction")
+
+
+if __name__ == "__main__":
+    main()
