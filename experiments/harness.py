@@ -44,7 +44,10 @@ def run_missing(
             name, report = future.result()
             cache[name] = report
             cache_path.parent.mkdir(parents=True, exist_ok=True)
-            cache_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
+            # Write then rename, so a reader never sees a half-written cache.
+            partial = cache_path.with_suffix(".partial")
+            partial.write_text(json.dumps(cache, indent=1, sort_keys=True))
+            os.replace(partial, cache_path)
             seconds = report.get("seconds", 0.0)
             print(f"  [{done}/{len(todo)}] {name}: {seconds:.0f} s", file=sys.stderr)
     return cache
