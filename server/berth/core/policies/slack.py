@@ -186,13 +186,17 @@ class SlackBackfilling(Conservative):
 
     # ------------------------------------------------------------------ insert
 
+    def admit(self, job: Job) -> Waiting | Reject:
+        """As every policy, and the job's priorities must be in range."""
+        components = self._components(job)
+        if isinstance(components, str):
+            return Reject(job.id, components)
+        return super().admit(job)
+
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self.admit(job)
         if isinstance(entry, Reject):
             return entry
-        components = self._components(job)
-        if isinstance(components, str):
-            return Reject(job.id, components)
         plan = self._cheapest(entry, now, self._priority(job, NEUTRAL_PRIORITY))
         self._apply(plan)
         bound = self._place(entry, plan.start, now)
@@ -317,9 +321,6 @@ class SlackBackfilling(Conservative):
         entry = self.admit(job)
         if isinstance(entry, Reject):
             return entry
-        components = self._components(job)
-        if isinstance(components, str):
-            return Reject(job.id, components)
         start = self.adoptable_start(entry, now, start)
         kept = guarantee if guarantee is not None and start <= guarantee else None
         bound = self._place(entry, start, job.submit, kept)
