@@ -131,3 +131,20 @@ def test_emulate_takes_slack_options(capsys: pytest.CaptureFixture[str]) -> None
     assert set(report["priority_classes"]) == {"political=0,user=0", "political=1,user=1"}
     assert main(["emulate", str(KTH_SAMPLE), "--policy", "slack", "--alpha-u", "3"]) == 1
     assert "alpha_u must be in [0.0, 1.0], got 3.0" in capsys.readouterr().err
+
+
+def test_jsonl_priorities_reach_the_slack_policy(tmp_path: Path) -> None:
+    path = tmp_path / "prio.jsonl"
+    path.write_text(
+        '{"capacity": {"cpus": 4}}\n'
+        '{"id": 1, "submit": 0, "runtime": 10, "resources": {"cpus": 4}}\n'
+        '{"id": 2, "submit": 1, "runtime": 10, "resources": {"cpus": 4},'
+        ' "priority": {"user": 1.0, "political": -Infinity}}\n'
+    )
+    workload = read_workload(path)
+    assert workload.jobs[1].job.priority == {"user": 1.0, "political": float("-inf")}
+    records = {
+        r.id: r for r in replay(workload.jobs, make_policy("slack", ResourceSpace({"cpus": 4})))
+    }
+    assert records[2].start == 10
+    assert records[2].guarantee is None  # over quota: unbounded slack, no promise
