@@ -137,8 +137,8 @@ def test_jsonl_priorities_reach_the_slack_policy(tmp_path: Path) -> None:
     path = tmp_path / "prio.jsonl"
     path.write_text(
         '{"capacity": {"cpus": 4}}\n'
-        '{"id": 1, "submit": 0, "runtime": 10, "resources": {"cpus": 4}}\n'
-        '{"id": 2, "submit": 1, "runtime": 10, "resources": {"cpus": 4},'
+        '{"id": 1, "submit": 0, "runtime": 10, "estimate": 10, "resources": {"cpus": 4}}\n'
+        '{"id": 2, "submit": 1, "runtime": 10, "estimate": 10, "resources": {"cpus": 4},'
         ' "priority": {"user": 1.0, "political": -Infinity}}\n'
     )
     workload = read_workload(path)
