@@ -21,6 +21,7 @@ cached, ``--render`` only redraws ``docs/results/leinberger.md`` and its plots.
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ import matplotlib.pyplot as plt
 from berth.emulate.generate import calibrate, extend_to_k, resource_names, with_poisson_arrivals
 from berth.emulate.run import run_jobs
 from berth.emulate.traces import read_workload
+from berth.emulate.workload import Workload as Trace
 from berth.runtime.main import find_shared_trace
 from harness import load_cache, parse_arguments, run_missing, write_generated
 
@@ -63,15 +65,21 @@ SLACK_QUEUES = (64,)
 #: on seed 0 only. Gains are averaged over the seeds that ran.
 SEEDS = (0, 1, 2)
 Config = tuple[int, str, int, str]  # K, distribution, queue length, variant
-Workload = tuple[int, str, int, int]  # K, distribution, queue length, seed
+WorkloadSpec = tuple[int, str, int, int]  # K, distribution, queue length, seed
 #: A run: its config, the calibrated mean inter-arrival gap and (slack only) the AWT.
 Task = tuple[Config, int, float, float | None]
 
 
-def _base_jobs(k: int, distribution: str, seed: int) -> tuple[list[Any], dict[str, int]]:
+@functools.cache
+def _trace() -> Trace:
+    """The base trace, read once per worker process (each runs many configurations)."""
     path = find_shared_trace(TRACE)
     assert path is not None, f"{TRACE} not found"
-    base = read_workload(path)
+    return read_workload(path)
+
+
+def _base_jobs(k: int, distribution: str, seed: int) -> tuple[list[Any], dict[str, int]]:
+    base = _trace()
     processors = base.capacity["cpus"]
     jobs = extend_to_k(base.jobs[:JOBS], k, distribution, processors, seed=seed)
     return jobs, dict.fromkeys(resource_names(k), processors)
@@ -85,7 +93,7 @@ def key(config: Config, seed: int = 0) -> str:
     return "|".join(str(part) for part in config) + _suffix(seed)
 
 
-def calibrate_one(workload: Workload) -> tuple[str, dict[str, Any]]:
+def calibrate_one(workload: WorkloadSpec) -> tuple[str, dict[str, Any]]:
     k, distribution, queue, seed = workload
     started = time.perf_counter()
     jobs, capacity = _base_jobs(k, distribution, seed)
@@ -98,11 +106,11 @@ def calibrate_one(workload: Workload) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _calibration_key(workload: Workload) -> str:
+def _calibration_key(workload: WorkloadSpec) -> str:
     return "calibration|" + "|".join(str(part) for part in workload[:3]) + _suffix(workload[3])
 
 
-def workloads() -> list[Workload]:
+def workloads() -> list[WorkloadSpec]:
     return [(k, d, q, seed) for seed in SEEDS for k in KS for d in DISTRIBUTIONS for q in QUEUES]
 
 

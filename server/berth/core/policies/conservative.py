@@ -149,9 +149,15 @@ class Conservative(QueuePolicy):
         if isinstance(entry, Reject):
             return entry
         start = self.adoptable_start(entry, now, start)
-        kept = guarantee if guarantee is not None and start <= guarantee else start
-        self.enqueue(entry, start, kept)
-        return Reserve(job.id, start, kept, "taken over with its reservation")
+        kept = guarantee if guarantee is not None and start <= guarantee else None
+        return self.keep(entry, start, kept)
+
+    def keep(self, entry: Waiting, start: int, promise: int | None) -> Reserve:
+        """Queue an adopted job at ``start`` (feasible) with its kept ``promise``, or with a
+        fresh one when the old one is gone (``None``)."""
+        guarantee = start if promise is None else promise
+        self.enqueue(entry, start, guarantee)
+        return Reserve(entry.job.id, start, guarantee, "taken over with its reservation")
 
     def adoptable_start(self, entry: Waiting, now: int, start: int | None) -> int:
         """``start`` if the job can still be reserved there, else its earliest start."""

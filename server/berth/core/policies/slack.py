@@ -113,20 +113,17 @@ class SlackBackfilling(Conservative):
 
     # ------------------------------------------------------------------ priorities
 
-    def _components(self, job: Job) -> tuple[float, float] | str:
-        """The job's (user, political) priorities, or why they are invalid."""
-        user = job.priority.get("user", NEUTRAL_PRIORITY)
-        political = job.priority.get("political", NEUTRAL_PRIORITY)
-        if not 0.0 <= user <= 1.0:
-            return f"user priority must be in [0, 1], got {user}"
-        if not (0.0 <= political <= 1.0 or political == -math.inf):
-            return f"political priority must be in [0, 1] or -inf, got {political}"
-        return user, political
+    @staticmethod
+    def _components(job: Job) -> tuple[float, float]:
+        """The job's (user, political) priorities (checked by :meth:`admit`)."""
+        return (
+            job.priority.get("user", NEUTRAL_PRIORITY),
+            job.priority.get("political", NEUTRAL_PRIORITY),
+        )
 
     def _priority(self, job: Job, scheduler: float) -> float:
-        components = self._components(job)
-        assert not isinstance(components, str)
-        return (components[0] + components[1] + scheduler) / 3.0
+        user, political = self._components(job)
+        return (user + political + scheduler) / 3.0
 
     def _initial_slack(self, priority: float) -> float:
         if priority == -math.inf:
@@ -188,9 +185,11 @@ class SlackBackfilling(Conservative):
 
     def admit(self, job: Job) -> Waiting | Reject:
         """As every policy, and the job's priorities must be in range."""
-        components = self._components(job)
-        if isinstance(components, str):
-            return Reject(job.id, components)
+        user, political = self._components(job)
+        if not 0.0 <= user <= 1.0:
+            return Reject(job.id, f"user priority must be in [0, 1], got {user}")
+        if not (0.0 <= political <= 1.0 or political == -math.inf):
+            return Reject(job.id, f"political priority must be in [0, 1] or -inf, got {political}")
         return super().admit(job)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
@@ -315,22 +314,16 @@ class SlackBackfilling(Conservative):
 
     # ------------------------------------------------------------------ live shells
 
-    def adopt_waiting(
-        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
-    ) -> Reserve | Reject | None:
-        entry = self.admit(job)
-        if isinstance(entry, Reject):
-            return entry
-        start = self.adoptable_start(entry, now, start)
-        kept = guarantee if guarantee is not None and start <= guarantee else None
-        bound = self._place(entry, start, job.submit, kept)
-        return Reserve(job.id, start, bound, "taken over with its reservation and slack")
+    def keep(self, entry: Waiting, start: int, promise: int | None) -> Reserve:
+        # The scheduler priority at placement is not stored: re-derive it from the wait
+        # between submit and the kept reservation.
+        bound = self._place(entry, start, entry.job.submit, promise)
+        return Reserve(entry.job.id, start, bound, "taken over with its reservation and slack")
 
     def withdraw(self, job_id: int, now: int) -> bool:
-        state = self.state.pop(job_id, None)
         withdrawn = super().withdraw(job_id, now)
-        if not withdrawn and state is not None:
-            self.state[job_id] = state
+        if withdrawn:
+            del self.state[job_id]
         return withdrawn
 
     def schedule(self, now: int) -> list[Start]:
