@@ -9,13 +9,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+from berth_client.errors import BerthError
 
-from berth_client.client import BerthClient, BerthError
+if TYPE_CHECKING:
+    from berth_client.client import BerthClient
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -32,10 +33,39 @@ def _amounts(text: str) -> dict[str, int]:
     return amounts
 
 
-def _when(value: int | None) -> str:
+def span(seconds: int) -> str:
+    """A duration as people say it: ``45s``, ``12m``, ``2h13m``, ``3d4h``."""
+    seconds = abs(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, _ = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours}h" if hours else f"{days}d"
+
+
+def when(value: int | None, now: int | None = None) -> str:
+    """A cluster time as local date and time, with how far ahead (``in 2h13m``) or back
+    (``5m ago``) it is from ``now`` when ``now`` is known; ``-`` for no time."""
     if value is None:
         return "-"
-    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
+    if now is None:
+        return text
+    if value > now:
+        return f"{text} (in {span(value - now)})"
+    if value < now:
+        return f"{text} ({span(now - value)} ago)"
+    return f"{text} (now)"
+
+
+#: Fields of a job that hold cluster times (``berth show`` prints them readably).
+TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "guaranteed_start",
+               "guaranteed_end", "planned_start", "predicted_start", "computed_at")  # fmt: skip
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -80,18 +110,22 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
 
 def _client(args: argparse.Namespace) -> BerthClient:
+    from berth_client.client import BerthClient
+
     return BerthClient(args.url, args.token)
 
 
 def _guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def wrapped(args: argparse.Namespace) -> int:
+        import http.client
+
         try:
             return run(args)
         except BerthError as error:
             where = f" ({error.field})" if error.field else ""
             print(f"berth {args.command}: {error.message}{where}", file=sys.stderr)
             return 1
-        except (OSError, httpx.TransportError) as error:
+        except (OSError, http.client.HTTPException) as error:
             print(f"berth {args.command}: cannot reach {args.url}: {error}", file=sys.stderr)
             return 1
 
@@ -118,11 +152,12 @@ def run_submit(args: argparse.Namespace) -> int:
     if not answer["accepted"]:
         print(f"job {job['job_id']} rejected: {answer['reason']}")
         return 3
+    now = job.get("submit_time")
     line = f"job {job['job_id']} accepted ({job['job_state']})"
     if job["guaranteed_start"] is not None:
-        line += f"; guaranteed to start by {_when(job['guaranteed_start'])}"
+        line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
     if job["guaranteed_end"] is not None:
-        line += f" and to end by {_when(job['guaranteed_end'])}"
+        line += f" and to end by {when(job['guaranteed_end'], now)}"
     print(line)
     return 0
 
@@ -140,24 +175,25 @@ def run_queue(args: argparse.Namespace) -> int:
                 break
         if not args.all and args.state is None:
             jobs = [j for j in jobs if j["job_state"] in ("PENDING", "RUNNING", "HELD")]
-        starts = {
-            j["job_id"]: client.start(j["job_id"]) for j in jobs if j["job_state"] == "PENDING"
-        }
+        # One plan answer carries every pending job's predicted start and the cluster's now.
+        plan = client.schedule()
+    predicted = {w["job_id"]: w["start"] for w in plan["planned"]}
     if args.json:
-        print(json.dumps({"jobs": jobs, "starts": starts}, indent=2))
+        print(json.dumps({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
         return 0
+    now = plan["now"]
     header = (
-        f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':19} {'GUARANTEED':19} RESOURCES"
+        f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':31} {'GUARANTEED':31} RESOURCES"
     )
     print(header)
     for job in jobs:
         start = job["start_time"]
         if job["job_state"] == "PENDING":
-            start = starts[job["job_id"]]["predicted_start"]
+            start = predicted.get(job["job_id"])
         resources = ",".join(f"{k}={v}" for k, v in job["resources"].items())
         print(
             f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} {job['job_state']:9} "
-            f"{_when(start):19} {_when(job['guaranteed_start']):19} {resources}"
+            f"{when(start, now):31} {when(job['guaranteed_start'], now):31} {resources}"
         )
     return 0
 
@@ -170,9 +206,11 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"job": job, "start": start}, indent=2))
         return 0
+    now = start["computed_at"]
     for key, value in job.items():
-        print(f"{key:>18}: {value}")
-    print(f"{'predicted_start':>18}: {start['predicted_start']}  ({start['based_on']})")
+        shown = when(value, now) if key in TIME_FIELDS and isinstance(value, int) else value
+        print(f"{key:>18}: {shown}")
+    print(f"{'predicted_start':>18}: {when(start['predicted_start'], now)}  ({start['based_on']})")
     if start["blocked_by"]:
         print(f"{'blocked_by':>18}: {start['blocked_by']}")
     return 0

@@ -1,37 +1,38 @@
-"""``BerthClient``: a thin, typed wrapper over Berth's ``/v1`` API (httpx).
+"""``BerthClient``: a thin, typed wrapper over Berth's ``/v1`` API.
 
-Errors come back as :class:`BerthError` carrying the API's ``code``, ``message`` and
-``field``. The transport is injectable (``httpx.MockTransport``, ``ASGITransport``).
+It speaks HTTP/1.1 over one kept-alive connection with the standard library alone
+(``http.client``), so the ``berth`` client commands start in tens of milliseconds and a
+node can run the client without third-party packages. Errors come back as
+:class:`BerthError` carrying the API's ``code``, ``message`` and ``field``; a daemon that
+cannot be reached raises ``OSError`` (or ``http.client.HTTPException`` for a broken
+answer).
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
-import httpx
+from berth_client.errors import BerthError
 
-
-class BerthError(Exception):
-    def __init__(self, status: int, code: str, message: str, field: str | None) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.field = field
+__all__ = ["BerthClient", "BerthError"]
 
 
 class BerthClient:
-    def __init__(
-        self,
-        url: str,
-        token: str | None,
-        transport: httpx.BaseTransport | None = None,
-        timeout: float = 30.0,
-    ) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(
-            base_url=url, headers=headers, transport=transport, timeout=timeout
+    def __init__(self, url: str, token: str | None, timeout: float = 30.0) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http:// or https:// URL, got {url!r}")
+        connection = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
+        self._http = connection(parts.hostname, parts.port, timeout=timeout)
+        self._prefix = parts.path.rstrip("/")
+        self._headers = {"Accept": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
 
     def close(self) -> None:
         self._http.close()
@@ -42,17 +43,37 @@ class BerthClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self._http.request(method, path, **kwargs)
-        if response.status_code >= 400:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        json_body: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        target = self._prefix + path + (f"?{urlencode(params)}" if params else "")
+        sent = dict(self._headers, **(headers or {}))
+        body = None
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            sent["Content-Type"] = "application/json"
+        try:
+            self._http.request(method, target, body=body, headers=sent)
+            response = self._http.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            # The daemon closed a kept-alive connection: one fresh try.
+            self._http.close()
+            self._http.request(method, target, body=body, headers=sent)
+            response = self._http.getresponse()
+        raw = response.read()
+        if response.status >= 400:
             try:
-                error = response.json()["error"]
+                error = json.loads(raw)["error"]
             except (ValueError, KeyError, TypeError):
-                raise BerthError(response.status_code, "error", response.text, None) from None
-            raise BerthError(
-                response.status_code, error["code"], error["message"], error.get("field")
-            )
-        return response.json()
+                text = raw.decode(errors="replace")
+                raise BerthError(response.status, "error", text, None) from None
+            raise BerthError(response.status, error["code"], error["message"], error.get("field"))
+        return json.loads(raw)
 
     # ------------------------------------------------------------------ jobs
     def submit(
@@ -75,12 +96,12 @@ class BerthClient:
         }
         body.update({key: value for key, value in optional.items() if value is not None})
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        result: dict[str, Any] = self._call("POST", "/v1/jobs", json=body, headers=headers)
+        result: dict[str, Any] = self._call("POST", "/v1/jobs", json_body=body, headers=headers)
         return result
 
     def what_if(self, resources: dict[str, int], time_limit: int, **extra: Any) -> dict[str, Any]:
         body = {"resources": resources, "time_limit": time_limit, **extra}
-        result: dict[str, Any] = self._call("POST", "/v1/jobs/what-if", json=body)
+        result: dict[str, Any] = self._call("POST", "/v1/jobs/what-if", json_body=body)
         return result
 
     def jobs(
@@ -117,4 +138,4 @@ class BerthClient:
 
     def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """An operator call, e.g. ``admin("POST", "nodes/node001/drain", {"reason": "..."})``."""
-        return self._call(method, f"/v1/admin/{path}", json=body)
+        return self._call(method, f"/v1/admin/{path}", json_body=body)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,19 @@ def test_submit_queue_show_cancel(
         ["1", "whole", "alice", "RUNNING"],
         ["2", "waits", "alice", "PENDING"],
     ]
-    assert table[2].split()[4] == table[2].split()[5]  # predicted start = guarantee
+    start_col, guarantee_col = table[0].index("START"), table[0].index("GUARANTEED")
+    predicted = table[2][start_col:guarantee_col].strip()
+    guaranteed = table[2][guarantee_col : table[0].index("RESOURCES")].strip()
+    assert predicted == guaranteed  # under conservative the prediction is the guarantee
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in \d+m\)", predicted), predicted
+
+    assert main(["show", *auth, "2"]) == 0
+    lines = {
+        line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+        for line in capsys.readouterr().out.splitlines()
+    }
+    assert lines["guaranteed_start"] == guaranteed  # local time, "in 10m", not epoch seconds
+    assert lines["submit_time"].endswith("ago)") or lines["submit_time"].endswith("(now)")
 
     assert main(["show", *auth, "2", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from berth.core.catalog import SELECTIONS
 from berth.core.resources import ResourceSpace
 
-SELECTIONS = ("ff", "bl", "bb")
+__all__ = ["SELECTIONS", "Selector", "bb_score", "fullness"]
 
 
 class Selector:

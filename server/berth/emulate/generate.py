@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from berth.core.policies import make_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import JobRecord, replay
-from berth.emulate.workload import TraceJob
+from berth.emulate.workload import DISTRIBUTIONS, TraceJob
 
-DISTRIBUTIONS = ("uniform", "exponential")
 #: Mean of the exponential draw (before the cap at 1), matching the uniform's mean.
 EXPONENTIAL_MEAN = 0.5
 

@@ -4,29 +4,21 @@ workload and ``berth demo`` shows the emulator off.
 
 Argument errors exit with status 2 and a message naming the option; unreadable
 workloads exit with status 1 and name the file, line and field.
+
+Start-up cost is a feature: this module and the argument parsers import only the
+standard library and the policy catalogue; each command imports what it runs when it
+runs (the daemon's web and database stack only for ``serve`` and ``db``, the emulator
+only for ``emulate``, ``demo`` and ``workload``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tqdm import tqdm
-
-from berth.core.policies import POLICIES
-from berth.core.policies.slack import HEURISTICS
-from berth.emulate.estimates import parse_estimates
-from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
-from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
-from berth.emulate.samples import KTH_SAMPLE
-from berth.emulate.scenario import Scenario
-from berth.emulate.traces import read_workload
-from berth.emulate.workload import WorkloadError
+from berth.core.catalog import DEADLINE_HEURISTICS, POLICY_NAMES, SELECTIONS, SLACK_HEURISTICS
 from berth.runtime import serve, workload_cli
 from berth_client import cli as client_cli
 
@@ -64,6 +56,8 @@ POLICY_FLAGS = (
 
 
 def _estimates(text: str) -> str:
+    from berth.emulate.estimates import parse_estimates
+
     try:
         parse_estimates(text)
     except ValueError as error:
@@ -84,22 +78,6 @@ def _stringency(text: str) -> float:
     return stringency
 
 
-def _tqdm_progress(enabled: bool) -> ProgressFactory:
-    @contextmanager
-    def factory(label: str, total: int) -> Iterator[Callable[[int], None] | None]:
-        with tqdm(
-            total=total, desc=f"replay {label}", unit="job", delay=1.0, file=sys.stderr,
-            disable=not enabled, leave=False,
-        ) as bar:  # fmt: skip
-
-            def advance(count: int) -> None:
-                bar.update(count)
-
-            yield advance
-
-    return factory
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="berth", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -108,10 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         "emulate", help="replay a workload (SWF or JSONL) under a policy and report metrics"
     )
     emulate_cmd.add_argument("workload", type=Path, help=".swf, .swf.gz or .jsonl workload")
-    emulate_cmd.add_argument("--policy", choices=sorted(POLICIES), default="easy")
+    emulate_cmd.add_argument("--policy", choices=sorted(POLICY_NAMES), default="easy")
     emulate_cmd.add_argument(
         "--selection",
-        choices=["ff", "bl", "bb"],
+        choices=SELECTIONS,
         help="backfill job selection for easy and conservative: first fit (default), "
         "Backfill Lowest or Backfill Balanced (Leinberger et al. 1999)",
     )
@@ -164,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulate_cmd.add_argument(
         "--heuristic",
-        choices=["edf", "llf", *HEURISTICS],
+        choices=[*DEADLINE_HEURISTICS, *SLACK_HEURISTICS],
         help="qops/msb/mrt: edf or llf (default edf); slack: the permutation heuristic "
         "ast, aat, du, dc or dp (default ast)",
     )
@@ -205,69 +183,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_emulate(args: argparse.Namespace) -> int:
-    try:
-        workload = read_workload(args.workload)
-    except (OSError, WorkloadError, ValueError) as error:
-        print(f"berth emulate: {error}", file=sys.stderr)
-        return 1
-    show = sys.stderr.isatty() if args.progress is None else args.progress
-    options = {
-        name: getattr(args, name) for name in POLICY_FLAGS if getattr(args, name) is not None
-    }
-    try:
-        scenario = Scenario(
-            first=args.first,
-            estimates=args.estimates,
-            load=args.load,
-            load_method=args.load_method,
-            stringency=args.deadlines,
-            deadline_fraction=args.deadline_fraction,
-            seed=args.seed,
-            priorities=args.priorities,
-        )
-        results = emulate(
-            workload,
-            args.policy,
-            capacity=args.capacity,
-            scenario=scenario,
-            slice_by=args.slice,
-            progress=_tqdm_progress(show) if show else no_progress,
-            policy_options=options,
-        )
-    except ValueError as error:
-        print(f"berth emulate: {error}", file=sys.stderr)
-        return 1
-    records = [r for result in results for r in result.records]
-    if args.out:
-        with args.out.open("w", encoding="utf-8") as stream:
-            write_jobs_jsonl(records, stream)
-    if args.out_swf:
-        with args.out_swf.open("w", encoding="utf-8") as stream:
-            write_swf(records, stream, workload.header)
-    _print_results(args, workload.skipped.total(), results)
-    return 0
-
-
-def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emulation]) -> None:
-    if args.json:
-        payload: dict[str, object] = {"policy": args.policy, "skipped": skipped}
-        if args.slice:
-            payload["slices"] = [{"label": r.label, **r.report} for r in results]
-        else:
-            payload.update(results[0].report)
-        print(json.dumps(payload, indent=2))
-        return
-    title = f"policy {args.policy} on {args.workload} (skipped {skipped} unusable jobs)"
-    if args.slice:
-        rows = [{"month": r.label, **r.report} for r in results]
-        columns = ["month", "jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization"]
-        print(title)
-        print(format_table(rows, columns))
-    else:
-        print(format_report(results[0].report, title))
-
-
 def find_shared_trace(name: str) -> Path | None:
     """Where trace ``name`` is: in ``$BERTH_TRACES``, else in a ``shared/traces`` folder
     beside the checkout or the working directory (or one of their parents), else None."""
@@ -280,29 +195,16 @@ def find_shared_trace(name: str) -> Path | None:
     return None
 
 
-def _run_demo(args: argparse.Namespace) -> int:
-    trace = args.trace or find_shared_trace(DEMO_TRACE) or KTH_SAMPLE
-    workload = read_workload(trace)
-    workload.jobs = workload.jobs[: args.jobs]
-    print(f"Berth demo: the first {len(workload.jobs):,} jobs of {trace.name}")
-    print(f"on {workload.capacity}, with the users' own runtime estimates.\n")
-    rows = []
-    for policy in ("fcfs", "easy", "conservative"):
-        (result,) = emulate(workload, policy)
-        rows.append({"policy": policy, **result.report})
-    columns = ["policy", "jobs", "avg_wait", "avg_response", "avg_bounded_slowdown", "utilization"]
-    print(format_table(rows, columns))
-    print("\nTry it yourself:")
-    print(f"  .venv/bin/berth emulate {trace} --policy conservative --slice month")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "emulate":
-        return _run_emulate(args)
-    if args.command == "demo":
-        return _run_demo(args)
+    if args.command in ("emulate", "demo"):
+        from berth.runtime import emulate_cli
+
+        return (
+            emulate_cli.run_emulate(args)
+            if args.command == "emulate"
+            else emulate_cli.run_demo(args)
+        )
     run: Callable[[argparse.Namespace], int] = args.run
     return run(args)
 

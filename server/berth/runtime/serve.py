@@ -1,4 +1,9 @@
-"""``berth serve`` (the daemon, optionally with a demo) and ``berth db upgrade|downgrade``."""
+"""``berth serve`` (the daemon, optionally with a demo) and ``berth db upgrade|downgrade``.
+
+The argument parsers load nothing heavy; the daemon's stack (uvicorn, FastAPI, pydantic,
+SQLAlchemy, Alembic) is imported by the handlers, so other ``berth`` commands never pay
+for it.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-import uvicorn
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    import uvicorn
 
-from berth.api.auth import Role
-from berth.runtime.bootstrap import build
-from berth.runtime.settings import Settings, load_settings
-from berth.store.migrate import downgrade, upgrade
-from berth_client import BerthClient, BerthError
+    from berth.runtime.settings import Settings
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -54,6 +54,8 @@ def _settings_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from berth.runtime.settings import load_settings
+
     flags = {
         name: getattr(args, name, None)
         for name in (
@@ -72,6 +74,10 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def run_db(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from berth.store.migrate import downgrade, upgrade
+
     try:
         settings = _settings(args)
     except (ValidationError, ValueError) as error:
@@ -87,6 +93,12 @@ def run_db(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+    from pydantic import ValidationError
+
+    from berth.api.auth import Role
+    from berth.runtime.bootstrap import build
+
     try:
         settings = _settings(args)
         built = build(settings)
@@ -120,6 +132,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
     """Once the server is up: a few jobs through the real API, then how to look at them."""
+    import http.client
+
+    from berth_client import BerthClient, BerthError
+
     for _ in range(200):
         if server.started:
             break
@@ -152,7 +168,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
                 f"guaranteed {plan['guaranteed_start']}",
                 flush=True,
             )
-    except (BerthError, OSError, httpx.TransportError) as error:
+    except (BerthError, OSError, http.client.HTTPException) as error:
         print(f"demo failed: {error}", file=sys.stderr, flush=True)
         return
     print(

@@ -14,16 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from berth.emulate.generate import (
-    DISTRIBUTIONS,
-    calibrate,
-    extend_to_k,
-    resource_names,
-    with_poisson_arrivals,
-)
-from berth.emulate.traces import read_workload
-from berth.emulate.traces.jsonl import write_jsonl
-from berth.emulate.workload import WorkloadError
+from berth.emulate.workload import DISTRIBUTIONS
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -47,6 +38,11 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    from berth.emulate.generate import calibrate, extend_to_k, resource_names, with_poisson_arrivals
+    from berth.emulate.traces import read_workload
+    from berth.emulate.traces.jsonl import write_jsonl
+    from berth.emulate.workload import WorkloadError
+
     try:
         base = read_workload(args.source)
     except (OSError, WorkloadError, ValueError) as error:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from berth.core.catalog import POLICY_NAMES, POLICY_OPTIONS
 from berth.core.policies.base import Policy, QueuePolicy
 from berth.core.policies.conservative import Conservative
 from berth.core.policies.easy import Easy
@@ -26,26 +27,7 @@ POLICIES: dict[str, Callable[..., QueuePolicy]] = {
     "mrt": Mrt,
     "slack": SlackBackfilling,
 }
-
-
-#: Options each policy accepts (keyword arguments of its constructor).
-POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
-    "easy": ("selection",),
-    "conservative": ("selection",),
-    "qops": ("heuristic", "relaxation", "k_factor"),
-    "msb": ("heuristic", "relaxation"),
-    "mrt": ("heuristic", "relaxation", "max_backtracks"),
-    "slack": (
-        "heuristic",
-        "slack_factor",
-        "awt",
-        "alpha_u",
-        "alpha_t",
-        "alpha_p",
-        "alpha_f",
-        "selection",
-    ),
-}
+assert tuple(POLICIES) == POLICY_NAMES, "the catalogue and the registry list the same policies"
 
 
 def policy_problem(name: str, options: Iterable[str] = ()) -> tuple[str | None, str] | None:
@@ -77,4 +59,12 @@ def make_policy(name: str, space: ResourceSpace, **options: object) -> QueuePoli
     return POLICIES[name](space, **options)
 
 
-__all__ = ["POLICIES", "POLICY_OPTIONS", "Policy", "QueuePolicy", "make_policy", "policy_problem"]
+__all__ = [
+    "POLICIES",
+    "POLICY_NAMES",
+    "POLICY_OPTIONS",
+    "Policy",
+    "QueuePolicy",
+    "make_policy",
+    "policy_problem",
+]

@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from berth.core.catalog import DEADLINE_HEURISTICS
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.base import Waiting
@@ -33,7 +34,7 @@ from berth.core.resources import ResourceSpace
 ARTIFICIAL_DEADLINE_FLOOR = 24 * 3600
 
 #: Orders for (re)placing waiting jobs: earliest deadline first, least laxity first.
-HEURISTICS = ("edf", "llf")
+HEURISTICS = DEADLINE_HEURISTICS
 
 
 def non_negative(name: str, value: int) -> int:

@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from berth.core.catalog import SLACK_HEURISTICS
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.base import Waiting
@@ -37,7 +38,7 @@ from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 
 #: The permutation heuristics of section 2.4, by their paper abbreviations.
-HEURISTICS = ("ast", "aat", "du", "dc", "dp")
+HEURISTICS = SLACK_HEURISTICS
 #: User and political priority of a job that gives none; also the scheduler priority a
 #: new job starts with ("we want all jobs to wait exactly the average wait time").
 NEUTRAL_PRIORITY = 0.5

@@ -1,0 +1,119 @@
+"""``berth emulate`` and ``berth demo``: replay a workload through a policy and report.
+
+Imported only when one of these commands runs (see :mod:`berth.runtime.main`); it loads
+the emulator and tqdm, never the daemon's web or database stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from tqdm import tqdm
+
+from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
+from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
+from berth.emulate.samples import KTH_SAMPLE
+from berth.emulate.scenario import Scenario
+from berth.emulate.traces import read_workload
+from berth.emulate.workload import WorkloadError
+from berth.runtime.main import DEMO_TRACE, POLICY_FLAGS, find_shared_trace
+
+
+def _tqdm_progress(enabled: bool) -> ProgressFactory:
+    @contextmanager
+    def factory(label: str, total: int) -> Iterator[Callable[[int], None] | None]:
+        with tqdm(
+            total=total, desc=f"replay {label}", unit="job", delay=1.0, file=sys.stderr,
+            disable=not enabled, leave=False,
+        ) as bar:  # fmt: skip
+
+            def advance(count: int) -> None:
+                bar.update(count)
+
+            yield advance
+
+    return factory
+
+
+def run_emulate(args: argparse.Namespace) -> int:
+    try:
+        workload = read_workload(args.workload)
+    except (OSError, WorkloadError, ValueError) as error:
+        print(f"berth emulate: {error}", file=sys.stderr)
+        return 1
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    options = {
+        name: getattr(args, name) for name in POLICY_FLAGS if getattr(args, name) is not None
+    }
+    try:
+        scenario = Scenario(
+            first=args.first,
+            estimates=args.estimates,
+            load=args.load,
+            load_method=args.load_method,
+            stringency=args.deadlines,
+            deadline_fraction=args.deadline_fraction,
+            seed=args.seed,
+            priorities=args.priorities,
+        )
+        results = emulate(
+            workload,
+            args.policy,
+            capacity=args.capacity,
+            scenario=scenario,
+            slice_by=args.slice,
+            progress=_tqdm_progress(show) if show else no_progress,
+            policy_options=options,
+        )
+    except ValueError as error:
+        print(f"berth emulate: {error}", file=sys.stderr)
+        return 1
+    records = [r for result in results for r in result.records]
+    if args.out:
+        with args.out.open("w", encoding="utf-8") as stream:
+            write_jobs_jsonl(records, stream)
+    if args.out_swf:
+        with args.out_swf.open("w", encoding="utf-8") as stream:
+            write_swf(records, stream, workload.header)
+    _print_results(args, workload.skipped.total(), results)
+    return 0
+
+
+def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emulation]) -> None:
+    if args.json:
+        payload: dict[str, object] = {"policy": args.policy, "skipped": skipped}
+        if args.slice:
+            payload["slices"] = [{"label": r.label, **r.report} for r in results]
+        else:
+            payload.update(results[0].report)
+        print(json.dumps(payload, indent=2))
+        return
+    title = f"policy {args.policy} on {args.workload} (skipped {skipped} unusable jobs)"
+    if args.slice:
+        rows = [{"month": r.label, **r.report} for r in results]
+        columns = ["month", "jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization"]
+        print(title)
+        print(format_table(rows, columns))
+    else:
+        print(format_report(results[0].report, title))
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    trace = args.trace or find_shared_trace(DEMO_TRACE) or KTH_SAMPLE
+    workload = read_workload(trace)
+    workload.jobs = workload.jobs[: args.jobs]
+    print(f"Berth demo: the first {len(workload.jobs):,} jobs of {trace.name}")
+    print(f"on {workload.capacity}, with the users' own runtime estimates.\n")
+    rows = []
+    for policy in ("fcfs", "easy", "conservative"):
+        (result,) = emulate(workload, policy)
+        rows.append({"policy": policy, **result.report})
+    columns = ["policy", "jobs", "avg_wait", "avg_response", "avg_bounded_slowdown", "utilization"]
+    print(format_table(rows, columns))
+    print("\nTry it yourself:")
+    print(f"  .venv/bin/berth emulate {trace} --policy conservative --slice month")
+    return 0

@@ -1,0 +1,66 @@
+"""Commands import only what they run: the CLI starts instantly and the emulator never
+loads the daemon's web or database stack (checked in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from berth.emulate.samples import KTH_SAMPLE
+
+#: The daemon's stack: none of it may load outside ``berth serve`` and ``berth db``.
+DAEMON_STACK = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "pydantic", "httpx")
+
+
+def _modules_after(argv: list[str]) -> tuple[set[str], str]:
+    """Top-level packages loaded by ``berth ARGV`` run in a fresh interpreter, and what
+    the command printed."""
+    script = (
+        "import json, sys\n"
+        "from berth.runtime.main import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1])), done.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["emulate", "--help"],
+        ["emulate", str(KTH_SAMPLE), "--policy", "conservative", "--json"],
+        ["emulate", str(KTH_SAMPLE), "--policy", "easy", "--selection", "bb"],
+        ["submit", "--help"],
+        ["queue", "--help"],
+    ],
+)
+def test_command_never_loads_the_daemon_stack(argv: list[str]) -> None:
+    loaded, printed = _modules_after(argv)
+    # The command really ran: help text, or a report of the sample's 400 jobs.
+    assert ("usage:" in printed) if "--help" in argv else ("400" in printed)
+    assert loaded.isdisjoint(DAEMON_STACK), sorted(loaded & set(DAEMON_STACK))
+
+
+def test_help_loads_neither_the_policies_nor_tqdm() -> None:
+    loaded, _ = _modules_after(["--help"])
+    assert "tqdm" not in loaded
+    assert "http" not in loaded  # the client's HTTP code loads with a client command
+
+
+def test_the_probe_sees_the_stack_when_a_command_loads_it() -> None:
+    # The daemon's composition root does load the stack: the probe would notice a leak.
+    script = "import sys; import berth.runtime.bootstrap; print('fastapi' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "True"
