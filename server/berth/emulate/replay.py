@@ -1,11 +1,11 @@
 """The emulator's event loop: one policy, one workload, a virtual clock.
 
-At each instant the loop applies, in the normative order of ``docs/semantics.md``:
-completions (the policy releases their resources; conservative compresses once), then
-arrivals in (submit time, job id) order, then starts. Emulated nodes hold a started job
-for ``min(runtime, estimate)`` seconds: a job that reaches its estimate is killed. The
-next instant is the earliest of the next arrival, the next completion and the policy's
-own wake-up (a reservation's start). Deterministic: no clock, no randomness.
+The order of events at one instant is the core's :class:`~berth.core.timeline.Timeline`
+(completions, arrivals in (submit time, job id) order, one scheduling pass), the same the
+daemon's engine follows. Emulated nodes hold a started job for ``min(runtime, estimate)``
+seconds: a job that reaches its estimate is killed. The next instant is the earliest of
+the next arrival, the next completion and the policy's own wake-up (a reservation's
+start). Deterministic: no clock, no randomness.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import Policy
+from berth.core.timeline import Timeline
 from berth.emulate.workload import TraceJob
 
 
@@ -84,30 +85,25 @@ def replay(
     total = len(jobs)
     cursor = 0
     reported = 0
-    infinity = float("inf")
+    timeline = Timeline(policy)
     while True:
-        wake = policy.next_wakeup()
-        if cursor >= total and not ends and wake is None:
+        next_arrival = jobs[cursor].job.submit if cursor < total else None
+        instant = timeline.next_instant((next_arrival, ends[0][0] if ends else None))
+        if instant is None:
             break
-        now_candidates = (
-            jobs[cursor].job.submit if cursor < total else infinity,
-            ends[0][0] if ends else infinity,
-            wake if wake is not None else infinity,
-        )
-        now = int(min(now_candidates))
+        now = instant
 
         finished: list[int] = []
         while ends and ends[0][0] == now:
             finished.append(heapq.heappop(ends)[1])
-        if finished:
-            policy.complete(finished, now)
+        timeline.end(finished, now)
 
         while cursor < total and jobs[cursor].job.submit == now:
             trace_job = jobs[cursor]
             cursor += 1
             job = trace_job.job
             trace_of[job.id] = trace_job
-            decision = policy.submit(job, now)
+            decision = timeline.arrive(job, now)
             record = JobRecord(
                 id=job.id,
                 submit=job.submit,
@@ -131,7 +127,7 @@ def replay(
                 record.promised_completion = decision.completion
             records[job.id] = record
 
-        for start in policy.schedule(now):
+        for start in timeline.close(now):
             record = records[start.job_id]
             held = min(record.runtime, record.estimate)
             record.start = now

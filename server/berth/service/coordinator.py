@@ -120,15 +120,18 @@ class Coordinator:
             now = self.clock.now()
             began = time.perf_counter()
             outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-            self.engine.advance(now)
-            for command, future in batch:
-                try:
-                    outcomes.append((future, command(self.engine, now), None))
-                except RequestError as refusal:
-                    outcomes.append((future, None, refusal))
-                except Exception as bug:  # answer 500, keep serving
-                    log.exception("command failed")
-                    outcomes.append((future, None, bug))
+            # One round of the timeline: what is due by now, the batch's commands, then
+            # one scheduling pass (the order the emulator follows at every instant).
+            with self.engine.batch(now):
+                self.engine.advance(now)
+                for command, future in batch:
+                    try:
+                        outcomes.append((future, command(self.engine, now), None))
+                    except RequestError as refusal:
+                        outcomes.append((future, None, refusal))
+                    except Exception as bug:  # answer 500, keep serving
+                        log.exception("command failed")
+                        outcomes.append((future, None, bug))
             passed = time.perf_counter() - began
             self.stats.batches += 1
             self.stats.commands += len(batch)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve
@@ -25,6 +26,7 @@ from berth.core.forecast import forecast
 from berth.core.policies import QueuePolicy, make_policy, policy_problem
 from berth.core.policies.conservative import Conservative
 from berth.core.resources import ResourceSpace
+from berth.core.timeline import Timeline
 from berth.service.cluster import Cluster
 from berth.service.model import (
     Event,
@@ -88,9 +90,35 @@ class Engine:
         self.counters: Counter[str] = Counter()
         #: The latest time the engine has been advanced to.
         self._stepped = -(1 << 62)
-        self.policy: QueuePolicy = make_policy(
-            policy_name, ResourceSpace(self.cluster.schedulable_capacity()), **self.policy_options
+        #: The order of events at each instant, shared with the emulator.
+        self.timeline = Timeline(
+            make_policy(
+                policy_name,
+                ResourceSpace(self.cluster.schedulable_capacity()),
+                **self.policy_options,
+            )
         )
+        #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
+        #: the batch's end.
+        self._batching = False
+
+    @property
+    def policy(self) -> QueuePolicy:
+        policy = self.timeline.policy
+        assert isinstance(policy, QueuePolicy)
+        return policy
+
+    @contextmanager
+    def batch(self, now: int) -> Iterator[None]:
+        """Apply several commands at ``now`` as one round of the timeline: whatever they
+        end or submit, the scheduling pass runs once, after the last of them (as the
+        emulator runs it once after every arrival of an instant)."""
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+            self._run_pass(now)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -140,10 +168,12 @@ class Engine:
         those instants never overlap. Each step: jobs that ended, jobs past their time
         limit (killed), then starts."""
         while (due := self.next_event()) is not None and self._stepped < due < now:
-            self._step(due)
+            self._step(due, catching_up=True)
         self._step(now)
 
-    def _step(self, now: int) -> None:
+    def _step(self, now: int, catching_up: bool = False) -> None:
+        """Ends at ``now``, then the pass (an earlier instant caught up always passes at
+        its own time; the batch's own instant passes when the batch ends)."""
         self._stepped = max(self._stepped, now)
         done: list[int] = []
         for job_id, end in self.backend.finished(now):
@@ -168,9 +198,11 @@ class Engine:
                     f"killed on reaching its time limit of {record.time_limit} s",
                 )
                 done.append(record.id)
-        if done:
-            self.policy.complete(done, now)
-        self._pass(now)
+        self.timeline.end(done, now)
+        if catching_up:
+            self._run_pass(now)
+        else:
+            self._pass(now)
 
     def next_event(self) -> int | None:
         """The next cluster time the engine must be advanced at, without any command."""
@@ -203,7 +235,7 @@ class Engine:
         """The policy's admission decision, and a deadline is never accepted unkept:
         under a policy that does not admit by deadline, a deadline job is accepted only
         if its guaranteed start plus its time limit meets the deadline."""
-        decision = self.policy.submit(record.as_job(), now)
+        decision = self.timeline.arrive(record.as_job(), now)
         if record.deadline is None or isinstance(decision, Reject):
             return decision
         if decision is None or decision.guarantee is None:
@@ -289,7 +321,7 @@ class Engine:
         if record.state is JobState.RUNNING:
             self.backend.kill(job_id, now)
             self._end(record, JobState.CANCELLED, now, reason)
-            self.policy.complete([job_id], now)
+            self.timeline.end([job_id], now)
         else:
             if record.state is JobState.PENDING:
                 self.policy.withdraw(job_id, now)
@@ -549,8 +581,13 @@ class Engine:
         )
 
     def _pass(self, now: int) -> None:
-        """Start what the policy says, and note reservations that moved."""
-        for start in self.policy.schedule(now):
+        """Start what the policy says, and note reservations that moved; inside a
+        :meth:`batch`, only note that a pass is due."""
+        if not self._batching:
+            self._run_pass(now)
+
+    def _run_pass(self, now: int) -> None:
+        for start in self.timeline.close(now):
             record = self.pending.pop(start.job_id)
             record.allocation = self.cluster.allocate(record)
             record.start_time = record.planned_start = now
@@ -643,7 +680,7 @@ class Engine:
     def _install(self, replan: Replan, now: int, restoring: bool = False) -> None:
         """Adopt a replan. Restoring keeps every guarantee on record: one the downtime
         made impossible is reported missed, never silently rewritten."""
-        self.policy = replan.policy
+        self.timeline.policy = replan.policy
         for job_id, decision in replan.decisions.items():
             record = self.pending[job_id]
             if isinstance(decision, Reject):
