@@ -38,7 +38,7 @@ def _valid(jobs: list[TraceJob], capacity: dict[str, int]) -> list[TraceJob]:
             runtime=t.runtime,
             estimate=t.job.estimate,
             **dict(t.job.resources),
-        )  # fmt: skip
+        )
         for i, t in enumerate(kept, start=1)
     ]
 
