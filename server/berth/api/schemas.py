@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from berth.service.model import JobRecord, JobRequest, NodeRecord
+from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
 
 #: The longest time limit accepted: ten years.
 MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
@@ -98,6 +98,11 @@ class SubmitOut(BaseModel):
     accepted: bool
     reason: str
     job: JobOut
+
+    @classmethod
+    def of(cls, job: JobRecord) -> SubmitOut:
+        accepted = job.state is not JobState.REJECTED
+        return cls(accepted=accepted, reason=job.state_reason, job=JobOut.of(job))
 
 
 class JobList(BaseModel):

@@ -1,16 +1,21 @@
 """The single writer: commands applied in order, committed in batches, then acknowledged.
 
-Every change to live state goes through :meth:`Coordinator.call`, which queues a
+Every change to live state goes through :meth:`Coordinator.call` with a command, a
 function of ``(engine, now)``. One task takes the queue in batches (group commit): it
-advances the engine to the clock's ``now`` (completions, kills, starts), applies each
-command of the batch, saves the batch's changes in one store transaction, and only
-then answers the callers and publishes the events. So an acknowledged command is
-always committed, and the store's write cost is shared by concurrent requests. Reads
-go straight to the engine's records from the event loop, between batches.
+applies the batch as one round of the engine's timeline (what is due by the clock's
+``now``, the commands, one scheduling pass), renders each answer from the state the
+batch left, saves the batch's changes in one store transaction, and only then sends the
+batch's node intents (start, kill, ...), answers the callers and publishes the events.
+So an answer never reports uncommitted state, a node never acts on uncommitted state,
+and the store's write cost is shared by concurrent requests. Reads go through
+:meth:`Coordinator.read`: at once while no batch is in flight, else right after the
+batch in flight commits, before the next is applied, so they too see committed state
+only.
 
-If the store fails, the in-memory state can no longer be trusted to match it: the
-coordinator stops taking commands (``failed`` is set, health turns red) and the daemon
-must be restarted, which resumes from what was committed.
+If the store fails, the in-memory state can no longer be trusted to match it: nothing
+of the batch is sent or answered (503), the coordinator stops taking commands
+(``failed`` is set, health turns red) and the daemon must be restarted, which resumes
+from what was committed.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from berth.service.engine import Engine
+from berth.service.intents import Intent
 from berth.service.model import Event, RequestError
 from berth.service.ports import Changes, Clock, Store
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 log = logging.getLogger("berth.coordinator")
 
@@ -39,6 +46,18 @@ SUBSCRIBER_BACKLOG = 10_000
 
 def _nothing(_engine: Engine, _now: int) -> None:
     """A command that only lets the batch advance the engine."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A queued change: ``apply(engine, now)``, and ``answer`` to render its result at
+    the end of its batch (``None``: the result as it is)."""
+
+    apply: Callable[[Engine, int], Any]
+    answer: Callable[[Any], Any] | None = None
+
+    def render(self, result: Any) -> Any:
+        return result if self.answer is None else self.answer(result)
 
 
 class StoreUnavailable(RuntimeError):
@@ -63,99 +82,152 @@ class Coordinator:
         self.stats = Stats()
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
-        self._queue: asyncio.Queue[tuple[Callable[[Engine, int], Any], asyncio.Future[Any]]] = (
-            asyncio.Queue()
-        )
+        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any]]] = asyncio.Queue()
         self._subscribers: set[asyncio.Queue[tuple[int, Event] | None]] = set()
         self._event_seq = 0
         self._task: asyncio.Task[None] | None = None
-        self._committing: asyncio.Task[None] | None = None
+        #: A batch is applied but not yet committed: reads wait for its commit.
+        self._in_flight = False
+        self._stopping = False
+        self._reads: list[tuple[Callable[[Engine], Any], asyncio.Future[Any]]] = []
+        engine.hold_intents = True  # node commands leave only after their commit
 
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:
         """Persist what restoring changed, then take commands."""
         engine = self.engine
-        await self._commit(engine.take_changes(), engine.take_events(), engine.next_event(), [])
+        await self._commit(engine.take_changes(), engine.take_events(), engine.take_intents(), [])
         if self.failed is not None:
             raise StoreUnavailable(f"the store failed at start-up: {self.failed}")
         self._task = asyncio.create_task(self._writer(), name="berth-writer")
 
     async def stop(self) -> None:
+        """Finish the batch in flight (commit, send, answer), then stop taking commands."""
         if self._task is not None:
-            self._task.cancel()
+            self._stopping = True
+            if not self._in_flight:
+                self._task.cancel()  # idle, waiting for a command: nothing to finish
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        if self._committing is not None:
-            await self._committing  # answer what was applied before stopping
+        # Commands still queued were never applied: refuse them rather than leave their
+        # callers waiting forever.
+        stopping = StoreUnavailable("the daemon is shutting down")
+        while not self._queue.empty():
+            _, future = self._queue.get_nowait()
+            future.set_exception(stopping)
+        self._serve_reads()
         for queue in list(self._subscribers):
             queue.put_nowait(None)
 
     # ------------------------------------------------------------------ commands
-    async def call(self, command: Callable[[Engine, int], T]) -> T:
+    @overload
+    async def call(self, command: Callable[[Engine, int], T]) -> T: ...
+
+    @overload
+    async def call(self, command: Callable[[Engine, int], T], answer: Callable[[T], R]) -> R: ...
+
+    async def call(
+        self, command: Callable[[Engine, int], Any], answer: Callable[[Any], Any] | None = None
+    ) -> Any:
         """Apply ``command(engine, now)`` as the single writer; return once committed.
 
+        ``answer`` turns the command's result into the caller's answer (say, a record into
+        its JSON form) at the end of the command's batch, before any later batch can
+        change the result: what the caller gets is exactly what was committed.
         :class:`RequestError` from the command is raised here, after the batch it was
         part of committed (it changed nothing)."""
         if self.failed is not None:
             raise StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        await self._queue.put((command, future))
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self._queue.put((Command(command, answer), future))
         return await future
+
+    async def read(self, view: Callable[[Engine], T]) -> T:
+        """``view(engine)`` on committed state: at once if no batch is in flight, else
+        right after the batch in flight commits (before the next one is applied)."""
+        if self.failed is not None:
+            raise StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
+        if not self._in_flight:
+            return view(self.engine)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._reads.append((view, future))
+        return await future
+
+    def _serve_reads(self) -> None:
+        reads, self._reads = self._reads, []
+        for view, future in reads:
+            if future.done():
+                continue
+            if self.failed is not None:  # what is in memory was never committed
+                future.set_exception(StoreUnavailable(f"the store failed ({self.failed})"))
+                continue
+            try:
+                future.set_result(view(self.engine))
+            except Exception as error:  # the read's own refusal (404 ...) or a bug
+                future.set_exception(error)
 
     async def tick(self) -> None:
         """Advance the engine to now (completions, kills, starts) and commit."""
         await self.call(_nothing)
 
     async def _writer(self) -> None:
-        """Apply batch after batch. A batch's commit runs in a thread while the next batch
-        is applied in memory; commits stay in order (each waits for the one before), and
-        a batch is answered only once its own commit is done. Requests that arrive during
-        a commit form the next batch: that is the group commit."""
+        """Apply batch after batch. Requests that arrive while a batch commits form the
+        next batch: that is the group commit. The next batch is applied only once the
+        one before has committed, so reads between them see committed state."""
         queue = self._queue
         while True:
             batch = [await queue.get()]
+            self._in_flight = True
             while len(batch) < MAX_BATCH and not queue.empty():
                 batch.append(queue.get_nowait())
             now = self.clock.now()
             began = time.perf_counter()
             outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+            results: list[tuple[Command, asyncio.Future[Any], Any]] = []
             # One round of the timeline: what is due by now, the batch's commands, then
             # one scheduling pass (the order the emulator follows at every instant).
             with self.engine.batch(now):
                 self.engine.advance(now)
                 for command, future in batch:
                     try:
-                        outcomes.append((future, command(self.engine, now), None))
+                        results.append((command, future, command.apply(self.engine, now)))
                     except RequestError as refusal:
                         outcomes.append((future, None, refusal))
                     except Exception as bug:  # answer 500, keep serving
                         log.exception("command failed")
                         outcomes.append((future, None, bug))
+            for command, future, result in results:
+                try:
+                    outcomes.append((future, command.render(result), None))
+                except Exception as bug:
+                    log.exception("answer failed")
+                    outcomes.append((future, None, bug))
             passed = time.perf_counter() - began
             self.stats.batches += 1
             self.stats.commands += len(batch)
             self.stats.last_pass_seconds = passed
             self.stats.pass_seconds_total += passed
-            changes = self.engine.take_changes()
-            events = self.engine.take_events()
-            next_event = self.engine.next_event()
-            if self._committing is not None:
-                await self._committing
-            if self.failed is not None:
-                self._refuse_all(outcomes)
-                return
-            self._committing = asyncio.create_task(
-                self._commit(changes, events, next_event, outcomes)
+            engine = self.engine
+            await self._commit(
+                engine.take_changes(), engine.take_events(), engine.take_intents(), outcomes
             )
+            self._in_flight = False
+            self._serve_reads()
+            if self.failed is not None:
+                self._refuse_all([])
+                return
+            if self._stopping:
+                return
 
     async def _commit(
         self,
         changes: Changes,
         events: list[Event],
-        next_event: int | None,
+        intents: list[Intent],
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]],
     ) -> None:
+        """Save, then (only if the save succeeded) send intents, answer and publish."""
         try:
             await self._save(changes)
         except Exception as error:
@@ -163,6 +235,11 @@ class Coordinator:
             self.failed = error
             self._refuse_all(outcomes)
             return
+        for intent in intents:
+            try:
+                intent.send(self.engine.backend)
+            except Exception:  # a node that cannot be told reports back as a node fault
+                log.exception("sending %s failed", intent)
         for future, result, refusal in outcomes:
             if future.done():
                 continue
@@ -173,7 +250,7 @@ class Coordinator:
         for event in events:
             self._publish(event)
         if self.on_next_event is not None:
-            self.on_next_event(next_event)
+            self.on_next_event(self.engine.next_event())
 
     def _refuse_all(
         self, outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]

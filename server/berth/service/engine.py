@@ -28,6 +28,7 @@ from berth.core.policies.conservative import Conservative
 from berth.core.resources import ResourceSpace
 from berth.core.timeline import Timeline
 from berth.service.cluster import Cluster
+from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
     Event,
     JobRecord,
@@ -81,6 +82,11 @@ class Engine:
         self.next_id = 1
         self._idempotency: dict[tuple[str, str], int] = {}
         self._events: list[Event] = []
+        #: Node commands waiting for their commit. A shell that commits (the
+        #: coordinator) sets ``hold_intents`` and sends them after each commit; without
+        #: a store they go to the backend at once.
+        self._intents: list[Intent] = []
+        self.hold_intents = False
         self._dirty_jobs: set[int] = set()
         self._dirty_nodes: set[str] = set()
         self._config_dirty = False
@@ -190,7 +196,7 @@ class Engine:
             assert record.start_time is not None
             limit_at = record.start_time + record.time_limit
             if limit_at <= now:
-                self.backend.kill(record.id, now)
+                self._intend(Kill(record.id, now))
                 self._end(
                     record,
                     JobState.TIMEOUT,
@@ -319,7 +325,7 @@ class Engine:
         if record.final:
             raise RequestError("conflict", f"job {job_id} has already ended ({record.state})")
         if record.state is JobState.RUNNING:
-            self.backend.kill(job_id, now)
+            self._intend(Kill(job_id, now))
             self._end(record, JobState.CANCELLED, now, reason)
             self.timeline.end([job_id], now)
         else:
@@ -402,7 +408,7 @@ class Engine:
             raise RequestError("conflict", f"node {name!r} is already down")
         for record in list(self.running.values()):
             if name in record.allocation:
-                self.backend.kill(record.id, now)
+                self._intend(Kill(record.id, now))
                 self._end(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
         return self._set_node(node, NodeState.DOWN, reason, now, True, "node.down")
 
@@ -555,6 +561,22 @@ class Engine:
         events, self._events = self._events, []
         return events
 
+    def _intend(self, intent: Intent) -> None:
+        if self.hold_intents:
+            self._intents.append(intent)
+        else:
+            intent.send(self.backend)
+
+    def take_intents(self) -> list[Intent]:
+        """The node commands of the changes made since the last call, in order."""
+        intents, self._intents = self._intents, []
+        return intents
+
+    def dispatch(self) -> None:
+        """Send the pending intents to the node backend now (after their commit)."""
+        for intent in self.take_intents():
+            intent.send(self.backend)
+
     # ------------------------------------------------------------------ internals
     def _admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
         if isinstance(decision, Reject):
@@ -593,7 +615,7 @@ class Engine:
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
-            self.backend.start(record, now)
+            self._intend(StartOn(record, now))
             self.counters["started"] += 1
             self._emit("job.started", now, record.id, nodes=sorted(record.allocation))
         for job_id in self.policy.take_replanned():

@@ -18,6 +18,7 @@ from berth.api.schemas import (
     PriorityIn,
 )
 from berth.core.policies import POLICIES, POLICY_OPTIONS, policy_problem
+from berth.service.engine import Engine
 from berth.service.model import RequestError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
@@ -25,8 +26,9 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 @router.post("/nodes", response_model=NodeOut, status_code=201, summary="Add a node")
 async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    node = await daemon.coordinator.call(lambda e, now: e.add_node(body.name, body.resources, now))
-    return NodeOut.of(node)
+    return await daemon.coordinator.call(
+        lambda e, now: e.add_node(body.name, body.resources, now), NodeOut.of
+    )
 
 
 @router.post(
@@ -35,15 +37,16 @@ async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     summary="Drain a node: running jobs go on, no new ones; refused if a guarantee would break",
 )
 async def drain(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    node = await daemon.coordinator.call(lambda e, now: e.drain(name, body.reason, now, body.force))
-    return NodeOut.of(node)
+    return await daemon.coordinator.call(
+        lambda e, now: e.drain(name, body.reason, now, body.force), NodeOut.of
+    )
 
 
 @router.post(
     "/nodes/{name}/resume", response_model=NodeOut, summary="Put a drained or down node back up"
 )
 async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return NodeOut.of(await daemon.coordinator.call(lambda e, now: e.resume_node(name, now)))
+    return await daemon.coordinator.call(lambda e, now: e.resume_node(name, now), NodeOut.of)
 
 
 @router.post(
@@ -51,7 +54,7 @@ async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
 )
 async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     reason = body.reason or "marked down by an operator"
-    return NodeOut.of(await daemon.coordinator.call(lambda e, now: e.mark_down(name, reason, now)))
+    return await daemon.coordinator.call(lambda e, now: e.mark_down(name, reason, now), NodeOut.of)
 
 
 @router.post(
@@ -60,28 +63,26 @@ async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -
     summary="Hold a pending job (it gives up its guarantee)",
 )
 async def hold(job_id: int, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return JobOut.of(await daemon.coordinator.call(lambda e, now: e.hold(job_id, now, body.reason)))
+    return await daemon.coordinator.call(lambda e, now: e.hold(job_id, now, body.reason), JobOut.of)
 
 
 @router.post(
     "/jobs/{job_id}/release", response_model=JobOut, summary="Release a held job (admitted again)"
 )
 async def release(job_id: int, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return JobOut.of(await daemon.coordinator.call(lambda e, now: e.release(job_id, now)))
+    return await daemon.coordinator.call(lambda e, now: e.release(job_id, now), JobOut.of)
 
 
 @router.put(
     "/jobs/{job_id}/priority", response_model=JobOut, summary="Set a job's political priority"
 )
 async def priority(job_id: int, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    record = await daemon.coordinator.call(
-        lambda e, now: e.set_political_priority(job_id, body.political, now)
+    return await daemon.coordinator.call(
+        lambda e, now: e.set_political_priority(job_id, body.political, now), JobOut.of
     )
-    return JobOut.of(record)
 
 
-def _policy_out(daemon: DaemonDep) -> PolicyOut:
-    engine = daemon.engine
+def _policy_out(engine: Engine) -> PolicyOut:
     return PolicyOut(
         policy=engine.policy_name,
         options=engine.policy_options,
@@ -91,7 +92,7 @@ def _policy_out(daemon: DaemonDep) -> PolicyOut:
 
 @router.get("/policy", response_model=PolicyOut, summary="The scheduling policy and its options")
 async def get_policy(daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
-    return _policy_out(daemon)
+    return await daemon.coordinator.read(_policy_out)
 
 
 @router.put(
@@ -101,10 +102,12 @@ async def get_policy(daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
 )
 async def set_policy(body: PolicyIn, daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
     options: dict[str, object] = dict(body.options)
-    await daemon.coordinator.call(
-        lambda e, now: e.change_policy(body.policy, options, now, body.force)
-    )
-    return _policy_out(daemon)
+
+    def switch(engine: Engine, now: int) -> Engine:
+        engine.change_policy(body.policy, options, now, body.force)
+        return engine
+
+    return await daemon.coordinator.call(switch, _policy_out)
 
 
 @router.post(

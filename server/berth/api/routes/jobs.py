@@ -7,16 +7,17 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from berth.api.auth import Principal
-from berth.api.deps import Daemon, DaemonDep, PrincipalDep
+from berth.api.deps import DaemonDep, PrincipalDep
 from berth.api.schemas import JobList, JobOut, JobSubmit, StartOut, SubmitOut, WhatIfOut
+from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 
-def visible(daemon: Daemon, who: Principal, job_id: int) -> JobRecord:
+def visible(engine: Engine, who: Principal, job_id: int) -> JobRecord:
     """The job if the caller may see it; 404 otherwise (others' jobs are not revealed)."""
-    record = daemon.engine.jobs.get(job_id)
+    record = engine.jobs.get(job_id)
     if record is None or not who.may_see(record.user):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return record
@@ -37,14 +38,12 @@ async def submit(
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> SubmitOut:
     request = body.request(who.user, idempotency_key)
-    record, created = await daemon.coordinator.call(lambda e, now: e.submit(request, now))
+    answer, created = await daemon.coordinator.call(
+        lambda e, now: e.submit(request, now), lambda made: (SubmitOut.of(made[0]), made[1])
+    )
     if not created:
         response.status_code = 200
-    return SubmitOut(
-        accepted=record.state is not JobState.REJECTED,
-        reason=record.state_reason,
-        job=JobOut.of(record),
-    )
+    return answer
 
 
 @router.post(
@@ -54,7 +53,10 @@ async def submit(
 )
 async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> WhatIfOut:
     request = body.request(who.user, None)
-    return WhatIfOut.model_validate(daemon.engine.what_if(request, daemon.now()))
+    now = daemon.now()
+    return WhatIfOut.model_validate(
+        await daemon.coordinator.read(lambda e: e.what_if(request, now))
+    )
 
 
 @router.get("", response_model=JobList, summary="List jobs (users see their own)")
@@ -70,26 +72,29 @@ async def list_jobs(
         if user is not None and user != who.user:
             raise RequestError("forbidden", "users may list only their own jobs", "user")
         user = who.user
-    jobs = [
-        record
-        for record in daemon.engine.jobs.values()
-        if (state is None or record.state is state) and (user is None or record.user == user)
-    ]
-    page = jobs[offset : offset + limit]
-    return JobList(jobs=[JobOut.of(r) for r in page], total=len(jobs), limit=limit, offset=offset)
+
+    def page(engine: Engine) -> JobList:
+        jobs = [
+            record
+            for record in engine.jobs.values()
+            if (state is None or record.state is state) and (user is None or record.user == user)
+        ]
+        shown = [JobOut.of(r) for r in jobs[offset : offset + limit]]
+        return JobList(jobs=shown, total=len(jobs), limit=limit, offset=offset)
+
+    return await daemon.coordinator.read(page)
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
 async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
-    return JobOut.of(visible(daemon, who, job_id))
+    return await daemon.coordinator.read(lambda e: JobOut.of(visible(e, who, job_id)))
 
 
 @router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")
 async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
-    visible(daemon, who, job_id)
+    await daemon.coordinator.read(lambda e: visible(e, who, job_id))
     reason = f"cancelled by {who.user}"
-    record = await daemon.coordinator.call(lambda e, now: e.cancel(job_id, now, reason))
-    return JobOut.of(record)
+    return await daemon.coordinator.call(lambda e, now: e.cancel(job_id, now, reason), JobOut.of)
 
 
 @router.get(
@@ -98,5 +103,10 @@ async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     summary="When the job will start: its guarantee, a prediction, and what blocks it",
 )
 async def start(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> StartOut:
-    visible(daemon, who, job_id)
-    return StartOut.model_validate(daemon.engine.start_info(job_id, daemon.now()))
+    now = daemon.now()
+
+    def answer(engine: Engine) -> StartOut:
+        visible(engine, who, job_id)
+        return StartOut.model_validate(engine.start_info(job_id, now))
+
+    return await daemon.coordinator.read(answer)

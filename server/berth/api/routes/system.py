@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from berth.api.deps import DaemonDep, PrincipalDep
 from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, Window
+from berth.service.engine import Engine
 from berth.service.model import JobState
 
 router = APIRouter(tags=["system"])
@@ -25,59 +26,66 @@ KEEPALIVE = 15.0
     summary="The plan: running and planned jobs with their windows",
 )
 async def schedule(daemon: DaemonDep, _: PrincipalDep) -> ScheduleOut:
-    engine = daemon.engine
     now = daemon.now()
-    predicted = engine.predictions(now)[1]
-    running = [
-        Window(
-            job_id=r.id,
-            user=r.user,
-            job_state=r.state.value,
-            start=r.start_time,
-            end=(r.start_time or 0) + r.time_limit,
-            guaranteed_start=r.guaranteed_start,
-            resources=r.resources,
-        )
-        for r in engine.running.values()
-    ]
-    planned = []
-    for r in engine.pending.values():
-        start = predicted.get(r.id)
-        planned.append(
+
+    def view(engine: Engine) -> ScheduleOut:
+        predicted = engine.predictions(now)[1]
+        running = [
             Window(
                 job_id=r.id,
                 user=r.user,
                 job_state=r.state.value,
-                start=start,
-                end=None if start is None else start + r.time_limit,
+                start=r.start_time,
+                end=(r.start_time or 0) + r.time_limit,
                 guaranteed_start=r.guaranteed_start,
                 resources=r.resources,
             )
-        )
-    planned.sort(key=lambda w: (w.start is None, w.start or 0, w.job_id))
-    return ScheduleOut(now=now, policy=engine.policy_name, running=running, planned=planned)
+            for r in engine.running.values()
+        ]
+        planned = []
+        for r in engine.pending.values():
+            start = predicted.get(r.id)
+            planned.append(
+                Window(
+                    job_id=r.id,
+                    user=r.user,
+                    job_state=r.state.value,
+                    start=start,
+                    end=None if start is None else start + r.time_limit,
+                    guaranteed_start=r.guaranteed_start,
+                    resources=r.resources,
+                )
+            )
+        planned.sort(key=lambda w: (w.start is None, w.start or 0, w.job_id))
+        return ScheduleOut(now=now, policy=engine.policy_name, running=running, planned=planned)
+
+    return await daemon.coordinator.read(view)
 
 
 @router.get(
     "/v1/cluster", response_model=ClusterOut, summary="Capacities, use, nodes and their states"
 )
 async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
-    engine = daemon.engine
-    nodes = sorted(engine.cluster.nodes.values(), key=lambda n: n.name)
-    used: dict[str, int] = dict.fromkeys(engine.cluster.full_capacity(), 0)
-    for node in nodes:
-        for name, amount in node.used.items():
-            used[name] = used.get(name, 0) + amount
-    return ClusterOut(
-        now=daemon.now(),
-        policy=engine.policy_name,
-        capacity=engine.cluster.full_capacity(),
-        schedulable=engine.cluster.schedulable_capacity(),
-        used=used,
-        nodes=[NodeOut.of(n) for n in nodes],
-        pending=len(engine.pending),
-        running=len(engine.running),
-    )
+    now = daemon.now()
+
+    def view(engine: Engine) -> ClusterOut:
+        nodes = sorted(engine.cluster.nodes.values(), key=lambda n: n.name)
+        used: dict[str, int] = dict.fromkeys(engine.cluster.full_capacity(), 0)
+        for node in nodes:
+            for name, amount in node.used.items():
+                used[name] = used.get(name, 0) + amount
+        return ClusterOut(
+            now=now,
+            policy=engine.policy_name,
+            capacity=engine.cluster.full_capacity(),
+            schedulable=engine.cluster.schedulable_capacity(),
+            used=used,
+            nodes=[NodeOut.of(n) for n in nodes],
+            pending=len(engine.pending),
+            running=len(engine.running),
+        )
+
+    return await daemon.coordinator.read(view)
 
 
 @router.get(

@@ -1,0 +1,63 @@
+"""Intents: what the engine wants done on nodes, sent only once the change is committed.
+
+The engine never calls the node backend while it changes state: it records an intent
+(:class:`StartOn`, :class:`Kill`, :class:`Suspend`, :class:`Resume`) beside the state
+change. The coordinator commits the batch, and only then sends the batch's intents, in
+order; a commit that fails sends nothing (the daemon restarts from committed state, in
+which those jobs never started). Shells without a store (the dry run, unit tests) send
+them when the engine is next advanced. No I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from berth.service.model import JobRecord
+from berth.service.ports import NodeBackend
+
+
+@dataclass(frozen=True, slots=True)
+class StartOn:
+    """Launch ``job`` on the nodes of its allocation, as of ``time``."""
+
+    job: JobRecord
+    time: int
+
+    def send(self, backend: NodeBackend) -> None:
+        backend.start(self.job, self.time)
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """Stop running job ``job_id`` for good."""
+
+    job_id: int
+    time: int
+
+    def send(self, backend: NodeBackend) -> None:
+        backend.kill(self.job_id, self.time)
+
+
+@dataclass(frozen=True, slots=True)
+class Suspend:
+    """Stop job ``job_id``'s processes, keeping its allocation (gang scheduling)."""
+
+    job_id: int
+    time: int
+
+    def send(self, backend: NodeBackend) -> None:
+        backend.suspend(self.job_id, self.time)
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Let suspended job ``job_id`` run again."""
+
+    job_id: int
+    time: int
+
+    def send(self, backend: NodeBackend) -> None:
+        backend.resume(self.job_id, self.time)
+
+
+Intent = StartOn | Kill | Suspend | Resume

@@ -1,0 +1,228 @@
+"""The single writer: group commit, order, answers and node commands only after commit,
+a store that fails, shutdown with work queued, and reads that never see uncommitted
+state."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from berth.dispatch.emulated import EmulatedNodes
+from berth.service.coordinator import Coordinator, StoreUnavailable
+from berth.service.engine import Engine
+from berth.service.model import JobRecord
+from berth.service.ports import Changes, Snapshot
+from berth.store.memory import MemoryStore
+from tests.support.live import ManualClock, nodes, request
+
+
+class GatedStore(MemoryStore):
+    """A store whose saves wait for the test to open the gate, and can be made to fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.fail = False
+        self.waiting = threading.Event()
+
+    def save(self, changes: Changes) -> None:
+        self.waiting.set()
+        self.gate.wait(timeout=10)
+        if self.fail:
+            raise OSError("disk on fire")
+        super().save(changes)
+
+
+class RecordingNodes(EmulatedNodes):
+    """Emulated nodes that note each command and what the store held when it came."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__()
+        self.store = store
+        self.sent: list[tuple[str, int, object]] = []
+
+    def start(self, job: JobRecord, now: int) -> None:
+        committed = self.store.jobs.get(job.id, {}).get("state")
+        self.sent.append(("start", job.id, committed))
+        super().start(job, now)
+
+    def kill(self, job_id: int, now: int) -> None:
+        self.sent.append(("kill", job_id, self.store.jobs.get(job_id, {}).get("state")))
+        super().kill(job_id, now)
+
+
+def _setup(count: int = 1) -> tuple[Coordinator, GatedStore, RecordingNodes, ManualClock]:
+    store = GatedStore()
+    backend = RecordingNodes(store)
+    clock = ManualClock(1000)
+    engine = Engine.restore(Snapshot(), backend, clock.now(), nodes(count), "conservative", {})
+    return Coordinator(engine, store, clock), store, backend, clock
+
+
+def _state(record: JobRecord) -> str:
+    return record.state.value
+
+
+async def _wait_for(event: threading.Event) -> None:
+    for _ in range(500):
+        if event.is_set():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the store was never called")
+
+
+def test_concurrent_commands_share_commits_and_keep_their_order() -> None:
+    async def scenario() -> tuple[list[int], int, int]:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        saves_before = store.saves
+        ids = await asyncio.gather(
+            *(coordinator.call(lambda e, now: e.submit(request(1), now)[0].id) for _ in range(50))
+        )
+        await coordinator.stop()
+        return list(ids), store.saves - saves_before, coordinator.stats.batches
+
+    ids, saves, batches = asyncio.run(scenario())
+    assert ids == list(range(1, 51))  # applied in the order they were called
+    assert saves == batches < 50  # one transaction per batch, fewer batches than commands
+
+
+def test_a_start_is_sent_only_after_the_running_state_is_committed() -> None:
+    async def scenario() -> list[tuple[str, int, object]]:
+        coordinator, _, backend, _ = _setup()
+        await coordinator.start()
+        await coordinator.call(lambda e, now: e.submit(request(8, runtime=50), now))
+        return backend.sent
+
+    sent = asyncio.run(scenario())
+    assert sent == [("start", 1, "RUNNING")]  # the store held RUNNING when the node was told
+
+
+def test_the_answer_is_what_its_batch_committed_not_what_a_later_batch_made() -> None:
+    """The RUNNING/PENDING race: job 2 waits behind job 1; while job 2's submit commits,
+    job 1 is cancelled, which starts job 2 in the next batch. The submit's answer must
+    say PENDING, as the database then said, never RUNNING."""
+
+    async def scenario() -> tuple[str, object, str, object]:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))  # job 1 runs
+        store.gate.clear()
+        store.waiting.clear()
+        submit = asyncio.ensure_future(
+            coordinator.call(lambda e, now: e.submit(request(8, 100), now)[0], _state)
+        )
+        await _wait_for(store.waiting)  # job 2's batch is committing
+        cancel = asyncio.ensure_future(
+            coordinator.call(lambda e, now: e.cancel(1, now, "test"), _state)
+        )
+        await asyncio.sleep(0.05)
+        store.gate.set()
+        answered = await submit
+        row_then = store.jobs[2]["state"]
+        cancelled = await cancel
+        row_after = store.jobs[2]["state"]
+        await coordinator.stop()
+        return answered, row_then, cancelled, row_after
+
+    answered, row_then, cancelled, row_after = asyncio.run(scenario())
+    assert (answered, row_then) == ("PENDING", "PENDING")
+    assert (cancelled, row_after) == ("CANCELLED", "RUNNING")
+
+
+def test_reads_wait_for_the_commit_of_the_batch_in_flight() -> None:
+    async def scenario() -> tuple[Any, Any]:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        submit = asyncio.ensure_future(
+            coordinator.call(lambda e, now: e.submit(request(8, 100), now))
+        )
+        await _wait_for(store.waiting)
+        read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
+        await asyncio.sleep(0.05)
+        early = read.done()
+        store.gate.set()
+        await submit
+        seen = await read
+        await coordinator.stop()
+        return early, seen
+
+    early, seen = asyncio.run(scenario())
+    assert early is False  # it did not see the job before the job was committed
+    assert seen == [1]
+
+
+def test_a_failed_commit_sends_nothing_answers_unavailable_and_refuses_more() -> None:
+    async def scenario() -> tuple[list[tuple[str, int, object]], list[str]]:
+        coordinator, store, backend, _ = _setup()
+        await coordinator.start()
+        store.fail = True
+        outcomes: list[str] = []
+        try:
+            await coordinator.call(lambda e, now: e.submit(request(8, 100), now))
+        except StoreUnavailable:
+            outcomes.append("submit: 503")
+        for attempt in (
+            coordinator.call(lambda e, now: e.submit(request(1), now)),
+            coordinator.read(lambda e: len(e.jobs)),
+        ):
+            try:
+                await attempt
+            except StoreUnavailable:
+                outcomes.append("refused")
+        await coordinator.stop()
+        return backend.sent, outcomes
+
+    sent, outcomes = asyncio.run(scenario())
+    assert sent == []  # the node never heard of a start the database does not hold
+    assert outcomes == ["submit: 503", "refused", "refused"]
+
+
+def test_shutdown_with_work_queued_answers_every_caller() -> None:
+    async def scenario() -> list[str]:
+        coordinator, store, backend, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        first = asyncio.ensure_future(coordinator.call(lambda e, now: e.submit(request(1), now)))
+        await _wait_for(store.waiting)
+        queued = [
+            asyncio.ensure_future(coordinator.call(lambda e, now: e.submit(request(1), now)))
+            for _ in range(3)
+        ]
+        await asyncio.sleep(0.01)
+        stopping = asyncio.ensure_future(coordinator.stop())
+        await asyncio.sleep(0.01)
+        store.gate.set()
+        await stopping
+        results: list[str] = []
+        for future in [first, *queued]:
+            try:
+                await asyncio.wait_for(future, timeout=5)
+                results.append("done")
+            except StoreUnavailable:
+                results.append("refused")
+            except asyncio.CancelledError:
+                results.append("cancelled")
+        assert len(backend.sent) <= 1
+        return results
+
+    # The batch in flight finishes (committed, answered); those queued behind it were
+    # never applied and are told so; no caller is left hanging.
+    assert asyncio.run(scenario()) == ["done", "refused", "refused", "refused"]
+
+
+def test_a_kill_is_sent_after_the_cancel_commits() -> None:
+    async def scenario() -> list[tuple[str, int, object]]:
+        coordinator, _, backend, _ = _setup()
+        await coordinator.start()
+        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))
+        await coordinator.call(lambda e, now: e.cancel(1, now, "test"))
+        await coordinator.stop()
+        return backend.sent
+
+    assert asyncio.run(scenario()) == [("start", 1, "RUNNING"), ("kill", 1, "CANCELLED")]
