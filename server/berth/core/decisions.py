@@ -10,6 +10,7 @@ them. This module does no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -24,7 +25,10 @@ class JobAction:
 
 @dataclass(frozen=True, slots=True)
 class Start(JobAction):
-    """Start the job now."""
+    """Start the job now; on a node cluster ``placement`` names what it holds on each
+    node (``None`` under the pool model, where the shell places it)."""
+
+    placement: Mapping[str, Mapping[str, int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

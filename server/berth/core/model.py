@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from berth.core.nodes import Shape
 
 #: Runtime estimates (and runtimes) are clamped to at least this many seconds.
 MIN_DURATION = 1
@@ -31,6 +35,9 @@ class Job:
     deadline: int | None = None
     user: str | None = None
     priority: Mapping[str, float] = field(default_factory=dict)
+    #: On a node cluster: slots, node count and exclusivity (``None``: derived from
+    #: ``resources`` by :func:`berth.core.nodes.shape_of`).
+    shape: Shape | None = None
 
     def __post_init__(self) -> None:
         if self.estimate < MIN_DURATION:

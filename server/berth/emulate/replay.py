@@ -38,6 +38,8 @@ class JobRecord:
     deadline: int | None = None
     promised_completion: int | None = None
     priority: Mapping[str, float] = field(default_factory=dict)
+    #: On a node cluster: what the job held on each node.
+    nodes: Mapping[str, Mapping[str, int]] | None = None
 
     @property
     def ran(self) -> int:
@@ -63,6 +65,7 @@ class JobRecord:
                 else {}
             ),
             **({"priority": dict(self.priority)} if self.priority else {}),
+            **({"nodes": {n: dict(a) for n, a in self.nodes.items()}} if self.nodes else {}),
         }
 
 
@@ -132,6 +135,7 @@ def replay(
             held = min(record.runtime, record.estimate)
             record.start = now
             record.end = now + held
+            record.nodes = start.placement
             if record.runtime > record.estimate:
                 record.status = "killed"
                 record.reason = (

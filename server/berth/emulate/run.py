@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-from berth.core.policies import make_policy
+from berth.core.policies import Policy, make_policy
+from berth.core.policies.nodes import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.metrics import summarize
 from berth.emulate.replay import JobRecord, replay
@@ -47,6 +48,15 @@ def resolve_capacity(workload: Workload, override: Mapping[str, int] | None) -> 
     return capacity
 
 
+def node_totals(nodes: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """The capacity of a node cluster: each resource summed over the nodes."""
+    total: dict[str, int] = {}
+    for amounts in nodes.values():
+        for name, amount in amounts.items():
+            total[name] = total.get(name, 0) + amount
+    return total
+
+
 def run_jobs(
     jobs: list[TraceJob],
     policy_name: str,
@@ -54,9 +64,15 @@ def run_jobs(
     label: str = "all",
     progress: ProgressFactory = no_progress,
     policy_options: Mapping[str, object] | None = None,
+    nodes: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Emulation:
-    """Replay ``jobs`` from an empty machine under ``policy_name``."""
-    policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
+    """Replay ``jobs`` from an empty machine under ``policy_name``: on the pool
+    ``capacity``, or on named ``nodes`` (the node planner) when given."""
+    policy: Policy
+    if nodes:
+        policy = make_node_policy(policy_name, nodes, **(policy_options or {}))
+    else:
+        policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
     with progress(label, len(jobs)) as tick:
         records = replay(jobs, policy, tick)
     return Emulation(label, records, summarize(records, capacity))
@@ -70,16 +86,18 @@ def emulate(
     slice_by: str | None = None,
     progress: ProgressFactory = no_progress,
     policy_options: Mapping[str, object] | None = None,
+    nodes: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[Emulation]:
-    """Replay a workload prepared by ``scenario``, whole or by month (``slice_by="month"``)."""
-    cluster = resolve_capacity(workload, capacity)
+    """Replay a workload prepared by ``scenario``, whole or by month (``slice_by="month"``),
+    on a pool or, with ``nodes``, on named nodes."""
+    cluster = node_totals(nodes) if nodes else resolve_capacity(workload, capacity)
     jobs = (scenario or Scenario()).prepare(workload.jobs, cluster)
     if slice_by is None:
-        return [run_jobs(jobs, policy_name, cluster, "all", progress, policy_options)]
+        return [run_jobs(jobs, policy_name, cluster, "all", progress, policy_options, nodes)]
     if slice_by != "month":
         raise ValueError(f"--slice must be 'month', got {slice_by!r}")
     sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
     return [
-        run_jobs(part, policy_name, cluster, month, progress, policy_options)
+        run_jobs(part, policy_name, cluster, month, progress, policy_options, nodes)
         for month, part in by_month(sliced)
     ]

@@ -20,7 +20,7 @@ from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import WorkloadError
-from berth.runtime.main import DEMO_TRACE, POLICY_FLAGS, find_shared_trace
+from berth.runtime.main import DEMO_TRACE, POLICY_FLAGS, find_shared_trace, node_cluster
 
 
 def _tqdm_progress(enabled: bool) -> ProgressFactory:
@@ -68,6 +68,7 @@ def run_emulate(args: argparse.Namespace) -> int:
             slice_by=args.slice,
             progress=_tqdm_progress(show) if show else no_progress,
             policy_options=options,
+            nodes=node_cluster(args.nodes) if args.nodes else None,
         )
     except ValueError as error:
         print(f"berth emulate: {error}", file=sys.stderr)

@@ -55,6 +55,28 @@ POLICY_FLAGS = (
 )  # fmt: skip
 
 
+def _node_group(text: str) -> dict[str, int]:
+    """One ``--nodes`` group, checked now (argument errors exit 2); kept as its text's
+    resources, the count in key ``""``."""
+    from berth.core.nodes import parse_node_groups
+
+    try:
+        nodes = parse_node_groups(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return {"": len(nodes), **next(iter(nodes.values()))}
+
+
+def node_cluster(groups: Sequence[dict[str, int]]) -> dict[str, dict[str, int]]:
+    """The ``--nodes`` groups as one cluster: node001, node002, ... in group order."""
+    nodes: dict[str, dict[str, int]] = {}
+    for group in groups:
+        amounts = {n: a for n, a in group.items() if n}
+        for _ in range(group[""]):
+            nodes[f"node{len(nodes) + 1:03d}"] = dict(amounts)
+    return nodes
+
+
 def _estimates(text: str) -> str:
     from berth.emulate.estimates import parse_estimates
 
@@ -95,6 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulate_cmd.add_argument(
         "--capacity", type=parse_capacity, help="cluster capacity, e.g. cpus=100,mem_gb=512"
+    )
+    emulate_cmd.add_argument(
+        "--nodes",
+        action="append",
+        type=_node_group,
+        metavar="COUNTxNAME=AMOUNT,...",
+        help="a node cluster instead of a pool, e.g. --nodes 16xcpus=32,mem_gb=128 --nodes "
+        "2xcpus=32,mem_gb=256,gpus=4 (repeatable; jobs get whole slots on named nodes; "
+        "policies fcfs, easy, conservative)",
     )
     emulate_cmd.add_argument("--out", type=Path, help="write per-job results as JSONL here")
     emulate_cmd.add_argument("--out-swf", type=Path, help="write the replay as an SWF trace")

@@ -16,6 +16,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from berth.core.nodes import parse_node_groups
 from berth.service.model import NodeRecord
 
 
@@ -57,32 +58,7 @@ class Settings(BaseSettings):
 
 def parse_nodes(spec: str) -> list[NodeRecord]:
     """``16x cpus=32,mem_gb=128; 2x cpus=32,gpus=4`` -> node001 ... node018."""
-    nodes: list[NodeRecord] = []
-    for group in filter(None, (g.strip() for g in spec.split(";"))):
-        count_text, _, amounts = group.partition("x ")
-        try:
-            count = int(count_text)
-        except ValueError:
-            raise ValueError(
-                f"node group {group!r} must start with 'COUNTx ', e.g. '16x cpus=32'"
-            ) from None
-        if count < 1:
-            raise ValueError(f"node group {group!r}: count must be at least 1")
-        resources: dict[str, int] = {}
-        for part in filter(None, (p.strip() for p in amounts.split(","))):
-            name, sep, amount = part.partition("=")
-            if not sep or not amount.strip().isdigit() or int(amount) < 1:
-                raise ValueError(
-                    f"node group {group!r}: expected NAME=POSITIVE_INTEGER, got {part!r}"
-                )
-            resources[name.strip()] = int(amount)
-        if not resources:
-            raise ValueError(f"node group {group!r} names no resources")
-        for _ in range(count):
-            nodes.append(NodeRecord(f"node{len(nodes) + 1:03d}", dict(resources)))
-    if not nodes:
-        raise ValueError("the cluster needs at least one node")
-    return nodes
+    return [NodeRecord(name, amounts) for name, amounts in parse_node_groups(spec).items()]
 
 
 def load_settings(config: Path | None = None, **flags: Any) -> Settings:

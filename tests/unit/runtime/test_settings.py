@@ -36,7 +36,7 @@ def test_defaults_need_no_configuration(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spec", "fragment"),
     [
-        ("x cpus=4", "must start with 'COUNTx '"),
+        ("x cpus=4", "must start with 'COUNTx'"),
         ("2x cpus=0", "POSITIVE_INTEGER"),
         ("", "at least one node"),
     ],

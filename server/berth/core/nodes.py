@@ -1,0 +1,250 @@
+"""Node-shaped requests and a plan of every node's free resources over time.
+
+A job on a node cluster asks for :class:`Shape`: ``count`` *slots*, each a vector of
+per-node resources (``per_slot``) that never spans two nodes; optionally exactly
+``nodes`` distinct nodes, and whole nodes to itself (``exclusive``). :func:`shape_of`
+maps a job's totals to a shape the way Slurm maps ``-n`` with ``--mem-per-cpu``: one
+slot per unit of the primary resource (``cpus``), every other resource spread evenly
+over the slots, rounded up.
+
+:class:`NodePlan` keeps one availability :class:`~berth.core.profile.Profile` per node
+plus an aggregate profile used as a filter: a start is only examined node by node when
+the whole cluster has room for the job's total in every step of its window. Candidate
+starts are ``after`` and the ends of reservations (free resources only grow there).
+A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from berth.core.profile import Profile
+from berth.core.resources import ResourceSpace
+
+#: A placement: node index -> slots held there.
+Placement = dict[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """``count`` slots of ``per_slot`` each; on exactly ``nodes`` nodes if given; whole
+    nodes if ``exclusive``."""
+
+    count: int
+    per_slot: Mapping[str, int]
+    nodes: int | None = None
+    exclusive: bool = False
+
+
+def shape_of(resources: Mapping[str, int], primary: str = "cpus") -> Shape:
+    """The shape of a job given as totals: ``resources[primary]`` slots of one
+    ``primary`` each, every other resource divided over them, rounded up (a job without
+    the primary resource is one slot holding everything)."""
+    count = resources.get(primary, 0)
+    if count <= 0:
+        return Shape(1, {n: a for n, a in resources.items() if a})
+    per_slot = {primary: 1}
+    for name, amount in resources.items():
+        if name != primary and amount:
+            per_slot[name] = -(-amount // count)
+    return Shape(count, per_slot)
+
+
+def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int]) -> str | None:
+    """Why no node set of this cluster (node capacities, packed) could ever hold
+    ``shape``, or ``None``: a named field and the limit it exceeds."""
+    if shape.count < 1:
+        return f"slots.count must be at least 1, got {shape.count}"
+    problem = space.violation(shape.per_slot)
+    if problem is not None:
+        return f"slots.per_slot: {problem}"
+    demand = space.pack(shape.per_slot)
+    fitting = sorted((_slots_in(cap, demand, space.guard, shape.count) for cap in capacities),
+                     reverse=True)  # fmt: skip
+    usable = [k for k in fitting if k > 0]
+    if not usable:
+        return f"slots.per_slot: no node can hold one slot of {dict(shape.per_slot)}"
+    if shape.nodes is not None:
+        if shape.nodes < 1 or shape.nodes > shape.count:
+            return (
+                f"nodes.count must be between 1 and slots.count ({shape.count}), got {shape.nodes}"
+            )
+        if shape.nodes > len(usable):
+            return (
+                f"nodes.count: asks for {shape.nodes} nodes but only {len(usable)} can hold a slot"
+            )
+        usable = usable[: shape.nodes]
+    if sum(usable) < shape.count:
+        return f"slots.count: asks for {shape.count} slots but the nodes hold at most {sum(usable)}"
+    return None
+
+
+def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
+    """``16x cpus=32,mem_gb=128; 2x cpus=32,gpus=4`` -> node001 ... node018 with their
+    resources (the space after ``x`` is optional). Raises ``ValueError`` naming the group."""
+    nodes: dict[str, dict[str, int]] = {}
+    for group in filter(None, (g.strip() for g in spec.split(";"))):
+        count_text, _, amounts = group.partition("x")
+        try:
+            count = int(count_text)
+        except ValueError:
+            raise ValueError(
+                f"node group {group!r} must start with 'COUNTx', e.g. '16x cpus=32'"
+            ) from None
+        if count < 1:
+            raise ValueError(f"node group {group!r}: count must be at least 1")
+        resources: dict[str, int] = {}
+        for part in filter(None, (p.strip() for p in amounts.split(","))):
+            name, sep, amount = part.partition("=")
+            if not sep or not amount.strip().isdigit() or int(amount) < 1:
+                raise ValueError(
+                    f"node group {group!r}: expected NAME=POSITIVE_INTEGER, got {part!r}"
+                )
+            resources[name.strip()] = int(amount)
+        if not resources:
+            raise ValueError(f"node group {group!r} names no resources")
+        for _ in range(count):
+            nodes[f"node{len(nodes) + 1:03d}"] = dict(resources)
+    if not nodes:
+        raise ValueError("the cluster needs at least one node")
+    return nodes
+
+
+def _slots_in(free: int, demand: int, guard: int, cap: int) -> int:
+    """How many slots of ``demand`` fit in ``free`` (at most ``cap``)."""
+    k = 0
+    total = demand
+    while k < cap and ((free | guard) - total) & guard == guard:
+        k += 1
+        total += demand
+    return k
+
+
+class NodePlan:
+    """Every node's free resources over time, and where a shape fits first.
+
+    ``capacities`` are the nodes' packed capacities in ``space`` (node order is the
+    tie-break of every choice: first fit in that order).
+    """
+
+    __slots__ = ("_ends", "aggregate", "capacities", "guard", "profiles", "space")
+
+    def __init__(self, space: ResourceSpace, capacities: Sequence[int], origin: int) -> None:
+        self.space = space
+        self.guard = space.guard
+        self.capacities = list(capacities)
+        self.profiles = [Profile(cap, space.guard, origin) for cap in self.capacities]
+        self.aggregate = Profile(sum(self.capacities), space.guard, origin)
+        self._ends: list[int] = []  # end of every reservation, sorted (a multiset)
+
+    def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
+        """Where ``shape`` (``demand`` = its packed slot) fits during ``[start, start +
+        duration)``, or ``None``."""
+        guard = self.guard
+        total = demand * shape.count
+        if not shape.exclusive and not self.aggregate.fits_during(total, start, duration):
+            return None
+        end = start + duration
+        room: list[tuple[int, int, int]] = []  # (room before start, node, slots it holds)
+        for index, profile in enumerate(self.profiles):
+            steps = profile.min_free(start, end)
+            if shape.exclusive:
+                if any(free != self.capacities[index] for free in steps):
+                    continue
+                k = _slots_in(self.capacities[index], demand, guard, shape.count)
+            else:
+                k = shape.count
+                for free in steps:
+                    k = _slots_in(free, demand, guard, k)
+                    if k == 0:
+                        break
+            if k:
+                before = _slots_in(profile.free_at(start - 1), demand, guard, shape.count)
+                room.append((before, index, k))
+        # Best fit in time: nodes with the least room just before ``start`` first (those
+        # that free up at ``start``, or are fullest now), so nodes idle before a
+        # reservation stay open for backfilling; node order breaks ties.
+        room.sort()
+        return _choose([(index, k) for _, index, k in room], shape)
+
+    def earliest(
+        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
+    ) -> tuple[int, Placement] | None:
+        """The earliest start ``>= after`` (and ``< limit`` if given) where ``shape`` fits
+        for ``duration``, with its placement; ``None`` if there is none."""
+        ends = self._ends
+        candidates = [after, *ends[bisect_right(ends, after) : len(ends) if limit is None
+                                   else bisect_left(ends, limit)]]  # fmt: skip
+        previous = None
+        for start in candidates:
+            if start == previous or (limit is not None and start >= limit):
+                continue
+            previous = start
+            placement = self.place(shape, demand, start, duration)
+            if placement is not None:
+                return start, placement
+        return None
+
+    def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
+        """What a placement holds per node (packed): its slots, or the whole node."""
+        if exclusive:
+            return {index: self.capacities[index] for index in placement}
+        return {index: demand * slots for index, slots in placement.items()}
+
+    def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:
+        """Take ``held`` (packed amount per node) during ``[start, start + duration)``."""
+        for index, amount in held.items():
+            self.profiles[index].reserve(start, duration, amount)
+            self.aggregate.reserve(start, duration, amount)
+        insort(self._ends, start + duration)
+
+    def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
+        """Give back what :meth:`reserve` took, from ``start`` on (a later start than the
+        reservation's gives back the rest of it; the end is the same)."""
+        if duration > 0:
+            for index, amount in held.items():
+                self.profiles[index].release(start, duration, amount)
+                self.aggregate.release(start, duration, amount)
+        ends = self._ends
+        at = bisect_left(ends, start + duration)
+        if at < len(ends) and ends[at] == start + duration:
+            del ends[at]
+
+    def forget_before(self, now: int) -> None:
+        for profile in self.profiles:
+            profile.forget_before(now)
+        self.aggregate.forget_before(now)
+        del self._ends[: bisect_right(self._ends, now)]
+
+
+def _choose(room: list[tuple[int, int]], shape: Shape) -> Placement | None:
+    """Slots per node from what each node can hold (in node order), or ``None``.
+
+    ``room`` is in preference order. Without a node count: first fit in that order.
+    With ``nodes`` = N: the N nodes that hold the most (ties in preference order), one
+    slot each first, then filled in preference order.
+    """
+    count = shape.count
+    if shape.nodes is None:
+        placement: Placement = {}
+        for index, k in room:
+            take = min(k, count)
+            placement[index] = take
+            count -= take
+            if count == 0:
+                return placement
+        return None
+    if len(room) < shape.nodes:
+        return None
+    chosen = sorted(room, key=lambda r: -r[1])[: shape.nodes]  # stable: keeps preference
+    if sum(k for _, k in chosen) < count:
+        return None
+    placement = {index: 1 for index, _ in chosen}
+    count -= shape.nodes
+    for index, k in chosen:
+        take = min(k - 1, count)
+        placement[index] += take
+        count -= take
+    return placement

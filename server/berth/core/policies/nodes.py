@@ -1,0 +1,229 @@
+"""Backfilling on named nodes: reservations that are real placements.
+
+The pool policies treat the cluster as one pool of K resources (the papers' model).
+:class:`NodeBackfill` plans on a :class:`~berth.core.nodes.NodePlan` instead: every
+reservation is a placement of whole slots on named nodes, consistent with every other
+reservation, so at a job's guaranteed start the nodes it was promised are free.
+
+One backfill engine with a reservation *depth* (flux-sched's model):
+
+* ``conservative`` (depth: every job) — each arriving job is reserved at its earliest
+  placement; that start is its guarantee. When jobs end, the schedule is compressed
+  once in arrival order: each job is taken out and put back at its earliest placement
+  before its current start, else at its current start and placement (so a reservation
+  never moves later).
+* ``easy`` (depth 1) — only the head of the queue holds a reservation; any other job
+  starts now if it has a placement for its whole estimate beside that reservation, so
+  the head is never delayed. No promises.
+* ``fcfs`` (depth 0) — jobs start in arrival order, each as soon as it has a placement.
+
+A :class:`~berth.core.decisions.Start` carries the placement. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from berth.core.decisions import Reject, Reserve, Start
+from berth.core.model import Job
+from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
+from berth.core.resources import ResourceSpace
+
+#: Planning policies on nodes, by name, and their reservation depth (None: every job).
+NODE_POLICIES: dict[str, int | None] = {"fcfs": 0, "easy": 1, "conservative": None}
+
+_DAWN = -(1 << 62)
+
+
+@dataclass(slots=True)
+class Planned:
+    """A job on the node plan: waiting (with a reservation or not) or running."""
+
+    job: Job
+    shape: Shape
+    demand: int  # one slot, packed
+    start: int | None = None
+    placement: Placement | None = None
+    held: dict[int, int] | None = None  # packed amount per node while reserved or running
+    guarantee: int | None = None
+
+
+class NodeBackfill:
+    """FCFS, EASY or conservative backfilling on named nodes."""
+
+    def __init__(self, name: str, nodes: Mapping[str, Mapping[str, int]]) -> None:
+        if name not in NODE_POLICIES:
+            raise ValueError(f"on nodes, policy must be one of {', '.join(NODE_POLICIES)}")
+        if not nodes:
+            raise ValueError("a node cluster needs at least one node")
+        self.name = name
+        self.depth = NODE_POLICIES[name]
+        names: dict[str, int] = {}
+        for amounts in nodes.values():
+            for resource, amount in amounts.items():
+                names[resource] = max(names.get(resource, 0), amount)
+        self.space = ResourceSpace(names)
+        self.node_names = list(nodes)
+        self.plan = NodePlan(
+            self.space, [self.space.pack(nodes[n]) for n in self.node_names], _DAWN
+        )
+        self.waiting: dict[int, Planned] = {}
+        self.running: dict[int, Planned] = {}
+        self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
+        self._arrival: dict[int, int] = {}
+        self._arrivals = 0
+
+    # ------------------------------------------------------------------ the Policy port
+    def complete(self, job_ids: Sequence[int], now: int) -> None:
+        for job_id in job_ids:
+            done = self.running.pop(job_id)
+            assert done.start is not None
+            assert done.held is not None
+            end = done.start + done.job.estimate
+            self.plan.release(done.held, now, max(end - now, 0))
+        self.plan.forget_before(now)
+        if job_ids and self.depth is None:
+            self._compress(now)
+
+    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+        shape = job.shape or shape_of(job.resources)
+        problem = shape_problem(shape, self.space, self.plan.capacities)
+        if problem is not None:
+            return Reject(job.id, problem)
+        entry = Planned(job, shape, self.space.pack(shape.per_slot))
+        self.waiting[job.id] = entry
+        self._arrivals += 1
+        self._arrival[job.id] = self._arrivals
+        if self.depth is None:
+            self._reserve_earliest(entry, now)
+            entry.guarantee = entry.start
+            assert entry.start is not None
+            return Reserve(job.id, entry.start, entry.start, "earliest placement on the nodes")
+        return None
+
+    def schedule(self, now: int) -> list[Start]:
+        if self.depth is None:
+            return self._start_reached(now)
+        started: list[Start] = []
+        head = True
+        for entry in list(self.waiting.values()):
+            if head:
+                found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, now)
+                assert found is not None, "an admitted job always fits once all has ended"
+                if found[0] == now:
+                    started.append(self._launch(entry, now, found[1], "head of the queue fits"))
+                    continue
+                head = False
+                if self.depth == 0:
+                    break
+                # EASY: the head holds its reservation while the rest are backfilled.
+                held = self._hold(entry, found[0], found[1])
+                for other in list(self.waiting.values()):
+                    if other is entry:
+                        continue
+                    placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
+                    if placement is not None:
+                        reason = f"backfilled beside the head's reservation at {found[0]}"
+                        started.append(self._launch(other, now, placement, reason))
+                self.plan.release(held, found[0], entry.job.estimate)
+                entry.start = entry.placement = entry.held = None
+                break
+        return started
+
+    def next_wakeup(self) -> int | None:
+        starts = self._starts
+        while starts:
+            start, _, job_id = starts[0]
+            entry = self.waiting.get(job_id)
+            if entry is not None and entry.start == start:
+                return start
+            heapq.heappop(starts)
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
+        held = self.plan.held(placement, entry.demand, entry.shape.exclusive)
+        self.plan.reserve(held, start, entry.job.estimate)
+        entry.start, entry.placement, entry.held = start, placement, held
+        return held
+
+    def _reserve_earliest(self, entry: Planned, now: int) -> None:
+        found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, now)
+        assert found is not None, "an admitted job always fits once all has ended"
+        self._hold(entry, *found)
+        heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+
+    def _compress(self, now: int) -> None:
+        """Each waiting job, in arrival order, to its earliest placement before its
+        current start; kept where it is if there is none."""
+        for entry in self.waiting.values():
+            assert entry.start is not None
+            assert entry.held is not None
+            current, placement, held = entry.start, entry.placement, entry.held
+            self.plan.release(held, current, entry.job.estimate)
+            found = self.plan.earliest(
+                entry.shape, entry.demand, entry.job.estimate, now, limit=current
+            )
+            if found is None:
+                assert placement is not None
+                self._hold(entry, current, placement)
+            else:
+                self._hold(entry, *found)
+                heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+
+    def _start_reached(self, now: int) -> list[Start]:
+        started: list[Start] = []
+        starts = self._starts
+        while starts and starts[0][0] <= now:
+            start, _, job_id = heapq.heappop(starts)
+            entry = self.waiting.get(job_id)
+            if entry is None or entry.start != start:
+                continue
+            assert entry.placement is not None
+            started.append(
+                self._launch(
+                    entry,
+                    now,
+                    entry.placement,
+                    f"its reservation at {start} is reached",
+                    reserved=True,
+                )
+            )
+        return started
+
+    def _launch(
+        self, entry: Planned, now: int, placement: Placement, reason: str, reserved: bool = False
+    ) -> Start:
+        job = entry.job
+        del self.waiting[job.id]
+        del self._arrival[job.id]
+        if not reserved:
+            self._hold(entry, now, placement)
+        self.running[job.id] = entry
+        return Start(job.id, now, reason, self.describe(entry))
+
+    def describe(self, entry: Planned) -> dict[str, dict[str, int]]:
+        """A placement as node name -> resources held there."""
+        assert entry.held is not None
+        out: dict[str, dict[str, int]] = {}
+        for index, amount in entry.held.items():
+            out[self.node_names[index]] = {n: a for n, a in self.space.unpack(amount).items() if a}
+        return out
+
+
+def make_node_policy(
+    name: str, nodes: Mapping[str, Mapping[str, int]], **options: object
+) -> NodeBackfill:
+    """The node planner for policy ``name``; ``ValueError`` names what is not offered."""
+    if name not in NODE_POLICIES:
+        raise ValueError(
+            f"on a node cluster the policy must be one of {', '.join(NODE_POLICIES)} "
+            f"(got {name!r}; the others plan on a pool: leave out --nodes)"
+        )
+    if options:
+        raise ValueError(
+            f"on a node cluster, {name} takes no options yet (got {', '.join(sorted(options))})"
+        )
+    return NodeBackfill(name, nodes)

@@ -1,0 +1,127 @@
+"""Hypothesis: the node planner's placements are real, on random node clusters and
+node-shaped jobs, under fcfs, easy and conservative:
+
+* no node is ever over-committed in any resource;
+* no slot is split: each node holds a whole number of slots (or, exclusive, the node);
+* a job that asks for N nodes gets N distinct nodes, and all its slots;
+* conservative never starts a job after its guarantee; every admitted job runs.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.core.model import Job
+from berth.core.nodes import Shape
+from berth.core.policies.nodes import NODE_POLICIES, make_node_policy
+from berth.emulate.replay import JobRecord, replay
+from berth.emulate.workload import TraceJob
+
+RESOURCES = ("cpus", "mem", "gpus")
+
+
+@st.composite
+def node_clusters(draw: st.DrawFn) -> dict[str, dict[str, int]]:
+    count = draw(st.integers(1, 4))
+    k = draw(st.integers(1, 3))
+    return {
+        f"n{i}": {name: draw(st.integers(1, 4)) for name in RESOURCES[:k]} for i in range(count)
+    }
+
+
+@st.composite
+def node_jobs(draw: st.DrawFn, nodes: dict[str, dict[str, int]]) -> list[TraceJob]:
+    names = sorted({name for amounts in nodes.values() for name in amounts})
+    jobs = []
+    for job_id in range(1, draw(st.integers(1, 10)) + 1):
+        per_slot = {name: draw(st.integers(0, 3)) for name in names}
+        per_slot[names[0]] = max(per_slot[names[0]], 1)
+        count = draw(st.integers(1, 4))
+        shape = Shape(
+            count=count,
+            per_slot=per_slot,
+            nodes=draw(st.one_of(st.none(), st.integers(1, count))),
+            exclusive=draw(st.booleans()),
+        )
+        estimate = draw(st.integers(1, 8))
+        job = Job(job_id, draw(st.integers(0, 10)), estimate, {}, shape=shape)
+        jobs.append(TraceJob(job, draw(st.integers(1, 10))))
+    return sorted(jobs, key=lambda t: (t.job.submit, t.job.id))
+
+
+def check(records: list[JobRecord], jobs: list[TraceJob], nodes: dict[str, dict[str, int]],
+          policy: str) -> None:  # fmt: skip
+    shapes = {t.job.id: t.job.shape for t in jobs}
+    ran = [r for r in records if r.status != "rejected"]
+    for record in ran:
+        assert record.start is not None, record
+        assert record.end is not None, record
+        assert record.nodes, record
+        shape = shapes[record.id]
+        assert shape is not None
+        slots = 0
+        for node, held in record.nodes.items():
+            if shape.exclusive:
+                assert held == {n: a for n, a in nodes[node].items() if a}, (record, node)
+                fitting = min(nodes[node][n] // a for n, a in shape.per_slot.items() if a)
+                slots += fitting
+                continue
+            per = {n: a for n, a in shape.per_slot.items() if a}
+            ratio = {held.get(n, 0) // a for n, a in per.items()}
+            assert len(ratio) == 1, (record, node)  # whole slots: same multiple everywhere
+            k = ratio.pop()
+            assert k >= 1, (record, node)
+            assert held == {n: k * a for n, a in per.items()}, (record, node)
+            slots += k
+        assert slots >= shape.count
+        if shape.nodes is not None:
+            assert len(record.nodes) == shape.nodes, record
+        if policy == "conservative":
+            assert record.guarantee is not None
+            assert record.start <= record.guarantee
+    for moment in {r.start for r in ran}:
+        use: dict[tuple[str, str], int] = {}
+        for r in ran:
+            assert r.start is not None
+            assert r.end is not None
+            assert r.nodes is not None
+            if r.start <= moment < r.end:
+                for node, held in r.nodes.items():
+                    for name, amount in held.items():
+                        use[(node, name)] = use.get((node, name), 0) + amount
+        for (node, name), amount in use.items():
+            assert amount <= nodes[node][name], (moment, node, name, amount)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), policy=st.sampled_from(sorted(NODE_POLICIES)))
+def test_placements_are_real(data: st.DataObject, policy: str) -> None:
+    nodes = data.draw(node_clusters())
+    jobs = data.draw(node_jobs(nodes))
+    records = replay(jobs, make_node_policy(policy, nodes))
+    check(records, jobs, nodes, policy)
+
+
+def test_a_slot_never_spans_nodes() -> None:
+    """Two 4-cpu nodes with 2 cpus free each: a 4-cpu slot waits, though 4 are free."""
+    nodes = {"a": {"cpus": 4}, "b": {"cpus": 4}}
+    jobs = [
+        TraceJob(Job(1, 0, 10, {}, shape=Shape(2, {"cpus": 1}, nodes=2)), 10),
+        TraceJob(Job(2, 0, 10, {}, shape=Shape(2, {"cpus": 1}, nodes=2)), 10),
+        TraceJob(Job(3, 1, 5, {}, shape=Shape(1, {"cpus": 4})), 5),
+    ]
+    records = {r.id: r for r in replay(jobs, make_node_policy("conservative", nodes))}
+    assert records[1].nodes == {"a": {"cpus": 1}, "b": {"cpus": 1}}
+    assert records[3].start == 10  # a pool of 8 cpus would have started it at 1
+
+
+def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
+    nodes = {"a": {"cpus": 4, "gpus": 1}, "b": {"cpus": 4}}
+    policy = make_node_policy("conservative", nodes)
+    too_wide = policy.submit(Job(1, 0, 10, {}, shape=Shape(1, {"cpus": 5})), 0)
+    too_many = policy.submit(Job(2, 0, 10, {}, shape=Shape(2, {"gpus": 1}, nodes=2)), 0)
+    assert too_wide is not None
+    assert "slots.per_slot" in getattr(too_wide, "reason", "")
+    assert too_many is not None
+    assert "nodes.count" in getattr(too_many, "reason", "")
