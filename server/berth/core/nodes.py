@@ -175,8 +175,15 @@ class NodePlan:
         """The earliest start ``>= after`` (and ``< limit`` if given) where ``shape`` fits
         for ``duration``, with its placement; ``None`` if there is none."""
         ends = self._ends
-        candidates = [after, *ends[bisect_right(ends, after) : len(ends) if limit is None
-                                   else bisect_left(ends, limit)]]  # fmt: skip
+        if not shape.exclusive:
+            # No start before the first one where the whole cluster has room for the
+            # job's total (a necessary condition): skip the candidates before it.
+            first = self.aggregate.earliest_start(demand * shape.count, duration, after, limit)
+            if first is None:
+                return None
+            after = first
+        stop = len(ends) if limit is None else bisect_left(ends, limit)
+        candidates = [after, *ends[bisect_right(ends, after) : stop]]
         previous = None
         for start in candidates:
             if start == previous or (limit is not None and start >= limit):
