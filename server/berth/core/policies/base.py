@@ -10,6 +10,7 @@ real runtime, only that it ended. Nothing here reads a clock or does I/O.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,6 +38,27 @@ class Running:
     demand: int
     start: int
     expected_end: int
+
+
+class Reserved(Protocol):
+    """A queue entry with a reserved start (or none)."""
+
+    @property
+    def start(self) -> int | None: ...
+
+
+def next_reserved_start(
+    starts: list[tuple[int, int, int]], waiting: Mapping[int, Reserved]
+) -> int | None:
+    """The earliest ``(start, arrival, job id)`` of the heap ``starts`` that is still a
+    waiting job's reservation; entries gone stale (the job started or moved) are dropped."""
+    while starts:
+        start, _, job_id = starts[0]
+        entry = waiting.get(job_id)
+        if entry is not None and entry.start == start:
+            return start
+        heapq.heappop(starts)
+    return None
 
 
 class Policy(Protocol):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.core.policies.base import QueuePolicy, Waiting
+from berth.core.policies.base import QueuePolicy, Waiting, next_reserved_start
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.selection import Selector
@@ -204,11 +204,4 @@ class Conservative(QueuePolicy):
         return started
 
     def next_wakeup(self) -> int | None:
-        starts = self._starts
-        while starts:
-            start, _, job_id = starts[0]
-            entry = self.waiting.get(job_id)
-            if entry is not None and entry.start == start:
-                return start
-            heapq.heappop(starts)
-        return None
+        return next_reserved_start(self._starts, self.waiting)

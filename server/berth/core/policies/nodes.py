@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
+from berth.core.policies.base import next_reserved_start
 from berth.core.resources import ResourceSpace
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
@@ -133,14 +134,7 @@ class NodeBackfill:
         return started
 
     def next_wakeup(self) -> int | None:
-        starts = self._starts
-        while starts:
-            start, _, job_id = starts[0]
-            entry = self.waiting.get(job_id)
-            if entry is not None and entry.start == start:
-                return start
-            heapq.heappop(starts)
-        return None
+        return next_reserved_start(self._starts, self.waiting)
 
     # ------------------------------------------------------------------ internals
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
