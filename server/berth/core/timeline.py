@@ -22,22 +22,25 @@ itself are the same computation. Pure: time is an argument, no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.base import Policy
 
+P = TypeVar("P", bound=Policy)
+
 #: The phases of one instant, in order.
 ENDS, ARRIVALS, PASS = 0, 1, 2
 
 
-class Timeline:
+class Timeline(Generic[P]):
     """One policy driven instant by instant. ``policy`` may be replaced between instants
     (the daemon rebuilds it when nodes or the policy change)."""
 
     __slots__ = ("_phase", "now", "policy", "rounds")
 
-    def __init__(self, policy: Policy, now: int | None = None) -> None:
+    def __init__(self, policy: P, now: int | None = None) -> None:
         self.policy = policy
         #: The instant being applied (``None`` before the first).
         self.now = now

@@ -116,6 +116,7 @@ def build(settings: Settings, clock: Clock | None = None) -> Built:
         parse_nodes(settings.nodes),
         settings.policy,
         dict(settings.policy_options),
+        hold_intents=True,
     )
     coordinator = Coordinator(engine, store, clock)
     tokens, note = load_tokens(settings)

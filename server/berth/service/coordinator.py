@@ -90,7 +90,9 @@ class Coordinator:
         self._in_flight = False
         self._stopping = False
         self._reads: list[tuple[Callable[[Engine], Any], asyncio.Future[Any]]] = []
-        engine.hold_intents = True  # node commands leave only after their commit
+        # Node commands leave only after their commit (the engine was restored holding
+        # them, so the start-up catch-up's starts wait for the start-up commit too).
+        engine.hold_intents = True
 
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:

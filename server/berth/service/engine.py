@@ -97,7 +97,7 @@ class Engine:
         #: The latest time the engine has been advanced to.
         self._stepped = -(1 << 62)
         #: The order of events at each instant, shared with the emulator.
-        self.timeline = Timeline(
+        self.timeline: Timeline[QueuePolicy] = Timeline(
             make_policy(
                 policy_name,
                 ResourceSpace(self.cluster.schedulable_capacity()),
@@ -110,9 +110,7 @@ class Engine:
 
     @property
     def policy(self) -> QueuePolicy:
-        policy = self.timeline.policy
-        assert isinstance(policy, QueuePolicy)
-        return policy
+        return self.timeline.policy
 
     @contextmanager
     def batch(self, now: int) -> Iterator[None]:
@@ -136,16 +134,20 @@ class Engine:
         default_nodes: Iterable[NodeRecord],
         default_policy: str,
         default_options: dict[str, object],
+        hold_intents: bool = False,
     ) -> Engine:
         """The engine a (re)started daemon resumes with: persisted jobs, nodes and policy
         (defaults on a fresh store), running jobs handed back to the backend, then one
-        :meth:`advance` for whatever should have happened while it was down."""
+        :meth:`advance` for whatever should have happened while it was down. A daemon
+        passes ``hold_intents``: what that catch-up starts or kills is sent only after
+        the coordinator's start-up commit."""
         fresh = not snapshot.nodes
         nodes = list(default_nodes) if fresh else snapshot.nodes
         policy = str(snapshot.config.get("policy", default_policy))
         options = snapshot.config.get("policy_options", default_options)
         assert isinstance(options, dict)
         engine = cls(nodes, policy, options, backend)
+        engine.hold_intents = hold_intents
         if fresh:
             engine._dirty_nodes.update(engine.cluster.nodes)
             engine._config_dirty = True

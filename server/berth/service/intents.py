@@ -11,6 +11,7 @@ them when the engine is next advanced. No I/O here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from berth.service.model import JobRecord
 from berth.service.ports import NodeBackend
@@ -28,36 +29,36 @@ class StartOn:
 
 
 @dataclass(frozen=True, slots=True)
-class Kill:
+class JobSignal:
+    """Tell the backend ``verb`` (kill, suspend, resume) for job ``job_id``."""
+
+    verb: ClassVar[str]
+    job_id: int
+    time: int
+
+    def send(self, backend: NodeBackend) -> None:
+        getattr(backend, self.verb)(self.job_id, self.time)
+
+
+class Kill(JobSignal):
     """Stop running job ``job_id`` for good."""
 
-    job_id: int
-    time: int
-
-    def send(self, backend: NodeBackend) -> None:
-        backend.kill(self.job_id, self.time)
+    __slots__ = ()
+    verb = "kill"
 
 
-@dataclass(frozen=True, slots=True)
-class Suspend:
+class Suspend(JobSignal):
     """Stop job ``job_id``'s processes, keeping its allocation (gang scheduling)."""
 
-    job_id: int
-    time: int
-
-    def send(self, backend: NodeBackend) -> None:
-        backend.suspend(self.job_id, self.time)
+    __slots__ = ()
+    verb = "suspend"
 
 
-@dataclass(frozen=True, slots=True)
-class Resume:
+class Resume(JobSignal):
     """Let suspended job ``job_id`` run again."""
 
-    job_id: int
-    time: int
-
-    def send(self, backend: NodeBackend) -> None:
-        backend.resume(self.job_id, self.time)
+    __slots__ = ()
+    verb = "resume"
 
 
-Intent = StartOn | Kill | Suspend | Resume
+Intent = StartOn | JobSignal

@@ -229,3 +229,32 @@ def test_a_kill_is_sent_after_the_cancel_commits() -> None:
         return backend.sent
 
     assert asyncio.run(scenario()) == [("start", 1, "RUNNING"), ("kill", 1, "CANCELLED")]
+
+
+def test_starts_caught_up_at_restart_wait_for_the_start_up_commit() -> None:
+    """A job whose reservation fell in the downtime starts at restart: the node hears of
+    it only once the start-up commit holds it RUNNING."""
+
+    async def first_life() -> GatedStore:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        await coordinator.call(lambda e, now: e.submit(request(8, 100, runtime=50), now))
+        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))  # waits
+        await coordinator.stop()
+        return store
+
+    store = asyncio.run(first_life())
+    backend = RecordingNodes(store)
+    engine = Engine.restore(
+        store.load(), backend, 1500, nodes(1), "conservative", {}, hold_intents=True
+    )
+    assert engine.jobs[2].state.value == "RUNNING"  # caught up in memory ...
+    assert backend.sent == []  # ... but not sent before it is committed
+
+    async def second_life() -> list[tuple[str, int, object]]:
+        coordinator = Coordinator(engine, store, ManualClock(1500))
+        await coordinator.start()
+        await coordinator.stop()
+        return backend.sent
+
+    assert asyncio.run(second_life()) == [("start", 2, "RUNNING")]

@@ -11,9 +11,9 @@ real runtime, only that it ended. Nothing here reads a clock or does I/O.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -59,6 +59,21 @@ def next_reserved_start(
             return start
         heapq.heappop(starts)
     return None
+
+
+W = TypeVar("W", bound=Reserved)
+
+
+def pop_reached(
+    starts: list[tuple[int, int, int]], waiting: Mapping[int, W], now: int
+) -> Iterator[tuple[int, W]]:
+    """``(start, entry)`` for each waiting job whose reservation is reached by ``now``,
+    in (start, arrival) order, popping them from the heap (stale entries are skipped)."""
+    while starts and starts[0][0] <= now:
+        start, _, job_id = heapq.heappop(starts)
+        entry = waiting.get(job_id)
+        if entry is not None and entry.start == start:
+            yield start, entry
 
 
 class Policy(Protocol):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.core.policies.base import QueuePolicy, Waiting, next_reserved_start
+from berth.core.policies.base import QueuePolicy, Waiting, next_reserved_start, pop_reached
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.selection import Selector
@@ -193,13 +193,9 @@ class Conservative(QueuePolicy):
 
     def schedule(self, now: int) -> list[Start]:
         started: list[Start] = []
-        starts = self._starts
-        while starts and starts[0][0] <= now:
-            start, _, job_id = heapq.heappop(starts)
-            entry = self.waiting.get(job_id)
-            if entry is None or entry.start != start:
-                continue  # stale: the job moved up since this entry was pushed
-            del self._arrival_of[job_id]
+        # The launch happens after each pop, so the heap is read as jobs leave the queue.
+        for start, entry in pop_reached(self._starts, self.waiting, now):
+            del self._arrival_of[entry.job.id]
             started.append(self.launch(entry, now, f"its reservation at {start} is reached"))
         return started
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
-from berth.core.policies.base import next_reserved_start
+from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.resources import ResourceSpace
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
@@ -169,22 +169,10 @@ class NodeBackfill:
 
     def _start_reached(self, now: int) -> list[Start]:
         started: list[Start] = []
-        starts = self._starts
-        while starts and starts[0][0] <= now:
-            start, _, job_id = heapq.heappop(starts)
-            entry = self.waiting.get(job_id)
-            if entry is None or entry.start != start:
-                continue
+        for start, entry in pop_reached(self._starts, self.waiting, now):
             assert entry.placement is not None
-            started.append(
-                self._launch(
-                    entry,
-                    now,
-                    entry.placement,
-                    f"its reservation at {start} is reached",
-                    reserved=True,
-                )
-            )
+            reason = f"its reservation at {start} is reached"
+            started.append(self._launch(entry, now, entry.placement, reason, reserved=True))
         return started
 
     def _launch(
