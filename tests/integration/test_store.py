@@ -87,4 +87,6 @@ def test_the_api_on_postgresql(pg_api: Api) -> None:
     assert second["job"]["guaranteed_start"] == 1_000_100
     drained = pg_api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"force": True})
     assert drained.json()["state"] == "drained"
-    assert pg_api.call("GET", "/v1/jobs/2").json()["job_state"] == "REJECTED"
+    waiting = pg_api.call("GET", "/v1/jobs/2").json()  # waits for the drained node
+    assert waiting["job_state"] == "PENDING"
+    assert waiting["state_reason"].startswith("waits for nodes that are drained or down")

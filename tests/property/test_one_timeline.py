@@ -8,7 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.policies import POLICY_OPTIONS, make_policy
+from berth.core.policies import POLICY_OPTIONS, Policy, make_policy
+from berth.core.policies.nodes import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
@@ -80,7 +81,13 @@ def test_daemon_and_emulator_start_every_job_at_the_same_time(
     jobs = _valid(data.draw(workloads(capacity, max_jobs=10)), capacity)
     if not jobs:
         return
-    emulated = replay(jobs, make_policy(policy, ResourceSpace(capacity), **options))
+    # The dry run is the daemon's computation: on nodes where the daemon places on nodes.
+    planner: Policy
+    if Engine.places_on_nodes(policy, options):
+        planner = make_node_policy(policy, {"node001": capacity})
+    else:
+        planner = make_policy(policy, ResourceSpace(capacity), **options)
+    emulated = replay(jobs, planner)
     expected = {r.id: r.start for r in emulated}
     assert daemon_starts(jobs, capacity, policy, options) == expected
 
@@ -98,7 +105,7 @@ def test_same_instant_arrivals_share_one_pass() -> None:
     ]
     # At 5, BB prefers job 5 (it balances job 1's cpu-heavy use); a pass run before job
     # 5 arrived would have started job 4 instead.
-    options: dict[str, object] = {"selection": "bb"}
+    options: dict[str, object] = {"selection": "bb"}  # BB: the pool planner
     emulated = replay(jobs, make_policy("easy", ResourceSpace(capacity), **options))
     starts = {r.id: r.start for r in emulated}
     assert (starts[4], starts[5]) == (8, 5)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import copy
 import heapq
 
-from berth.core.policies.base import QueuePolicy
+from berth.core.policies.base import LivePolicy
 
 
-def forecast(policy: QueuePolicy, now: int) -> dict[int, int]:
+def forecast(policy: LivePolicy, now: int) -> dict[int, int]:
     """The predicted start of every job waiting in ``policy`` at ``now``.
 
     Running jobs whose expected end has passed (overrunning, about to be killed) are

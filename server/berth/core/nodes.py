@@ -3,9 +3,8 @@
 A job on a node cluster asks for :class:`Shape`: ``count`` *slots*, each a vector of
 per-node resources (``per_slot``) that never spans two nodes; optionally exactly
 ``nodes`` distinct nodes, and whole nodes to itself (``exclusive``). :func:`shape_of`
-maps a job's totals to a shape the way Slurm maps ``-n`` with ``--mem-per-cpu``: one
-slot per unit of the primary resource (``cpus``), every other resource spread evenly
-over the slots, rounded up.
+maps a job's totals to a shape: as many equal slots as divide every total, so the totals
+are kept exactly.
 
 :class:`NodePlan` keeps one availability :class:`~berth.core.profile.Profile` per node
 plus an aggregate profile used as a filter: a start is only examined node by node when
@@ -19,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from math import gcd
 
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
@@ -38,18 +38,18 @@ class Shape:
     exclusive: bool = False
 
 
-def shape_of(resources: Mapping[str, int], primary: str = "cpus") -> Shape:
-    """The shape of a job given as totals: ``resources[primary]`` slots of one
-    ``primary`` each, every other resource divided over them, rounded up (a job without
-    the primary resource is one slot holding everything)."""
-    count = resources.get(primary, 0)
-    if count <= 0:
-        return Shape(1, {n: a for n, a in resources.items() if a})
-    per_slot = {primary: 1}
-    for name, amount in resources.items():
-        if name != primary and amount:
-            per_slot[name] = -(-amount // count)
-    return Shape(count, per_slot)
+def shape_of(resources: Mapping[str, int]) -> Shape:
+    """The shape of a job given as totals: the largest number of equal slots that
+    divides every total (their greatest common divisor), each holding an equal share.
+    ``cpus=64,mem_gb=256`` is 64 slots of ``cpus=1,mem_gb=4``; ``cpus=2,gpus=1`` one slot
+    holding both; a cpus-only job one slot per cpu. The totals are kept exactly (no
+    rounding up), and a job never gets a slot that splits a GPU or a unit of memory."""
+    amounts = {n: a for n, a in resources.items() if a}
+    count = 0
+    for amount in amounts.values():
+        count = gcd(count, amount)
+    count = max(count, 1)
+    return Shape(count, {n: a // count for n, a in amounts.items()})
 
 
 def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int]) -> str | None:
@@ -210,10 +210,11 @@ class NodePlan:
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
         """Give back what :meth:`reserve` took, from ``start`` on (a later start than the
         reservation's gives back the rest of it; the end is the same)."""
-        if duration > 0:
-            for index, amount in held.items():
-                self.profiles[index].release(start, duration, amount)
-                self.aggregate.release(start, duration, amount)
+        if duration <= 0:
+            return  # nothing left to give back; forget_before drops the end
+        for index, amount in held.items():
+            self.profiles[index].release(start, duration, amount)
+            self.aggregate.release(start, duration, amount)
         ends = self._ends
         at = bisect_left(ends, start + duration)
         if at < len(ends) and ends[at] == start + duration:

@@ -135,6 +135,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
     import http.client
 
     from berth_client import BerthClient, BerthError
+    from berth_client.cli import when
 
     for _ in range(200):
         if server.started:
@@ -159,13 +160,13 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
                 verdict = "accepted" if answer["accepted"] else "REJECTED"
                 print(
                     f"  job {job['job_id']} {name:12} {verdict:8} {job['job_state']:8} "
-                    f"guaranteed start {job['guaranteed_start']}  ({answer['reason']})",
+                    f"guaranteed start {when(job['guaranteed_start'], now)}  ({answer['reason']})",
                     flush=True,
                 )
             plan = client.what_if({"cpus": 512}, 600)
             print(
-                f"  what-if a 512-cpu, 10-minute job: predicted start {plan['predicted_start']}, "
-                f"guaranteed {plan['guaranteed_start']}",
+                f"  what-if a 512-cpu, 10-minute job: predicted start "
+                f"{when(plan['predicted_start'], now)}, guaranteed {when(plan['guaranteed_start'], now)}",
                 flush=True,
             )
     except (BerthError, OSError, http.client.HTTPException) as error:

@@ -1,10 +1,12 @@
 """The cluster's nodes: schedulable capacity and the placement of jobs on nodes.
 
-The policies schedule the cluster as one pool of K resources (the papers' model). The
-pool is the sum of the nodes that are ``up``; a started job is then split over those
-nodes, resource by resource, first fit in node-name order. Because the policy only
-starts a job that fits in the pool, and the pool's free amount equals the sum of the
-up nodes' free amounts, the split always succeeds. No I/O.
+Policies that plan on named nodes (fcfs, easy, conservative: the node planner) place a
+started job themselves and the engine only binds that placement. The others schedule
+the cluster as one pool of K resources (the papers' model): the pool is the sum of the
+nodes that are ``up``, and a started job is split over those nodes, resource by
+resource, first fit in node-name order. Because such a policy only starts a job that
+fits in the pool, and the pool's free amount equals the sum of the up nodes' free
+amounts, the split always succeeds. No I/O.
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ class Cluster:
                 for name, amount in node.resources.items():
                     total[name] = total.get(name, 0) + amount
         return {name: amount for name, amount in total.items() if amount > 0}
+
+    def configured_capacity(self) -> dict[str, int]:
+        """Total of every resource over every node, whatever its state."""
+        total: dict[str, int] = {}
+        for node in self.nodes.values():
+            for name, amount in node.resources.items():
+                total[name] = total.get(name, 0) + amount
+        return total
 
     def full_capacity(self) -> dict[str, int]:
         """Total of every resource over the nodes that are not down."""

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.core.policies import QueuePolicy, make_policy, policy_problem
-from berth.core.policies.conservative import Conservative
+from berth.core.nodes import shape_of, shape_problem
+from berth.core.policies import make_policy, policy_problem
+from berth.core.policies.base import LivePolicy
+from berth.core.policies.nodes import NODE_POLICIES, WAITS_FOR_NODES, NodeBackfill
 from berth.core.resources import ResourceSpace
 from berth.core.timeline import Timeline
 from berth.service.cluster import Cluster
@@ -57,7 +59,7 @@ AHEAD_SHOWN = 20
 class Replan:
     """A candidate policy built from the records, and the decision for each waiting job."""
 
-    policy: QueuePolicy
+    policy: LivePolicy
     decisions: dict[int, Reserve | Reject | None]
     broken: list[str]
 
@@ -97,20 +99,37 @@ class Engine:
         #: The latest time the engine has been advanced to.
         self._stepped = -(1 << 62)
         #: The order of events at each instant, shared with the emulator.
-        self.timeline: Timeline[QueuePolicy] = Timeline(
-            make_policy(
-                policy_name,
-                ResourceSpace(self.cluster.schedulable_capacity()),
-                **self.policy_options,
-            )
+        self.timeline: Timeline[LivePolicy] = Timeline(
+            self._build_policy(policy_name, self.policy_options)
         )
         #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
         #: the batch's end.
         self._batching = False
 
     @property
-    def policy(self) -> QueuePolicy:
+    def policy(self) -> LivePolicy:
         return self.timeline.policy
+
+    @staticmethod
+    def places_on_nodes(name: str, options: dict[str, object]) -> bool:
+        """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy and
+        conservative with first-fit selection); the others plan on the pool, and a
+        started job is then split over the nodes."""
+        return name in NODE_POLICIES and all(
+            key == "selection" and value == "ff" for key, value in options.items()
+        )
+
+    def _build_policy(self, name: str, options: dict[str, object]) -> LivePolicy:
+        """The policy over the nodes that are up; ValueError for none or bad options."""
+        if self.places_on_nodes(name, options):
+            up = {
+                n.name: n.resources for n in self.cluster.nodes.values() if n.state is NodeState.UP
+            }
+            if not up:
+                raise ValueError("no node is up")
+            everything = {n.name: n.resources for n in self.cluster.nodes.values()}
+            return NodeBackfill(name, up, everything)
+        return make_policy(name, ResourceSpace(self.cluster.schedulable_capacity()), **options)
 
     @contextmanager
     def batch(self, now: int) -> Iterator[None]:
@@ -266,8 +285,10 @@ class Engine:
         )
 
     def validate(self, request: JobRequest, now: int) -> None:
-        """Refuse a request that can never run, naming the field and the limit."""
-        capacity = self.cluster.full_capacity()
+        """Refuse a request that no node in the configuration could ever hold (down and
+        drained nodes included: a job they could hold waits for them), naming the field
+        and the limit."""
+        capacity = self.cluster.configured_capacity()
         if not request.resources:
             raise RequestError("invalid", "a job must request at least one resource", "resources")
         for name, amount in request.resources.items():
@@ -287,6 +308,14 @@ class Engine:
                 )
         if not any(request.resources.values()):
             raise RequestError("invalid", "a job must request a positive amount", "resources")
+        if self.policy.places_on_nodes:
+            space = ResourceSpace(capacity)
+            nodes = [space.pack(n.resources) for n in self.cluster.nodes.values()]
+            problem = shape_problem(shape_of(request.resources), space, nodes)
+            if problem is not None:
+                raise RequestError(
+                    "invalid", f"no set of nodes can hold it: {problem}", "resources"
+                )
         if request.deadline is not None:
             if request.deadline <= now:
                 raise RequestError(
@@ -458,7 +487,7 @@ class Engine:
         """``(computed_at, predicted start of every pending job)``, cached per change."""
         if self._forecast is not None and self._forecast[0] == self.version:
             return self._forecast[1], self._forecast[2]
-        if isinstance(self.policy, Conservative):
+        if self.policy.reserves_every_job:
             predicted = {
                 i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
             }
@@ -487,7 +516,7 @@ class Engine:
             return info
         computed_at, predicted = self.predictions(now)
         start = predicted.get(job_id)
-        if isinstance(self.policy, Conservative):
+        if self.policy.reserves_every_job:
             basis = (
                 f"the reservation {self.policy_name} holds for the job: it never moves later "
                 "than the guarantee, and moves earlier when jobs end early"
@@ -502,7 +531,7 @@ class Engine:
         short = space.blocking(self.policy.free, space.pack(known))
         if start is None:
             ahead_ids: list[int] = []
-        elif isinstance(self.policy, Conservative):
+        elif self.policy.reserves_every_job:
             ahead_ids = [
                 i
                 for i, r in self.pending.items()
@@ -588,7 +617,7 @@ class Engine:
             self._emit("job.rejected", now, record.id, reason=decision.reason)
             return
         self.pending[record.id] = record
-        reason = "queued"
+        reason = self.policy.wait_reason(record.id) or "queued"
         if isinstance(decision, Reserve):
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
@@ -613,7 +642,11 @@ class Engine:
     def _run_pass(self, now: int) -> None:
         for start in self.timeline.close(now):
             record = self.pending.pop(start.job_id)
-            record.allocation = self.cluster.allocate(record)
+            if start.placement is not None:  # the policy placed it on named nodes
+                record.allocation = {n: dict(a) for n, a in start.placement.items()}
+                self.cluster.bind(record.allocation)
+            else:
+                record.allocation = self.cluster.allocate(record)
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
@@ -668,13 +701,15 @@ class Engine:
     def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
         """A policy rebuilt from the records; raises ValueError for an empty pool or bad
         options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible."""
-        space = ResourceSpace(self.cluster.schedulable_capacity())
-        policy = make_policy(name, space, **options)
+        policy = self._build_policy(name, options)
+        space = policy.space
         for record in sorted(self.running.values(), key=lambda r: (r.start_time or 0, r.id)):
             assert record.start_time is not None
             held = self.cluster.held_in_pool(record.allocation)
             held = {n: a for n, a in held.items() if n in space.capacity}
-            policy.adopt_running(record.as_job(), record.start_time, now, held)
+            policy.adopt_running(
+                record.as_job(), record.start_time, now, held, placement=record.allocation
+            )
         decisions: dict[int, Reserve | Reject | None] = {}
         broken: list[str] = []
         for record in self.pending.values():
@@ -718,6 +753,11 @@ class Engine:
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
             completion = decision.completion if isinstance(decision, Reserve) else None
+            waits = self.policy.wait_reason(job_id)
+            if waits is not None:
+                record.state_reason = waits
+            elif record.state_reason.startswith(WAITS_FOR_NODES) and decision is not None:
+                record.state_reason = decision.reason  # its nodes are back: planned again
             if restoring:
                 planned = self.policy.planned_start(job_id)
                 promised = record.guaranteed_start

@@ -209,7 +209,9 @@ def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
     fill_and_queue(api)
     refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
     assert refused.status_code == 409
-    assert "job 2 would be rejected" in error_of(refused)["message"]
+    assert (
+        "job 2 (guaranteed start 1000100) would lose its guarantee" in error_of(refused)["message"]
+    )
     added = api.call(
         "POST", "/v1/admin/nodes", OPERATOR, json={"name": "extra", "resources": {"cpus": 8}}
     )

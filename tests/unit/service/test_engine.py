@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from berth.service.model import JobState, NodeState, RequestError
-from berth.service.ports import Changes
+from berth.dispatch.emulated import EmulatedNodes
+from berth.service.engine import Engine
+from berth.service.model import JobState, NodeRecord, NodeState, RequestError
+from berth.service.ports import Changes, Snapshot
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
 
@@ -156,13 +158,48 @@ def test_draining_refuses_to_break_a_guarantee_unless_forced() -> None:
     live.submit(request(cpus=32, limit=100), now=0)
     waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
     assert waiting.guaranteed_start == 100
-    with pytest.raises(RequestError, match=rf"job {waiting.id} would be rejected") as caught:
+    with pytest.raises(
+        RequestError, match=rf"job {waiting.id} .* would lose its guarantee"
+    ) as caught:
         live.drain("node001", "disk", 10)
     assert caught.value.code == "conflict"
     assert live.cluster.nodes["node001"].state is NodeState.UP
     live.drain("node001", "disk", 10, force=True)
     assert live.cluster.nodes["node001"].state is NodeState.DRAINED
-    assert waiting.state is JobState.REJECTED  # 32 cpus no longer exist for new starts
+    # 32 cpus no longer exist for new starts: the job waits for the node, it is not refused
+    assert waiting.state is JobState.PENDING
+    assert waiting.guaranteed_start is None
+    assert waiting.state_reason.startswith("waits for nodes that are drained or down")
+    live.resume_node("node001", 20)
+    assert waiting.guaranteed_start == 100  # planned again once the node is back
+
+
+def test_a_job_only_a_drained_node_can_hold_waits_for_it() -> None:
+    """Draining the only GPU node: a GPU job waits with a reason, it is not refused."""
+    live = Engine.restore(
+        Snapshot(), EmulatedNodes(), 0,
+        [NodeRecord("cpu1", {"cpus": 8}), NodeRecord("gpu1", {"cpus": 8, "gpus": 2})],
+        "conservative", {},
+    )  # fmt: skip
+    live.drain("gpu1", "driver update", 0)
+    job, _ = live.submit(request(cpus=2, gpus=1), now=5)
+    assert job.state is JobState.PENDING
+    assert "waits for nodes that are drained or down" in job.state_reason
+    live.resume_node("gpu1", 10)
+    live.advance(10)
+    assert job.state is JobState.RUNNING
+    assert job.allocation == {"gpu1": {"cpus": 2, "gpus": 1}}  # one node: cpus and GPU together
+
+
+def test_a_job_is_placed_whole_on_nodes_never_split_by_resource() -> None:
+    """cpus and memory of one slot land on one node (the old pool split put the cpus of a
+    job on one node and its memory on another)."""
+    live = engine(count=2)  # 2 x cpus=8,mem_gb=32
+    live.submit(request(cpus=6, mem_gb=2), now=0)  # node001: 6 cpus, 12 GB
+    job, _ = live.submit(request(cpus=2, mem_gb=40), now=0)  # 2 slots of 1 cpu + 20 GB
+    for node, held in job.allocation.items():
+        assert held["mem_gb"] == 20 * held["cpus"], (node, held)
+    assert sum(held["cpus"] for held in job.allocation.values()) == 2
 
 
 def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> None:

@@ -99,6 +99,56 @@ class Policy(Protocol):
         ...
 
 
+class Ending(Protocol):
+    """A running job as the forecast sees it."""
+
+    @property
+    def expected_end(self) -> int: ...
+
+
+class LivePolicy(Policy, Protocol):
+    """What the daemon's engine needs from a policy beyond the emulator's :class:`Policy`:
+    rebuilding from persisted state, withdrawing jobs, reading the plan, and saying
+    what it can do (``reserves_every_job``: every waiting job holds a reservation, so
+    its planned start is the prediction; ``places_on_nodes``: a ``Start`` carries its
+    placement on named nodes)."""
+
+    reserves_every_job: bool
+    places_on_nodes: bool
+
+    @property
+    def free(self) -> int: ...
+
+    @property
+    def waiting(self) -> Mapping[int, object]: ...
+
+    @property
+    def running(self) -> Mapping[int, Ending]: ...
+
+    def adopt_running(
+        self,
+        job: Job,
+        start: int,
+        now: int,
+        held: Mapping[str, int] | None = None,
+        placement: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> None: ...
+
+    def adopt_waiting(
+        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
+    ) -> Reserve | Reject | None: ...
+
+    def settle(self, now: int) -> None: ...
+
+    def withdraw(self, job_id: int, now: int) -> bool: ...
+
+    def planned_start(self, job_id: int) -> int | None: ...
+
+    def take_replanned(self) -> set[int]: ...
+
+    def wait_reason(self, job_id: int) -> str | None: ...
+
+
 class QueuePolicy:
     """State and bookkeeping shared by all policies: the queue, running jobs, free vector.
 
@@ -106,6 +156,10 @@ class QueuePolicy:
     """
 
     name = "base"
+    #: Every waiting job holds a reservation (conservative and its descendants).
+    reserves_every_job = False
+    #: The pool model: the shell places a started job on nodes.
+    places_on_nodes = False
 
     def __init__(self, space: ResourceSpace) -> None:
         self.space = space
@@ -154,11 +208,17 @@ class QueuePolicy:
     # change) and withdraws jobs (cancel, hold); the emulator never needs these.
 
     def adopt_running(
-        self, job: Job, start: int, now: int, held: Mapping[str, int] | None = None
+        self,
+        job: Job,
+        start: int,
+        now: int,
+        held: Mapping[str, int] | None = None,
+        placement: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         """Take over ``job``, running since ``start``, holding ``held`` of this cluster
         (default: its whole request; less when part of it sits on nodes outside the
-        cluster's schedulable capacity, such as a draining node)."""
+        cluster's schedulable capacity, such as a draining node). The pool ignores
+        ``placement`` (what it holds per node)."""
         demand = self.space.pack(job.resources if held is None else held)
         self.free -= demand
         self.running[job.id] = Running(job.id, demand, start, start + job.estimate)
@@ -186,3 +246,7 @@ class QueuePolicy:
     def take_replanned(self) -> set[int]:
         """Ids of waiting jobs whose reserved start changed since the last call."""
         return set()
+
+    def wait_reason(self, job_id: int) -> str | None:
+        """Why a waiting job has no plan yet, if the policy knows better than "queued"."""
+        return None

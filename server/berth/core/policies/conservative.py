@@ -30,6 +30,7 @@ class Conservative(QueuePolicy):
     """Conservative backfilling: a reservation, and a guarantee, for every job at submit."""
 
     name = "conservative"
+    reserves_every_job = True
 
     def __init__(self, space: ResourceSpace, selection: str = "ff") -> None:
         super().__init__(space)
@@ -135,7 +136,12 @@ class Conservative(QueuePolicy):
         heapq.heappush(self._starts, (start, self._arrivals, job.id))
 
     def adopt_running(
-        self, job: Job, start: int, now: int, held: Mapping[str, int] | None = None
+        self,
+        job: Job,
+        start: int,
+        now: int,
+        held: Mapping[str, int] | None = None,
+        placement: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         super().adopt_running(job, start, now, held)
         running = self.running[job.id]

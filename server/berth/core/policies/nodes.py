@@ -37,6 +37,9 @@ NODE_POLICIES: dict[str, int | None] = {"fcfs": 0, "easy": 1, "conservative": No
 
 _DAWN = -(1 << 62)
 
+#: How the reason of a job that only drained or down nodes could hold begins.
+WAITS_FOR_NODES = "waits for nodes that are drained or down"
+
 
 @dataclass(slots=True)
 class Planned:
@@ -50,11 +53,29 @@ class Planned:
     held: dict[int, int] | None = None  # packed amount per node while reserved or running
     guarantee: int | None = None
 
+    @property
+    def expected_end(self) -> int:
+        assert self.start is not None
+        return self.start + self.job.estimate
+
 
 class NodeBackfill:
-    """FCFS, EASY or conservative backfilling on named nodes."""
+    """FCFS, EASY or conservative backfilling on named nodes.
 
-    def __init__(self, name: str, nodes: Mapping[str, Mapping[str, int]]) -> None:
+    ``nodes`` are the nodes it may place jobs on (the daemon passes the nodes that are
+    up); ``configured`` all the cluster's nodes (default: the same). A job that only
+    nodes outside ``nodes`` could hold waits, unplanned, with a reason, until the
+    policy is rebuilt with them.
+    """
+
+    places_on_nodes = True
+
+    def __init__(
+        self,
+        name: str,
+        nodes: Mapping[str, Mapping[str, int]],
+        configured: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> None:
         if name not in NODE_POLICIES:
             raise ValueError(f"on nodes, policy must be one of {', '.join(NODE_POLICIES)}")
         if not nodes:
@@ -62,7 +83,7 @@ class NodeBackfill:
         self.name = name
         self.depth = NODE_POLICIES[name]
         names: dict[str, int] = {}
-        for amounts in nodes.values():
+        for amounts in (configured or nodes).values():
             for resource, amount in amounts.items():
                 names[resource] = max(names.get(resource, 0), amount)
         self.space = ResourceSpace(names)
@@ -70,8 +91,16 @@ class NodeBackfill:
         self.plan = NodePlan(
             self.space, [self.space.pack(nodes[n]) for n in self.node_names], _DAWN
         )
+        self.reserves_every_job = self.depth is None
         self.waiting: dict[int, Planned] = {}
         self.running: dict[int, Planned] = {}
+        #: Waiting jobs no node in ``nodes`` can hold, with why.
+        self.parked: dict[int, str] = {}
+        self._configured = [
+            self.space.pack({n: a for n, a in amounts.items() if n in self.space.capacity})
+            for amounts in (configured or nodes).values()
+        ]
+        self._replanned: set[int] = set()
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -82,27 +111,44 @@ class NodeBackfill:
             done = self.running.pop(job_id)
             assert done.start is not None
             assert done.held is not None
-            end = done.start + done.job.estimate
-            self.plan.release(done.held, now, max(end - now, 0))
+            if done.held:  # nothing is held on nodes outside the plan (draining)
+                end = done.start + done.job.estimate
+                self.plan.release(done.held, now, end - now)
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
             self._compress(now)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        shape = job.shape or shape_of(job.resources)
-        problem = shape_problem(shape, self.space, self.plan.capacities)
-        if problem is not None:
-            return Reject(job.id, problem)
-        entry = Planned(job, shape, self.space.pack(shape.per_slot))
-        self.waiting[job.id] = entry
-        self._arrivals += 1
-        self._arrival[job.id] = self._arrivals
-        if self.depth is None:
+        entry = self._admit(job)
+        if isinstance(entry, Reject):
+            return entry
+        if self.depth is None and job.id not in self.parked:
             self._reserve_earliest(entry, now)
             entry.guarantee = entry.start
             assert entry.start is not None
             return Reserve(job.id, entry.start, entry.start, "earliest placement on the nodes")
         return None
+
+    def _admit(self, job: Job) -> Planned | Reject:
+        if job.id in self.waiting or job.id in self.running:
+            return Reject(job.id, f"job id {job.id} is already queued or running")
+        shape = job.shape or shape_of(job.resources)
+        unknown = [n for n, a in shape.per_slot.items() if a and n not in self.space.capacity]
+        problem = (
+            f"slots.per_slot: no node has {', '.join(unknown)}"
+            if unknown
+            else shape_problem(shape, self.space, self._configured)
+        )
+        if problem is not None:
+            return Reject(job.id, problem)
+        entry = Planned(job, shape, self.space.pack(shape.per_slot))
+        waits = shape_problem(shape, self.space, self.plan.capacities)
+        if waits is not None:
+            self.parked[job.id] = f"{WAITS_FOR_NODES} ({waits})"
+        self.waiting[job.id] = entry
+        self._arrivals += 1
+        self._arrival[job.id] = self._arrivals
+        return entry
 
     def schedule(self, now: int) -> list[Start]:
         if self.depth is None:
@@ -110,6 +156,8 @@ class NodeBackfill:
         started: list[Start] = []
         head = True
         for entry in list(self.waiting.values()):
+            if entry.job.id in self.parked:
+                continue  # no node up can hold it: it blocks nobody
             if head:
                 found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, now)
                 assert found is not None, "an admitted job always fits once all has ended"
@@ -122,7 +170,7 @@ class NodeBackfill:
                 # EASY: the head holds its reservation while the rest are backfilled.
                 held = self._hold(entry, found[0], found[1])
                 for other in list(self.waiting.values()):
-                    if other is entry:
+                    if other is entry or other.job.id in self.parked:
                         continue
                     placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
                     if placement is not None:
@@ -136,10 +184,98 @@ class NodeBackfill:
     def next_wakeup(self) -> int | None:
         return next_reserved_start(self._starts, self.waiting)
 
+    # ------------------------------------------------------------------ live shells
+    @property
+    def free(self) -> int:
+        """What the running jobs leave free, summed over the nodes (packed)."""
+        used = sum(
+            amount for entry in self.running.values() for amount in (entry.held or {}).values()
+        )
+        return sum(self.plan.capacities) - used
+
+    def adopt_running(
+        self,
+        job: Job,
+        start: int,
+        now: int,
+        held: Mapping[str, int] | None = None,
+        placement: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> None:
+        """Take over a running job with what it holds per node (``placement``); what it
+        holds on nodes this plan does not cover (draining) is not counted."""
+        index = {name: i for i, name in enumerate(self.node_names)}
+        kept = {
+            index[name]: self.space.pack(
+                {n: a for n, a in amounts.items() if n in self.space.capacity}
+            )
+            for name, amounts in (placement or {}).items()
+            if name in index
+        }
+        entry = Planned(job, job.shape or shape_of(job.resources), 0, start, None, kept)
+        end = start + job.estimate
+        if end > now and kept:
+            self.plan.reserve(kept, now, end - now)
+        self.running[job.id] = entry
+
+    def adopt_waiting(
+        self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
+    ) -> Reserve | Reject | None:
+        """Queue a job in arrival order; under conservative at its old start and a
+        placement there if one is free, else at its earliest; the old guarantee is kept
+        when the start is no later."""
+        entry = self._admit(job)
+        if isinstance(entry, Reject):
+            return entry
+        if self.depth is not None or job.id in self.parked:
+            return None
+        placement = None
+        if start is not None and start >= now:
+            placement = self.plan.place(entry.shape, entry.demand, start, job.estimate)
+        if start is None or placement is None:
+            self._reserve_earliest(entry, now)
+        else:
+            self._hold(entry, start, placement)
+            heapq.heappush(self._starts, (start, self._arrival[job.id], job.id))
+        assert entry.start is not None
+        kept = guarantee is not None and entry.start <= guarantee
+        entry.guarantee = guarantee if kept else entry.start
+        return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
+
+    def settle(self, now: int) -> None:
+        self.plan.forget_before(now)
+        if self.depth is None:
+            self._compress(now)
+
+    def withdraw(self, job_id: int, now: int) -> bool:
+        entry = self.waiting.pop(job_id, None)
+        if entry is None:
+            return False
+        del self._arrival[job_id]
+        self.parked.pop(job_id, None)
+        self._replanned.discard(job_id)
+        if entry.start is not None and entry.held is not None:
+            self.plan.release(entry.held, entry.start, entry.job.estimate)
+            if self.depth is None:
+                self._compress(now)
+        return True
+
+    def planned_start(self, job_id: int) -> int | None:
+        entry = self.waiting.get(job_id)
+        return None if entry is None or self.depth is not None else entry.start
+
+    def take_replanned(self) -> set[int]:
+        changed, self._replanned = self._replanned, set()
+        return changed
+
+    def wait_reason(self, job_id: int) -> str | None:
+        return self.parked.get(job_id)
+
     # ------------------------------------------------------------------ internals
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
         held = self.plan.held(placement, entry.demand, entry.shape.exclusive)
         self.plan.reserve(held, start, entry.job.estimate)
+        if self.depth is None and entry.start != start and entry.job.id in self.waiting:
+            self._replanned.add(entry.job.id)
         entry.start, entry.placement, entry.held = start, placement, held
         return held
 
@@ -153,7 +289,8 @@ class NodeBackfill:
         """Each waiting job, in arrival order, to its earliest placement before its
         current start; kept where it is if there is none."""
         for entry in self.waiting.values():
-            assert entry.start is not None
+            if entry.start is None:
+                continue  # parked
             assert entry.held is not None
             current, placement, held = entry.start, entry.placement, entry.held
             self.plan.release(held, current, entry.job.estimate)
@@ -181,6 +318,7 @@ class NodeBackfill:
         job = entry.job
         del self.waiting[job.id]
         del self._arrival[job.id]
+        self._replanned.discard(job.id)
         if not reserved:
             self._hold(entry, now, placement)
         self.running[job.id] = entry
