@@ -147,7 +147,7 @@ class NodePlan:
         if not shape.exclusive and not self.aggregate.fits_during(total, start, duration):
             return None
         end = start + duration
-        room: list[tuple[int, int, int]] = []  # (room before start, node, slots it holds)
+        room: list[tuple[int, int]] = []  # (node, slots it holds)
         for index, profile in enumerate(self.profiles):
             steps = profile.min_free(start, end)
             if shape.exclusive:
@@ -161,13 +161,22 @@ class NodePlan:
                     if k == 0:
                         break
             if k:
-                before = _slots_in(profile.free_at(start - 1), demand, guard, shape.count)
-                room.append((before, index, k))
+                room.append((index, k))
+        if sum(k for _, k in room) < shape.count or (
+            shape.nodes is not None and len(room) < shape.nodes
+        ):
+            return None  # the common case while searching: decided before ranking
         # Best fit in time: nodes with the least room just before ``start`` first (those
         # that free up at ``start``, or are fullest now), so nodes idle before a
         # reservation stay open for backfilling; node order breaks ties.
-        room.sort()
-        return _choose([(index, k) for _, index, k in room], shape)
+        profiles = self.profiles
+        room.sort(
+            key=lambda r: (
+                _slots_in(profiles[r[0]].free_at(start - 1), demand, guard, shape.count),
+                r[0],
+            )
+        )
+        return _choose(room, shape)
 
     def earliest(
         self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None

@@ -293,6 +293,16 @@ class NodeBackfill:
                 continue  # parked
             assert entry.held is not None
             current, placement, held = entry.start, entry.placement, entry.held
+            if not entry.shape.exclusive and (
+                self.plan.aggregate.earliest_start(
+                    entry.demand * entry.shape.count, entry.job.estimate, now, limit=current
+                )
+                is None
+            ):
+                # Necessary for any earlier start: the whole cluster has room for the
+                # total before ``current`` (where the job's own reservation is not). Most
+                # jobs fail it, and keep their reservation without being taken out.
+                continue
             self.plan.release(held, current, entry.job.estimate)
             found = self.plan.earliest(
                 entry.shape, entry.demand, entry.job.estimate, now, limit=current
