@@ -79,7 +79,15 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     submit = commands.add_parser("submit", help="submit a job to a running daemon")
     common(submit)
     submit.add_argument(
-        "--resources", "-r", type=_amounts, required=True, help="e.g. cpus=64,mem_gb=256"
+        "--resources", "-r", type=_amounts, help="totals, e.g. cpus=64,mem_gb=256 (or --slots)"
+    )
+    submit.add_argument("--slots", type=int, help="how many whole slots (with --per-slot)")
+    submit.add_argument(
+        "--per-slot", type=_amounts, help="one slot's resources, e.g. cpus=4,mem_gb=16,gpus=1"
+    )
+    submit.add_argument("--nodes", "-N", type=int, help="spread the slots over exactly N nodes")
+    submit.add_argument(
+        "--exclusive", action="store_true", help="whole nodes, shared with no other job"
     )
     submit.add_argument(
         "--time-limit", "-t", type=int, required=True, help="seconds; also the kill limit"
@@ -132,8 +140,26 @@ def _guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
     return wrapped
 
 
+def _slots(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``--slots/--per-slot/-N/--exclusive`` as the API's ``slots`` and ``nodes``; exits 2
+    naming the flag when they are combined wrongly."""
+    if (args.slots is None) != (args.per_slot is None):
+        raise SystemExit("berth submit: --slots and --per-slot go together")
+    if args.slots is None:
+        if args.resources is None:
+            raise SystemExit("berth submit: give --resources (totals) or --slots with --per-slot")
+        if args.nodes is not None or args.exclusive:
+            raise SystemExit("berth submit: -N/--exclusive go with --slots and --per-slot")
+        return None, None
+    if args.resources is not None:
+        raise SystemExit("berth submit: give --resources or --slots, not both")
+    nodes = {"count": args.nodes, "exclusive": args.exclusive}
+    return {"count": args.slots, "per_slot": args.per_slot}, nodes
+
+
 @_guard
 def run_submit(args: argparse.Namespace) -> int:
+    slots, nodes = _slots(args)
     with _client(args) as client:
         answer = client.submit(
             args.resources,
@@ -144,6 +170,8 @@ def run_submit(args: argparse.Namespace) -> int:
             command=args.job_command,
             emulated_runtime=args.emulated_runtime,
             idempotency_key=args.idempotency_key,
+            slots=slots,
+            nodes=nodes,
         )
     if args.json:
         print(json.dumps(answer, indent=2))

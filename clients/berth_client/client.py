@@ -78,7 +78,7 @@ class BerthClient:
     # ------------------------------------------------------------------ jobs
     def submit(
         self,
-        resources: dict[str, int],
+        resources: dict[str, int] | None,
         time_limit: int,
         name: str = "job",
         deadline: int | None = None,
@@ -86,9 +86,17 @@ class BerthClient:
         command: str | None = None,
         emulated_runtime: int | None = None,
         idempotency_key: str | None = None,
+        slots: dict[str, Any] | None = None,
+        nodes: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"name": name, "resources": resources, "time_limit": time_limit}
+        """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
+        "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
+        False}``)."""
+        body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
+            "resources": resources,
+            "slots": slots,
+            "nodes": nodes,
             "deadline": deadline,
             "priority": priority,
             "command": command,

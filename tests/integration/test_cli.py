@@ -77,3 +77,18 @@ def test_errors_are_one_clear_line(
     assert "unknown bearer token" in capsys.readouterr().err
     assert main(["queue", "--url", "http://127.0.0.1:9", "--token", ALICE]) == 1
     assert "cannot reach" in capsys.readouterr().err
+
+
+def test_submit_slots_on_nodes(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    argv = ["submit", *auth, "-N", "2", "--slots", "4", "--per-slot", "cpus=2", "-t", "60"]
+    assert main([*argv, "--json"]) == 0
+    job = json.loads(capsys.readouterr().out)["job"]
+    assert job["slots"]["count"] == 4
+    assert job["slots"]["nodes"] == 2
+    assert len(job["nodes"]) == 2  # four 2-cpu slots over exactly two nodes
+    assert sum(held["cpus"] for held in job["nodes"].values()) == 8
+    with pytest.raises(SystemExit, match="--slots and --per-slot go together"):
+        main(["submit", *auth, "--slots", "4", "-t", "60"])
+    with pytest.raises(SystemExit, match="--resources or --slots, not both"):
+        main(["submit", *auth, "-r", "cpus=1", "--slots", "1", "--per-slot", "cpus=1", "-t", "6"])

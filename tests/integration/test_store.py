@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from berth.core.nodes import Shape
 from berth.service.model import JobState
 from berth.store.migrate import downgrade, upgrade
 from berth.store.sql import METADATA, SqlStore, create_db_engine
@@ -56,6 +58,8 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
     live = engine()
     for cpus in (32, 16, 16, 8):
         live.submit(request(cpus=cpus, limit=100, key=f"k{cpus}-{len(live.jobs)}"), 0)
+    slotted = replace(request(cpus=4, limit=100), shape=Shape(2, {"cpus": 2}, nodes=2))
+    live.submit(slotted, 0)  # a slot request keeps its shape across a restart
     live.drain("node004", "maintenance", 0, force=True)
     store.save(live.take_changes())
     live.advance(100)  # updates of known rows
@@ -68,6 +72,7 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
         n.name: (n.state, n.reason) for n in live.cluster.nodes.values()
     }
     assert snapshot.config == {"policy": "conservative", "policy_options": {}}
+    assert live.jobs[5].shape == Shape(2, {"cpus": 2}, nodes=2)
     restored = engine(snapshot=snapshot, now=100)
     assert {i: j.guaranteed_start for i, j in restored.jobs.items()} == {
         i: j.guaranteed_start for i, j in live.jobs.items()

@@ -7,7 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
+from berth.core.nodes import Shape
+from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
+from berth.service.rows import shape_row
 
 #: The longest time limit accepted: ten years.
 MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
@@ -15,13 +17,37 @@ MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
 Amount = Annotated[int, Field(ge=0, le=(1 << 49) - 1)]
 
 
+class SlotsIn(BaseModel):
+    """Whole slots: ``count`` of them, each ``per_slot`` on one node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(..., ge=1, le=1_000_000, description="how many slots")
+    per_slot: dict[str, Amount] = Field(
+        ..., min_length=1, description='resources of one slot, e.g. {"cpus": 4, "mem_gb": 16}'
+    )
+
+
+class NodesIn(BaseModel):
+    """Which nodes the slots go on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int | None = Field(None, ge=1, le=100_000, description="exactly this many nodes")
+    exclusive: bool = Field(False, description="whole nodes, shared with no other job")
+
+
 class JobSubmit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("job", min_length=1, max_length=200)
-    resources: dict[str, Amount] = Field(
-        ..., description='amount of each named resource, e.g. {"cpus": 64, "mem_gb": 256}'
+    resources: dict[str, Amount] | None = Field(
+        None,
+        description='totals of each named resource, e.g. {"cpus": 64, "mem_gb": 256} '
+        "(or give slots)",
     )
+    slots: SlotsIn | None = Field(None, description="whole slots on nodes instead of totals")
+    nodes: NodesIn | None = Field(None, description="node count and exclusivity (with slots)")
     time_limit: int = Field(
         ..., ge=1, le=MAX_TIME_LIMIT, description="runtime estimate in seconds; also the kill limit"
     )
@@ -35,10 +61,25 @@ class JobSubmit(BaseModel):
     )
 
     def request(self, user: str, idempotency_key: str | None) -> JobRequest:
+        """The engine's request; resources and slots are exclusive (422 naming both)."""
+        shape = None
+        if self.slots is not None:
+            if self.resources is not None:
+                raise RequestError("invalid", "give resources (totals) or slots, not both", "slots")
+            nodes = self.nodes or NodesIn(count=None, exclusive=False)
+            shape = Shape(self.slots.count, dict(self.slots.per_slot), nodes.count, nodes.exclusive)
+            resources = {n: a * self.slots.count for n, a in self.slots.per_slot.items()}
+        elif self.resources is None:
+            raise RequestError("invalid", "a job needs resources (totals) or slots", "resources")
+        elif self.nodes is not None:
+            raise RequestError("invalid", "nodes goes with slots (give slots, not totals)", "nodes")
+        else:
+            resources = dict(self.resources)
         return JobRequest(
             name=self.name,
             user=user,
-            resources=dict(self.resources),
+            resources=resources,
+            shape=shape,
             time_limit=self.time_limit,
             deadline=self.deadline,
             priority=self.priority,
@@ -68,6 +109,9 @@ class JobOut(BaseModel):
     guaranteed_end: int | None
     planned_start: int | None
     nodes: dict[str, dict[str, int]]
+    slots: dict[str, object] | None = Field(
+        None, description="the slots asked for (count, per_slot, nodes, exclusive), if any"
+    )
 
     @classmethod
     def of(cls, job: JobRecord) -> JobOut:
@@ -91,6 +135,7 @@ class JobOut(BaseModel):
             guaranteed_end=job.guaranteed_end,
             planned_start=job.planned_start,
             nodes=job.allocation,
+            slots=None if job.shape is None else shape_row(job.shape),
         )
 
 

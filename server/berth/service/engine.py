@@ -287,8 +287,27 @@ class Engine:
     def validate(self, request: JobRequest, now: int) -> None:
         """Refuse a request that no node in the configuration could ever hold (down and
         drained nodes included: a job they could hold waits for them), naming the field
-        and the limit."""
+        and the limit. Slots are checked as slots first (their totals follow from them)."""
         capacity = self.cluster.configured_capacity()
+        if request.shape is not None:
+            self._check_slots(request, capacity)
+        self._check_totals(request, capacity)
+        if request.shape is None and self.policy.places_on_nodes:
+            self._check_slots(request, capacity)
+        if request.deadline is not None:
+            if request.deadline <= now:
+                raise RequestError(
+                    "invalid", f"deadline {request.deadline} is in the past (now {now})", "deadline"
+                )
+            if request.deadline < now + request.time_limit:
+                raise RequestError(
+                    "invalid",
+                    f"deadline {request.deadline} is sooner than now ({now}) + time_limit "
+                    f"({request.time_limit} s)",
+                    "deadline",
+                )
+
+    def _check_totals(self, request: JobRequest, capacity: dict[str, int]) -> None:
         if not request.resources:
             raise RequestError("invalid", "a job must request at least one resource", "resources")
         for name, amount in request.resources.items():
@@ -308,26 +327,25 @@ class Engine:
                 )
         if not any(request.resources.values()):
             raise RequestError("invalid", "a job must request a positive amount", "resources")
+
+    def _check_slots(self, request: JobRequest, capacity: dict[str, int]) -> None:
+        """Whether some set of the configured nodes could hold the request's slots (its
+        totals as equal slots when it gave none); slots under a pool policy are refused."""
         if self.policy.places_on_nodes:
             space = ResourceSpace(capacity)
             nodes = [space.pack(n.resources) for n in self.cluster.nodes.values()]
-            problem = shape_problem(shape_of(request.resources), space, nodes)
+            shape = request.shape or shape_of(request.resources)
+            problem = shape_problem(shape, space, nodes)
             if problem is not None:
-                raise RequestError(
-                    "invalid", f"no set of nodes can hold it: {problem}", "resources"
-                )
-        if request.deadline is not None:
-            if request.deadline <= now:
-                raise RequestError(
-                    "invalid", f"deadline {request.deadline} is in the past (now {now})", "deadline"
-                )
-            if request.deadline < now + request.time_limit:
-                raise RequestError(
-                    "invalid",
-                    f"deadline {request.deadline} is sooner than now ({now}) + time_limit "
-                    f"({request.time_limit} s)",
-                    "deadline",
-                )
+                field = problem.split(":", 1)[0] if request.shape is not None else "resources"
+                raise RequestError("invalid", f"no set of nodes can hold it: {problem}", field)
+        elif request.shape is not None:
+            raise RequestError(
+                "invalid",
+                f"policy {self.policy_name} plans on a pool, so it cannot honour slots; "
+                "slots need fcfs, easy or conservative with first-fit selection",
+                "slots",
+            )
 
     def what_if(self, request: JobRequest, now: int) -> dict[str, object]:
         """The decision and start ``request`` would get now, on a copy of the policy."""

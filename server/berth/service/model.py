@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from berth.core.model import Job
+from berth.core.nodes import Shape
 
 
 class JobState(StrEnum):
@@ -59,6 +60,8 @@ class JobRequest:
     command: str | None = None
     emulated_runtime: int | None = None
     idempotency_key: str | None = None
+    #: Slots asked for explicitly (``resources`` are then their totals).
+    shape: Shape | None = None
 
 
 @dataclass(slots=True)
@@ -85,6 +88,7 @@ class JobRecord:
     guaranteed_end: int | None = None
     planned_start: int | None = None
     allocation: dict[str, dict[str, int]] = field(default_factory=dict)
+    shape: Shape | None = None
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:
@@ -101,6 +105,7 @@ class JobRecord:
             command=request.command,
             emulated_runtime=request.emulated_runtime,
             idempotency_key=request.idempotency_key,
+            shape=request.shape,
         )
 
     def as_job(self) -> Job:
@@ -118,6 +123,7 @@ class JobRecord:
             deadline=self.deadline,
             user=self.user,
             priority=priority,
+            shape=self.shape,
         )
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from berth.core.nodes import Shape
 from berth.service.model import JobRecord, JobState, NodeRecord, NodeState
 
 JOB_COLUMNS = (
@@ -31,6 +32,7 @@ JOB_COLUMNS = (
     "guaranteed_end",
     "planned_start",
     "allocation",
+    "shape",
 )
 
 
@@ -39,14 +41,32 @@ def job_row(job: JobRecord) -> dict[str, object]:
     row["state"] = job.state.value
     row["resources"] = dict(job.resources)
     row["allocation"] = {node: dict(amounts) for node, amounts in job.allocation.items()}
+    row["shape"] = None if job.shape is None else shape_row(job.shape)
     return row
 
 
+def shape_row(shape: Shape) -> dict[str, object]:
+    """A slot request as JSON: ``{"count", "per_slot", "nodes", "exclusive"}``."""
+    return {"count": shape.count, "per_slot": dict(shape.per_slot), "nodes": shape.nodes,
+            "exclusive": shape.exclusive}  # fmt: skip
+
+
 def job_from_row(row: dict[str, Any]) -> JobRecord:
-    values = {name: row[name] for name in JOB_COLUMNS}
+    values: dict[str, Any] = {name: row.get(name) for name in JOB_COLUMNS}
     values["state"] = JobState(row["state"])
     values["resources"] = dict(row["resources"])
     values["allocation"] = {n: dict(a) for n, a in (row["allocation"] or {}).items()}
+    shape = row.get("shape")
+    values["shape"] = (
+        None
+        if not shape
+        else Shape(
+            int(shape["count"]),
+            dict(shape["per_slot"]),
+            shape.get("nodes"),
+            bool(shape.get("exclusive")),
+        )
+    )
     return JobRecord(**values)
 
 

@@ -44,6 +44,7 @@ JOBS = sa.Table(
     sa.Column("guaranteed_end", sa.BigInteger),
     sa.Column("planned_start", sa.BigInteger),
     sa.Column("allocation", sa.JSON, nullable=False),
+    sa.Column("shape", sa.JSON),  # slots asked for explicitly (migration 0002)
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -27,7 +27,8 @@ class Api:
         return self.client.request(method, path, headers=headers, **kwargs)
 
     def submit(self, token: str = ALICE, **body: Any) -> Any:
-        body.setdefault("resources", {"cpus": 8})
+        if "slots" not in body:
+            body.setdefault("resources", {"cpus": 8})
         body.setdefault("time_limit", 100)
         return self.call("POST", "/v1/jobs", token, json=body)
 
@@ -327,3 +328,50 @@ def test_slack_policy_pushes_a_job_within_its_bound_and_reports_both(api: Api) -
     )
     assert bad.status_code == 422
     assert "alpha_u must be in [0.0, 1.0]" in error_of(bad)["message"]
+
+
+def test_slot_requests_get_whole_slots_on_the_nodes_they_ask_for(api: Api) -> None:
+    body = {"slots": {"count": 4, "per_slot": {"cpus": 4, "mem_gb": 8}}, "nodes": {"count": 2}}
+    answer = api.submit(time_limit=100, **body)
+    assert answer.status_code == 201, answer.json()
+    job = answer.json()["job"]
+    assert job["job_state"] == "RUNNING"
+    assert job["resources"] == {"cpus": 16, "mem_gb": 32}  # the totals of the slots
+    assert job["slots"] == {"count": 4, "per_slot": {"cpus": 4, "mem_gb": 8}, "nodes": 2,
+                            "exclusive": False}  # fmt: skip
+    assert sorted(job["nodes"].values(), key=str) == [{"cpus": 8, "mem_gb": 16}] * 2
+    exclusive = api.submit(
+        time_limit=100, slots={"count": 1, "per_slot": {"cpus": 1}}, nodes={"exclusive": True}
+    ).json()["job"]
+    assert list(exclusive["nodes"].values()) == [{"cpus": 8, "mem_gb": 32}]  # the whole node
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"resources": {"cpus": 1}, "slots": {"count": 1, "per_slot": {"cpus": 1}}}, "slots",
+         "not both"),
+        ({"resources": {"cpus": 1}, "nodes": {"count": 1}}, "nodes", "goes with slots"),
+        ({"resources": None}, "resources", "resources (totals) or slots"),
+        ({"slots": {"count": 1, "per_slot": {"cpus": 9}}}, "slots.per_slot", "no node can hold"),
+        ({"slots": {"count": 5, "per_slot": {"cpus": 1}}, "nodes": {"count": 5}}, "nodes.count",
+         "only 4 can hold"),
+        ({"slots": {"count": 5, "per_slot": {"cpus": 8}}}, "slots.count", "at most 4"),
+    ],
+)  # fmt: skip
+def test_slot_requests_no_node_set_can_hold_are_refused_naming_the_field(
+    api: Api, body: dict[str, Any], field: str, words: str
+) -> None:
+    answer = api.submit(time_limit=100, **body)
+    assert answer.status_code == 422, answer.json()
+    assert error_of(answer)["field"] == field
+    assert words in error_of(answer)["message"]
+
+
+def test_a_pool_policy_refuses_slots_rather_than_ignore_them(api: Api) -> None:
+    changed = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "qops"})
+    assert changed.status_code == 200
+    answer = api.submit(time_limit=100, slots={"count": 2, "per_slot": {"cpus": 2}})
+    assert answer.status_code == 422
+    assert error_of(answer)["field"] == "slots"
+    assert "plans on a pool" in error_of(answer)["message"]
