@@ -1,7 +1,7 @@
 """The single writer: commands applied in order, committed in batches, then acknowledged.
 
-Every change to live state goes through :meth:`Coordinator.call` with a command, a
-function of ``(engine, now)``. One task takes the queue in batches (group commit): it
+Every change to live state goes through :meth:`Coordinator.call` with a typed command
+(:mod:`berth.service.commands`). One task takes the queue in batches (group commit): it
 applies the batch as one round of the engine's timeline (what is due by the clock's
 ``now``, the commands, one scheduling pass), renders each answer from the state the
 batch left, saves the batch's changes in one store transaction, and only then sends the
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from berth.service.commands import Command, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
 from berth.service.model import Event, RequestError
@@ -44,16 +45,12 @@ MAX_BATCH = 1024
 SUBSCRIBER_BACKLOG = 10_000
 
 
-def _nothing(_engine: Engine, _now: int) -> None:
-    """A command that only lets the batch advance the engine."""
-
-
 @dataclass(frozen=True, slots=True)
-class Command:
-    """A queued change: ``apply(engine, now)``, and ``answer`` to render its result at
-    the end of its batch (``None``: the result as it is)."""
+class Queued:
+    """A queued change: the command, and ``answer`` to render its result at the end of
+    its batch (``None``: the result as it is)."""
 
-    apply: Callable[[Engine, int], Any]
+    command: Command
     answer: Callable[[Any], Any] | None = None
 
     def render(self, result: Any) -> Any:
@@ -82,7 +79,7 @@ class Coordinator:
         self.stats = Stats()
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
-        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Any]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Queued, asyncio.Future[Any]]] = asyncio.Queue()
         self._subscribers: set[asyncio.Queue[tuple[int, Event] | None]] = set()
         self._event_seq = 0
         self._task: asyncio.Task[None] | None = None
@@ -124,15 +121,13 @@ class Coordinator:
 
     # ------------------------------------------------------------------ commands
     @overload
-    async def call(self, command: Callable[[Engine, int], T]) -> T: ...
+    async def call(self, command: Command) -> Any: ...
 
     @overload
-    async def call(self, command: Callable[[Engine, int], T], answer: Callable[[T], R]) -> R: ...
+    async def call(self, command: Command, answer: Callable[[Any], R]) -> R: ...
 
-    async def call(
-        self, command: Callable[[Engine, int], Any], answer: Callable[[Any], Any] | None = None
-    ) -> Any:
-        """Apply ``command(engine, now)`` as the single writer; return once committed.
+    async def call(self, command: Command, answer: Callable[[Any], Any] | None = None) -> Any:
+        """Apply ``command`` to the engine as the single writer; return once committed.
 
         ``answer`` turns the command's result into the caller's answer (say, a record into
         its JSON form) at the end of the command's batch, before any later batch can
@@ -142,7 +137,7 @@ class Coordinator:
         if self.failed is not None:
             raise StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        await self._queue.put((Command(command, answer), future))
+        await self._queue.put((Queued(command, answer), future))
         return await future
 
     async def read(self, view: Callable[[Engine], T]) -> T:
@@ -171,7 +166,7 @@ class Coordinator:
 
     async def tick(self) -> None:
         """Advance the engine to now (completions, kills, starts) and commit."""
-        await self.call(_nothing)
+        await self.call(Tick())
 
     async def _writer(self) -> None:
         """Apply batch after batch. Requests that arrive while a batch commits form the
@@ -186,22 +181,23 @@ class Coordinator:
             now = self.clock.now()
             began = time.perf_counter()
             outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-            results: list[tuple[Command, asyncio.Future[Any], Any]] = []
+            results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
             # One round of the timeline: what is due by now, the batch's commands, then
             # one scheduling pass (the order the emulator follows at every instant).
             with self.engine.batch(now):
                 self.engine.advance(now)
-                for command, future in batch:
+                for queued, future in batch:
                     try:
-                        results.append((command, future, command.apply(self.engine, now)))
+                        applied = queued.command.apply(self.engine, now)
+                        results.append((queued, future, applied))
                     except RequestError as refusal:
                         outcomes.append((future, None, refusal))
                     except Exception as bug:  # answer 500, keep serving
                         log.exception("command failed")
                         outcomes.append((future, None, bug))
-            for command, future, result in results:
+            for queued, future, result in results:
                 try:
-                    outcomes.append((future, command.render(result), None))
+                    outcomes.append((future, queued.render(result), None))
                 except Exception as bug:
                     log.exception("answer failed")
                     outcomes.append((future, None, bug))

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from berth.dispatch.emulated import EmulatedNodes
+from berth.service.commands import CancelJob, SubmitJob
 from berth.service.coordinator import Coordinator, StoreUnavailable
 from berth.service.engine import Engine
 from berth.service.model import JobRecord
@@ -83,7 +84,7 @@ def test_concurrent_commands_share_commits_and_keep_their_order() -> None:
         await coordinator.start()
         saves_before = store.saves
         ids = await asyncio.gather(
-            *(coordinator.call(lambda e, now: e.submit(request(1), now)[0].id) for _ in range(50))
+            *(coordinator.call(SubmitJob(request(1)), lambda made: made[0].id) for _ in range(50))
         )
         await coordinator.stop()
         return list(ids), store.saves - saves_before, coordinator.stats.batches
@@ -97,7 +98,7 @@ def test_a_start_is_sent_only_after_the_running_state_is_committed() -> None:
     async def scenario() -> list[tuple[str, int, object]]:
         coordinator, _, backend, _ = _setup()
         await coordinator.start()
-        await coordinator.call(lambda e, now: e.submit(request(8, runtime=50), now))
+        await coordinator.call(SubmitJob(request(8, runtime=50)))
         return backend.sent
 
     sent = asyncio.run(scenario())
@@ -112,16 +113,14 @@ def test_the_answer_is_what_its_batch_committed_not_what_a_later_batch_made() ->
     async def scenario() -> tuple[str, str, list[object]]:
         coordinator, store, _, _ = _setup()
         await coordinator.start()
-        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))  # job 1 runs
+        await coordinator.call(SubmitJob(request(8, 100)))  # job 1 runs
         store.gate.clear()
         store.waiting.clear()
         submit = asyncio.ensure_future(
-            coordinator.call(lambda e, now: e.submit(request(8, 100), now)[0], _state)
+            coordinator.call(SubmitJob(request(8, 100)), lambda made: _state(made[0]))
         )
         await _wait_for(store.waiting)  # job 2's batch is committing
-        cancel = asyncio.ensure_future(
-            coordinator.call(lambda e, now: e.cancel(1, now, "test"), _state)
-        )
+        cancel = asyncio.ensure_future(coordinator.call(CancelJob(1, "test"), _state))
         await asyncio.sleep(0.05)
         store.gate.set()
         answered = await submit
@@ -141,9 +140,7 @@ def test_reads_wait_for_the_commit_of_the_batch_in_flight() -> None:
         await coordinator.start()
         store.gate.clear()
         store.waiting.clear()
-        submit = asyncio.ensure_future(
-            coordinator.call(lambda e, now: e.submit(request(8, 100), now))
-        )
+        submit = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
         await _wait_for(store.waiting)
         read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
         await asyncio.sleep(0.05)
@@ -166,11 +163,11 @@ def test_a_failed_commit_sends_nothing_answers_unavailable_and_refuses_more() ->
         store.fail = True
         outcomes: list[str] = []
         try:
-            await coordinator.call(lambda e, now: e.submit(request(8, 100), now))
+            await coordinator.call(SubmitJob(request(8, 100)))
         except StoreUnavailable:
             outcomes.append("submit: 503")
         for attempt in (
-            coordinator.call(lambda e, now: e.submit(request(1), now)),
+            coordinator.call(SubmitJob(request(1))),
             coordinator.read(lambda e: len(e.jobs)),
         ):
             try:
@@ -191,12 +188,9 @@ def test_shutdown_with_work_queued_answers_every_caller() -> None:
         await coordinator.start()
         store.gate.clear()
         store.waiting.clear()
-        first = asyncio.ensure_future(coordinator.call(lambda e, now: e.submit(request(1), now)))
+        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
         await _wait_for(store.waiting)
-        queued = [
-            asyncio.ensure_future(coordinator.call(lambda e, now: e.submit(request(1), now)))
-            for _ in range(3)
-        ]
+        queued = [asyncio.ensure_future(coordinator.call(SubmitJob(request(1)))) for _ in range(3)]
         await asyncio.sleep(0.01)
         stopping = asyncio.ensure_future(coordinator.stop())
         await asyncio.sleep(0.01)
@@ -223,8 +217,8 @@ def test_a_kill_is_sent_after_the_cancel_commits() -> None:
     async def scenario() -> list[tuple[str, int, object]]:
         coordinator, _, backend, _ = _setup()
         await coordinator.start()
-        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))
-        await coordinator.call(lambda e, now: e.cancel(1, now, "test"))
+        await coordinator.call(SubmitJob(request(8, 100)))
+        await coordinator.call(CancelJob(1, "test"))
         await coordinator.stop()
         return backend.sent
 
@@ -238,8 +232,8 @@ def test_starts_caught_up_at_restart_wait_for_the_start_up_commit() -> None:
     async def first_life() -> GatedStore:
         coordinator, store, _, _ = _setup()
         await coordinator.start()
-        await coordinator.call(lambda e, now: e.submit(request(8, 100, runtime=50), now))
-        await coordinator.call(lambda e, now: e.submit(request(8, 100), now))  # waits
+        await coordinator.call(SubmitJob(request(8, 100, runtime=50)))
+        await coordinator.call(SubmitJob(request(8, 100)))  # waits
         await coordinator.stop()
         return store
 

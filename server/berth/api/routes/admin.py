@@ -18,6 +18,16 @@ from berth.api.schemas import (
     PriorityIn,
 )
 from berth.core.policies import POLICIES, POLICY_OPTIONS, policy_problem
+from berth.service.commands import (
+    AddNode,
+    ChangePolicy,
+    DrainNode,
+    HoldJob,
+    MarkNodeDown,
+    ReleaseJob,
+    ResumeNode,
+    SetPriority,
+)
 from berth.service.engine import Engine
 from berth.service.model import RequestError
 
@@ -26,9 +36,7 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 @router.post("/nodes", response_model=NodeOut, status_code=201, summary="Add a node")
 async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(
-        lambda e, now: e.add_node(body.name, body.resources, now), NodeOut.of
-    )
+    return await daemon.coordinator.call(AddNode(body.name, body.resources), NodeOut.of)
 
 
 @router.post(
@@ -37,16 +45,14 @@ async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     summary="Drain a node: running jobs go on, no new ones; refused if a guarantee would break",
 )
 async def drain(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(
-        lambda e, now: e.drain(name, body.reason, now, body.force), NodeOut.of
-    )
+    return await daemon.coordinator.call(DrainNode(name, body.reason, body.force), NodeOut.of)
 
 
 @router.post(
     "/nodes/{name}/resume", response_model=NodeOut, summary="Put a drained or down node back up"
 )
 async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(lambda e, now: e.resume_node(name, now), NodeOut.of)
+    return await daemon.coordinator.call(ResumeNode(name), NodeOut.of)
 
 
 @router.post(
@@ -54,7 +60,7 @@ async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
 )
 async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     reason = body.reason or "marked down by an operator"
-    return await daemon.coordinator.call(lambda e, now: e.mark_down(name, reason, now), NodeOut.of)
+    return await daemon.coordinator.call(MarkNodeDown(name, reason), NodeOut.of)
 
 
 @router.post(
@@ -63,23 +69,21 @@ async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -
     summary="Hold a pending job (it gives up its guarantee)",
 )
 async def hold(job_id: int, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(lambda e, now: e.hold(job_id, now, body.reason), JobOut.of)
+    return await daemon.coordinator.call(HoldJob(job_id, body.reason), JobOut.of)
 
 
 @router.post(
     "/jobs/{job_id}/release", response_model=JobOut, summary="Release a held job (admitted again)"
 )
 async def release(job_id: int, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(lambda e, now: e.release(job_id, now), JobOut.of)
+    return await daemon.coordinator.call(ReleaseJob(job_id), JobOut.of)
 
 
 @router.put(
     "/jobs/{job_id}/priority", response_model=JobOut, summary="Set a job's political priority"
 )
 async def priority(job_id: int, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(
-        lambda e, now: e.set_political_priority(job_id, body.political, now), JobOut.of
-    )
+    return await daemon.coordinator.call(SetPriority(job_id, body.political), JobOut.of)
 
 
 def _policy_out(engine: Engine) -> PolicyOut:
@@ -101,13 +105,8 @@ async def get_policy(daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
     summary="Change the policy; refused (409) if it would break a guarantee, unless forced",
 )
 async def set_policy(body: PolicyIn, daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
-    options: dict[str, object] = dict(body.options)
-
-    def switch(engine: Engine, now: int) -> Engine:
-        engine.change_policy(body.policy, options, now, body.force)
-        return engine
-
-    return await daemon.coordinator.call(switch, _policy_out)
+    change = ChangePolicy(body.policy, dict(body.options), body.force)
+    return await daemon.coordinator.call(change, _policy_out)
 
 
 @router.post(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response
 from berth.api.auth import Principal
 from berth.api.deps import DaemonDep, PrincipalDep
 from berth.api.schemas import JobList, JobOut, JobSubmit, StartOut, SubmitOut, WhatIfOut
+from berth.service.commands import CancelJob, SubmitJob
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 
@@ -39,7 +40,7 @@ async def submit(
 ) -> SubmitOut:
     request = body.request(who.user, idempotency_key)
     answer, created = await daemon.coordinator.call(
-        lambda e, now: e.submit(request, now), lambda made: (SubmitOut.of(made[0]), made[1])
+        SubmitJob(request), lambda made: (SubmitOut.of(made[0]), made[1])
     )
     if not created:
         response.status_code = 200
@@ -94,7 +95,7 @@ async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
 async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     await daemon.coordinator.read(lambda e: visible(e, who, job_id))
     reason = f"cancelled by {who.user}"
-    return await daemon.coordinator.call(lambda e, now: e.cancel(job_id, now, reason), JobOut.of)
+    return await daemon.coordinator.call(CancelJob(job_id, reason), JobOut.of)
 
 
 @router.get(

@@ -1,0 +1,125 @@
+"""Typed commands: every change a caller may ask of the live state, as a value.
+
+Routes (and node agents' reports) build one of these and hand it to the single writer
+(:class:`~berth.service.coordinator.Coordinator`), which applies it to the engine at the
+batch's cluster time. A command is plain data plus :meth:`apply`; it can be logged,
+compared in tests and queued without closing over request objects. No I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from berth.service.model import JobRecord, JobRequest, NodeRecord
+
+if TYPE_CHECKING:
+    from berth.service.engine import Engine
+
+
+class Command(Protocol):
+    """Something the single writer applies to the engine at cluster time ``now``."""
+
+    def apply(self, engine: Engine, now: int) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Change nothing: only let the batch advance the engine to now."""
+
+    def apply(self, engine: Engine, now: int) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitJob:
+    """Admit (or reject) a job; the result is ``(record, created)``."""
+
+    request: JobRequest
+
+    def apply(self, engine: Engine, now: int) -> tuple[JobRecord, bool]:
+        return engine.submit(self.request, now)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelJob:
+    job_id: int
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> JobRecord:
+        return engine.cancel(self.job_id, now, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class HoldJob:
+    job_id: int
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> JobRecord:
+        return engine.hold(self.job_id, now, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseJob:
+    job_id: int
+
+    def apply(self, engine: Engine, now: int) -> JobRecord:
+        return engine.release(self.job_id, now)
+
+
+@dataclass(frozen=True, slots=True)
+class SetPriority:
+    job_id: int
+    political: float | None
+
+    def apply(self, engine: Engine, now: int) -> JobRecord:
+        return engine.set_political_priority(self.job_id, self.political, now)
+
+
+@dataclass(frozen=True, slots=True)
+class AddNode:
+    name: str
+    resources: dict[str, int] = field(hash=False)
+
+    def apply(self, engine: Engine, now: int) -> NodeRecord:
+        return engine.add_node(self.name, self.resources, now)
+
+
+@dataclass(frozen=True, slots=True)
+class DrainNode:
+    name: str
+    reason: str
+    force: bool = False
+
+    def apply(self, engine: Engine, now: int) -> NodeRecord:
+        return engine.drain(self.name, self.reason, now, self.force)
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeNode:
+    name: str
+
+    def apply(self, engine: Engine, now: int) -> NodeRecord:
+        return engine.resume_node(self.name, now)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkNodeDown:
+    name: str
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> NodeRecord:
+        return engine.mark_down(self.name, self.reason, now)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePolicy:
+    """Switch policy; the result is the engine, to render the policy now in force."""
+
+    policy: str
+    options: dict[str, object] = field(hash=False)
+    force: bool = False
+
+    def apply(self, engine: Engine, now: int) -> Engine:
+        engine.change_policy(self.policy, self.options, now, self.force)
+        return engine
