@@ -17,6 +17,7 @@ from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
 from berth.service.model import JobRequest, NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.replan import places_on_nodes
 from tests.property.strategies import clusters, workloads
 from tests.support.builders import trace_job
 
@@ -83,7 +84,7 @@ def test_daemon_and_emulator_start_every_job_at_the_same_time(
         return
     # The dry run is the daemon's computation: on nodes where the daemon places on nodes.
     planner: Policy
-    if Engine.places_on_nodes(policy, options):
+    if places_on_nodes(policy, options):
         planner = make_node_policy(policy, {"node001": capacity})
     else:
         planner = make_policy(policy, ResourceSpace(capacity), **options)

@@ -15,20 +15,18 @@ such a change unless forced, a node failure applies it and announces the new tim
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.core.nodes import shape_of, shape_problem
-from berth.core.policies import make_policy, policy_problem
+from berth.core.policies import policy_problem
 from berth.core.policies.base import LivePolicy
-from berth.core.policies.nodes import NODE_POLICIES, WAITS_FOR_NODES, NodeBackfill
-from berth.core.resources import ResourceSpace
+from berth.core.policies.nodes import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
+from berth.service.answers import start_info, what_if
+from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
@@ -41,6 +39,7 @@ from berth.service.model import (
     RequestError,
 )
 from berth.service.ports import Changes, NodeBackend, Snapshot
+from berth.service.replan import Replan, build_policy, replan
 from berth.service.rows import job_row, node_row
 
 #: The event announcing each way a running job can end.
@@ -50,18 +49,6 @@ END_EVENT = {
     JobState.CANCELLED: "job.cancelled",
     JobState.NODE_FAIL: "job.node_fail",
 }
-
-#: How many job ids a start-time answer lists as ahead of the job.
-AHEAD_SHOWN = 20
-
-
-@dataclass(slots=True)
-class Replan:
-    """A candidate policy built from the records, and the decision for each waiting job."""
-
-    policy: LivePolicy
-    decisions: dict[int, Reserve | Reject | None]
-    broken: list[str]
 
 
 class Engine:
@@ -110,26 +97,31 @@ class Engine:
     def policy(self) -> LivePolicy:
         return self.timeline.policy
 
-    @staticmethod
-    def places_on_nodes(name: str, options: dict[str, object]) -> bool:
-        """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy and
-        conservative with first-fit selection); the others plan on the pool, and a
-        started job is then split over the nodes."""
-        return name in NODE_POLICIES and all(
-            key == "selection" and value == "ff" for key, value in options.items()
+    def _build_policy(self, name: str, options: dict[str, object]) -> LivePolicy:
+        return build_policy(self.cluster, name, options)
+
+    def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
+        return replan(
+            self.cluster,
+            self.running.values(),
+            self.pending.values(),
+            name,
+            options,
+            now,
+            keep_plan,
         )
 
-    def _build_policy(self, name: str, options: dict[str, object]) -> LivePolicy:
-        """The policy over the nodes that are up; ValueError for none or bad options."""
-        if self.places_on_nodes(name, options):
-            up = {
-                n.name: n.resources for n in self.cluster.nodes.values() if n.state is NodeState.UP
-            }
-            if not up:
-                raise ValueError("no node is up")
-            everything = {n.name: n.resources for n in self.cluster.nodes.values()}
-            return NodeBackfill(name, up, everything)
-        return make_policy(name, ResourceSpace(self.cluster.schedulable_capacity()), **options)
+    def validate(self, request: JobRequest, now: int) -> None:
+        """Refuse (:class:`RequestError`) what no configured node set could hold."""
+        check_request(request, self.cluster, self.policy, self.policy_name, now)
+
+    def start_info(self, job_id: int, now: int) -> dict[str, object]:
+        """When will the job start: see :func:`berth.service.answers.start_info`."""
+        return start_info(self, job_id, now)
+
+    def what_if(self, request: JobRequest, now: int) -> dict[str, object]:
+        """The decision ``request`` would get now: see :func:`berth.service.answers.what_if`."""
+        return what_if(self, request, now)
 
     @contextmanager
     def batch(self, now: int) -> Iterator[None]:
@@ -284,91 +276,6 @@ class Engine:
             decision.job_id, decision.start, decision.guarantee, decision.reason, completion
         )
 
-    def validate(self, request: JobRequest, now: int) -> None:
-        """Refuse a request that no node in the configuration could ever hold (down and
-        drained nodes included: a job they could hold waits for them), naming the field
-        and the limit. Slots are checked as slots first (their totals follow from them)."""
-        capacity = self.cluster.configured_capacity()
-        if request.shape is not None:
-            self._check_slots(request, capacity)
-        self._check_totals(request, capacity)
-        if request.shape is None and self.policy.places_on_nodes:
-            self._check_slots(request, capacity)
-        if request.deadline is not None:
-            if request.deadline <= now:
-                raise RequestError(
-                    "invalid", f"deadline {request.deadline} is in the past (now {now})", "deadline"
-                )
-            if request.deadline < now + request.time_limit:
-                raise RequestError(
-                    "invalid",
-                    f"deadline {request.deadline} is sooner than now ({now}) + time_limit "
-                    f"({request.time_limit} s)",
-                    "deadline",
-                )
-
-    def _check_totals(self, request: JobRequest, capacity: dict[str, int]) -> None:
-        if not request.resources:
-            raise RequestError("invalid", "a job must request at least one resource", "resources")
-        for name, amount in request.resources.items():
-            field = f"resources.{name}"
-            if name not in capacity:
-                known = ", ".join(sorted(capacity))
-                raise RequestError(
-                    "invalid", f"unknown resource {name!r} (this cluster has: {known})", field
-                )
-            if amount < 0:
-                raise RequestError("invalid", f"{name} must not be negative, got {amount}", field)
-            if amount > capacity[name]:
-                raise RequestError(
-                    "invalid",
-                    f"requests {amount} {name} but the cluster has only {capacity[name]}",
-                    field,
-                )
-        if not any(request.resources.values()):
-            raise RequestError("invalid", "a job must request a positive amount", "resources")
-
-    def _check_slots(self, request: JobRequest, capacity: dict[str, int]) -> None:
-        """Whether some set of the configured nodes could hold the request's slots (its
-        totals as equal slots when it gave none); slots under a pool policy are refused."""
-        if self.policy.places_on_nodes:
-            space = ResourceSpace(capacity)
-            nodes = [space.pack(n.resources) for n in self.cluster.nodes.values()]
-            shape = request.shape or shape_of(request.resources)
-            problem = shape_problem(shape, space, nodes)
-            if problem is not None:
-                field = problem.split(":", 1)[0] if request.shape is not None else "resources"
-                raise RequestError("invalid", f"no set of nodes can hold it: {problem}", field)
-        elif request.shape is not None:
-            raise RequestError(
-                "invalid",
-                f"policy {self.policy_name} plans on a pool, so it cannot honour slots; "
-                "slots need fcfs, easy or conservative with first-fit selection",
-                "slots",
-            )
-
-    def what_if(self, request: JobRequest, now: int) -> dict[str, object]:
-        """The decision and start ``request`` would get now, on a copy of the policy."""
-        self.validate(request, now)
-        twin = copy.deepcopy(self.policy)
-        job = JobRecord.from_request(self.next_id, request, now).as_job()
-        decision = twin.submit(job, now)
-        if isinstance(decision, Reject):
-            return {"accepted": False, "reason": decision.reason}
-        started = {s.job_id for s in twin.schedule(now)}
-        predicted = now if job.id in started else forecast(twin, now).get(job.id)
-        out: dict[str, object] = {
-            "accepted": True,
-            "reason": decision.reason if decision is not None else "queued",
-            "predicted_start": predicted,
-            "guaranteed_start": None,
-            "guaranteed_end": None,
-        }
-        if isinstance(decision, Reserve):
-            out["guaranteed_start"] = decision.guarantee
-            out["guaranteed_end"] = decision.completion
-        return out
-
     def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
         record = self.job(job_id)
         if record.final:
@@ -514,82 +421,6 @@ class Engine:
         self._forecast = (self.version, now, predicted)
         return now, predicted
 
-    def start_info(self, job_id: int, now: int) -> dict[str, object]:
-        """When will the job start: guarantee, prediction, its basis, what blocks it."""
-        record = self.job(job_id)
-        info: dict[str, object] = {
-            "job_id": job_id,
-            "job_state": record.state.value,
-            "guaranteed_start": record.guaranteed_start,
-            "guaranteed_end": record.guaranteed_end,
-            "start_time": record.start_time,
-        }
-        if record.state is not JobState.PENDING:
-            info.update(
-                predicted_start=record.start_time,
-                based_on=f"the job is {record.state}",
-                computed_at=now,
-                blocked_by=None,
-            )
-            return info
-        computed_at, predicted = self.predictions(now)
-        start = predicted.get(job_id)
-        if self.policy.reserves_every_job:
-            basis = (
-                f"the reservation {self.policy_name} holds for the job: it never moves later "
-                "than the guarantee, and moves earlier when jobs end early"
-            )
-        else:
-            basis = (
-                f"a forecast of {self.policy_name}, assuming every running job runs to its time "
-                "limit and no job arrives; not a promise"
-            )
-        space = self.policy.space
-        known = {n: a for n, a in record.resources.items() if n in space.capacity}
-        short = space.blocking(self.policy.free, space.pack(known))
-        if start is None:
-            ahead_ids: list[int] = []
-        elif self.policy.reserves_every_job:
-            ahead_ids = [
-                i
-                for i, r in self.pending.items()
-                if i != job_id and r.planned_start is not None and r.planned_start <= start
-            ]
-        else:
-            ahead_ids = []
-            for i in self.pending:
-                if i == job_id:
-                    break
-                ahead_ids.append(i)
-        waits_for = sorted(
-            (
-                r
-                for r in self.running.values()
-                if start is not None
-                and r.start_time is not None
-                and r.start_time + r.time_limit <= start
-            ),
-            key=lambda r: (r.start_time or 0) + r.time_limit,
-        )
-        info.update(
-            predicted_start=start,
-            based_on=basis,
-            computed_at=computed_at,
-            blocked_by={
-                "resources": {
-                    n: {
-                        "requested": record.resources[n],
-                        "free_now": space.amount(self.policy.free, n),
-                    }
-                    for n in short
-                },
-                "jobs_ahead": len(ahead_ids),
-                "jobs_ahead_ids": ahead_ids[:AHEAD_SHOWN],
-                "running_jobs_to_end": [r.id for r in waits_for][:AHEAD_SHOWN],
-            },
-        )
-        return info
-
     # ------------------------------------------------------------------ for the shell
     def take_changes(self) -> Changes:
         changes = Changes(
@@ -715,44 +546,6 @@ class Engine:
         self._emit(event, now, node=node.name, reason=reason)
         self._pass(now)
         return node
-
-    def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
-        """A policy rebuilt from the records; raises ValueError for an empty pool or bad
-        options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible."""
-        policy = self._build_policy(name, options)
-        space = policy.space
-        for record in sorted(self.running.values(), key=lambda r: (r.start_time or 0, r.id)):
-            assert record.start_time is not None
-            held = self.cluster.held_in_pool(record.allocation)
-            held = {n: a for n, a in held.items() if n in space.capacity}
-            policy.adopt_running(
-                record.as_job(), record.start_time, now, held, placement=record.allocation
-            )
-        decisions: dict[int, Reserve | Reject | None] = {}
-        broken: list[str] = []
-        for record in self.pending.values():
-            decision = policy.adopt_waiting(
-                record.as_job(),
-                now,
-                record.planned_start if keep_plan else None,
-                record.guaranteed_start,
-            )
-            decisions[record.id] = decision
-            promised = record.guaranteed_start
-            if promised is None:
-                continue
-            if isinstance(decision, Reject):
-                broken.append(f"job {record.id} would be rejected: {decision.reason}")
-            elif decision is None or decision.guarantee is None:
-                broken.append(
-                    f"job {record.id} (guaranteed start {promised}) would lose its guarantee"
-                )
-            elif decision.guarantee > promised:
-                broken.append(
-                    f"job {record.id} (guaranteed start {promised}) could only be promised {decision.guarantee}"
-                )
-        policy.settle(now)
-        return Replan(policy, decisions, broken)
 
     def _install(self, replan: Replan, now: int, restoring: bool = False) -> None:
         """Adopt a replan. Restoring keeps every guarantee on record: one the downtime

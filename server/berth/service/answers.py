@@ -1,0 +1,121 @@
+"""Answers about the future: when a job will start and why, and what a job would get.
+
+These read the engine and never change it: :func:`start_info` explains a waiting job's
+guarantee, prediction, its basis and what blocks it; :func:`what_if` runs a request's
+admission on a copy of the policy. No I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING
+
+from berth.core.decisions import Reject, Reserve
+from berth.core.forecast import forecast
+from berth.service.model import JobRecord, JobRequest, JobState
+
+if TYPE_CHECKING:
+    from berth.service.engine import Engine
+
+#: How many job ids a start-time answer lists as ahead of the job.
+AHEAD_SHOWN = 20
+
+
+def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
+    """The decision and start ``request`` would get now, on a copy of the policy."""
+    engine.validate(request, now)
+    twin = copy.deepcopy(engine.policy)
+    job = JobRecord.from_request(engine.next_id, request, now).as_job()
+    decision = twin.submit(job, now)
+    if isinstance(decision, Reject):
+        return {"accepted": False, "reason": decision.reason}
+    started = {s.job_id for s in twin.schedule(now)}
+    predicted = now if job.id in started else forecast(twin, now).get(job.id)
+    out: dict[str, object] = {
+        "accepted": True,
+        "reason": decision.reason if decision is not None else "queued",
+        "predicted_start": predicted,
+        "guaranteed_start": None,
+        "guaranteed_end": None,
+    }
+    if isinstance(decision, Reserve):
+        out["guaranteed_start"] = decision.guarantee
+        out["guaranteed_end"] = decision.completion
+    return out
+
+
+def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
+    """When will the job start: guarantee, prediction, its basis, what blocks it."""
+    record = engine.job(job_id)
+    info: dict[str, object] = {
+        "job_id": job_id,
+        "job_state": record.state.value,
+        "guaranteed_start": record.guaranteed_start,
+        "guaranteed_end": record.guaranteed_end,
+        "start_time": record.start_time,
+    }
+    if record.state is not JobState.PENDING:
+        info.update(
+            predicted_start=record.start_time,
+            based_on=f"the job is {record.state}",
+            computed_at=now,
+            blocked_by=None,
+        )
+        return info
+    computed_at, predicted = engine.predictions(now)
+    start = predicted.get(job_id)
+    if engine.policy.reserves_every_job:
+        basis = (
+            f"the reservation {engine.policy_name} holds for the job: it never moves later "
+            "than the guarantee, and moves earlier when jobs end early"
+        )
+    else:
+        basis = (
+            f"a forecast of {engine.policy_name}, assuming every running job runs to its time "
+            "limit and no job arrives; not a promise"
+        )
+    space = engine.policy.space
+    known = {n: a for n, a in record.resources.items() if n in space.capacity}
+    short = space.blocking(engine.policy.free, space.pack(known))
+    if start is None:
+        ahead_ids: list[int] = []
+    elif engine.policy.reserves_every_job:
+        ahead_ids = [
+            i
+            for i, r in engine.pending.items()
+            if i != job_id and r.planned_start is not None and r.planned_start <= start
+        ]
+    else:
+        ahead_ids = []
+        for i in engine.pending:
+            if i == job_id:
+                break
+            ahead_ids.append(i)
+    waits_for = sorted(
+        (
+            r
+            for r in engine.running.values()
+            if start is not None
+            and r.start_time is not None
+            and r.start_time + r.time_limit <= start
+        ),
+        key=lambda r: (r.start_time or 0) + r.time_limit,
+    )
+    info.update(
+        predicted_start=start,
+        based_on=basis,
+        computed_at=computed_at,
+        blocked_by={
+            "resources": {
+                n: {
+                    "requested": record.resources[n],
+                    "free_now": space.amount(engine.policy.free, n),
+                }
+                for n in short
+            },
+            "jobs_ahead": len(ahead_ids),
+            "jobs_ahead_ids": ahead_ids[:AHEAD_SHOWN],
+            "running_jobs_to_end": [r.id for r in waits_for][:AHEAD_SHOWN],
+        },
+    )
+    return info

@@ -1,0 +1,105 @@
+"""Replanning: a policy rebuilt from the live records, and the guarantees it would break.
+
+The engine replans whenever the schedulable nodes or the policy change, and on restart:
+a fresh policy over the nodes that are up adopts every running job with what it holds,
+then every waiting job in arrival order (keeping its planned start where still
+feasible). The result says, job by job, what the new policy decided and which promises
+it cannot keep, so the caller can refuse the change or apply it and announce new times.
+No I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from berth.core.decisions import Reject, Reserve
+from berth.core.policies import make_policy
+from berth.core.policies.base import LivePolicy
+from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
+from berth.core.resources import ResourceSpace
+from berth.service.cluster import Cluster
+from berth.service.model import JobRecord, NodeState
+
+
+@dataclass(slots=True)
+class Replan:
+    """A candidate policy built from the records, and the decision for each waiting job."""
+
+    policy: LivePolicy
+    decisions: dict[int, Reserve | Reject | None]
+    broken: list[str]
+
+
+def places_on_nodes(name: str, options: dict[str, object]) -> bool:
+    """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy and
+    conservative with first-fit selection); the others plan on the pool, and a started
+    job is then split over the nodes."""
+    return name in NODE_POLICIES and all(
+        key == "selection" and value == "ff" for key, value in options.items()
+    )
+
+
+def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
+    """The policy over the nodes that are up; ValueError for none or bad options."""
+    if places_on_nodes(name, options):
+        up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
+        if not up:
+            raise ValueError("no node is up")
+        everything = {n.name: n.resources for n in cluster.nodes.values()}
+        return NodeBackfill(name, up, everything)
+    return make_policy(name, ResourceSpace(cluster.schedulable_capacity()), **options)
+
+
+def replan(
+    cluster: Cluster,
+    running: Iterable[JobRecord],
+    pending: Iterable[JobRecord],
+    name: str,
+    options: dict[str, object],
+    now: int,
+    keep_plan: bool,
+) -> Replan:
+    """A policy rebuilt from the records; raises ValueError for an empty pool or bad
+    options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible."""
+    policy = build_policy(cluster, name, options)
+    space = policy.space
+    for record in sorted(running, key=lambda r: (r.start_time or 0, r.id)):
+        assert record.start_time is not None
+        held = cluster.held_in_pool(record.allocation)
+        held = {n: a for n, a in held.items() if n in space.capacity}
+        policy.adopt_running(
+            record.as_job(), record.start_time, now, held, placement=record.allocation
+        )
+    decisions: dict[int, Reserve | Reject | None] = {}
+    broken: list[str] = []
+    for record in pending:
+        decision = policy.adopt_waiting(
+            record.as_job(),
+            now,
+            record.planned_start if keep_plan else None,
+            record.guaranteed_start,
+        )
+        decisions[record.id] = decision
+        problem = _broken(record, decision)
+        if problem is not None:
+            broken.append(problem)
+    policy.settle(now)
+    return Replan(policy, decisions, broken)
+
+
+def _broken(record: JobRecord, decision: Reserve | Reject | None) -> str | None:
+    """How ``decision`` breaks the job's guarantee, if it does."""
+    promised = record.guaranteed_start
+    if promised is None:
+        return None
+    if isinstance(decision, Reject):
+        return f"job {record.id} would be rejected: {decision.reason}"
+    if decision is None or decision.guarantee is None:
+        return f"job {record.id} (guaranteed start {promised}) would lose its guarantee"
+    if decision.guarantee > promised:
+        return (
+            f"job {record.id} (guaranteed start {promised}) could only be promised "
+            f"{decision.guarantee}"
+        )
+    return None
