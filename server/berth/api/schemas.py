@@ -59,6 +59,22 @@ class JobSubmit(BaseModel):
     emulated_runtime: int | None = Field(
         None, ge=1, le=MAX_TIME_LIMIT, description="emulated nodes: how long it really runs"
     )
+    chdir: str | None = Field(
+        None,
+        max_length=4096,
+        pattern=r"^/",
+        description="absolute working directory on the node (default: the user's home)",
+    )
+    output: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="stdout file, relative to chdir (default berth-%j.out; %j id, %x name)",
+    )
+    error: str | None = Field(
+        None, min_length=1, max_length=4096, description="stderr file (default berth-%j.err)"
+    )
+    requeue: bool = Field(False, description="queue the job again if a node it runs on fails")
 
     def request(self, user: str, idempotency_key: str | None) -> JobRequest:
         """The engine's request; resources and slots are exclusive (422 naming both)."""
@@ -86,6 +102,10 @@ class JobSubmit(BaseModel):
             command=self.command,
             emulated_runtime=self.emulated_runtime,
             idempotency_key=idempotency_key,
+            chdir=self.chdir,
+            output=self.output,
+            error=self.error,
+            requeue=self.requeue,
         )
 
 
@@ -112,6 +132,13 @@ class JobOut(BaseModel):
     slots: dict[str, object] | None = Field(
         None, description="the slots asked for (count, per_slot, nodes, exclusive), if any"
     )
+    chdir: str | None = None
+    output: str | None = None
+    error: str | None = None
+    requeue: bool = False
+    requeued: int = Field(0, description="times queued again after a node failure")
+    exit_code: int | None = Field(None, description="the command's exit status (node agents)")
+    exit_signal: int | None = Field(None, description="the signal that killed the command")
 
     @classmethod
     def of(cls, job: JobRecord) -> JobOut:
@@ -136,6 +163,13 @@ class JobOut(BaseModel):
             planned_start=job.planned_start,
             nodes=job.allocation,
             slots=None if job.shape is None else shape_row(job.shape),
+            chdir=job.chdir,
+            output=job.output,
+            error=job.error,
+            requeue=job.requeue,
+            requeued=job.requeued,
+            exit_code=job.exit_code,
+            exit_signal=job.exit_signal,
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 
 from berth.service.model import JobRecord
+from berth.service.ports import Ended
 
 
 class EmulatedNodes:
@@ -51,14 +52,14 @@ class EmulatedNodes:
         if left is not None:
             self._run_until(job_id, now + left)
 
-    def finished(self, now: int) -> list[tuple[int, int]]:
-        done: list[tuple[int, int]] = []
+    def finished(self, now: int) -> list[Ended]:
+        done: list[Ended] = []
         ends = self._ends
         while ends and ends[0][0] <= now:
             end, job_id = heapq.heappop(ends)
             if self._live.get(job_id) == end:
                 del self._live[job_id]
-                done.append((job_id, end))
+                done.append(Ended(job_id, end, exit_code=0))
         return done
 
     def next_event(self) -> int | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from berth.core.nodes import shape_of, shape_problem
 from berth.core.policies.base import LivePolicy
+from berth.core.policies.empty import NO_NODES
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
 from berth.service.model import JobRequest, RequestError
@@ -20,6 +21,8 @@ def check_request(
 ) -> None:
     """Raise :class:`RequestError` for a request the cluster must refuse."""
     capacity = cluster.configured_capacity()
+    if not capacity:
+        raise RequestError("conflict", NO_NODES, "resources")
     if request.shape is not None:
         _check_slots(request, cluster, capacity, policy, policy_name)
     _check_totals(request, capacity)

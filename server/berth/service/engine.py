@@ -45,6 +45,7 @@ from berth.service.rows import job_row, node_row
 #: The event announcing each way a running job can end.
 END_EVENT = {
     JobState.COMPLETED: "job.completed",
+    JobState.FAILED: "job.failed",
     JobState.TIMEOUT: "job.killed",
     JobState.CANCELLED: "job.cancelled",
     JobState.NODE_FAIL: "job.node_fail",
@@ -75,6 +76,8 @@ class Engine:
         #: coordinator) sets ``hold_intents`` and sends them after each commit; without
         #: a store they go to the backend at once.
         self._intents: list[Intent] = []
+        #: Jobs a node failure ended that will be queued again.
+        self._to_requeue: list[JobRecord] = []
         self.hold_intents = False
         self._dirty_jobs: set[int] = set()
         self._dirty_nodes: set[str] = set()
@@ -195,16 +198,19 @@ class Engine:
         its own time; the batch's own instant passes when the batch ends)."""
         self._stepped = max(self._stepped, now)
         done: list[int] = []
-        for job_id, end in self.backend.finished(now):
-            record = self.running.get(job_id)
+        for ended in self.backend.finished(now):
+            record = self.running.get(ended.job_id)
             if record is None:
                 continue
             assert record.start_time is not None
             limit_at = record.start_time + record.time_limit
-            if end > limit_at:
+            if ended.state is JobState.COMPLETED and ended.time > limit_at:
                 continue  # it overran: the kill below ends it at its limit
-            self._end(record, JobState.COMPLETED, end, "exited")
-            done.append(job_id)
+            record.exit_code, record.exit_signal = ended.exit_code, ended.signal
+            self._end(
+                record, ended.state, min(max(ended.time, record.start_time), now), ended.reason
+            )
+            done.append(ended.job_id)
         for record in list(self.running.values()):
             assert record.start_time is not None
             limit_at = record.start_time + record.time_limit
@@ -218,6 +224,7 @@ class Engine:
                 )
                 done.append(record.id)
         self.timeline.end(done, now)
+        self._requeue(now)
         if catching_up:
             self._run_pass(now)
         else:
@@ -366,6 +373,7 @@ class Engine:
             if name in record.allocation:
                 self._intend(Kill(record.id, now))
                 self._end(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
+        self._requeue(now, decide=False)  # the replan below decides for them
         return self._set_node(node, NodeState.DOWN, reason, now, True, "node.down")
 
     def change_policy(
@@ -509,6 +517,8 @@ class Engine:
                 self._touch(moved)
 
     def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
+        """A running job ended; one that asked for it is queued again after a node
+        failure (same id, a new admission decision)."""
         del self.running[record.id]
         self.cluster.unbind(record.allocation)
         record.end_time = end
@@ -516,6 +526,26 @@ class Engine:
         self.counters[state.value.lower()] += 1
         kind = END_EVENT[state]
         self._emit(kind, end, record.id, reason=reason)
+        if state is JobState.NODE_FAIL and record.requeue:
+            self._to_requeue.append(record)
+
+    def _requeue(self, now: int, decide: bool = True) -> None:
+        """Queue again the jobs a node failure ended that asked for it: at the back, with
+        a new admission decision (``decide``), or left to the replan that follows."""
+        records, self._to_requeue = self._to_requeue, []
+        for record in records:
+            record.requeued += 1
+            record.start_time = record.end_time = record.launched_at = None
+            record.exit_code = record.exit_signal = None
+            record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+            record.allocation = {}
+            self.counters["requeued"] += 1
+            self._emit("job.requeued", now, record.id, times=record.requeued)
+            if decide:
+                self._admit(record, self._decide(record, now), now)
+            else:
+                self.pending[record.id] = record
+                self._set_state(record, JobState.PENDING, "requeued after a node failure")
 
     def _set_node(
         self, node: NodeRecord, state: NodeState, reason: str, now: int, force: bool, event: str

@@ -15,12 +15,13 @@ from berth.core.nodes import Shape
 
 
 class JobState(StrEnum):
-    """Lifecycle of a job; the last five are final."""
+    """Lifecycle of a job; the last six are final."""
 
     PENDING = "PENDING"
     HELD = "HELD"
     RUNNING = "RUNNING"
     COMPLETED = "COMPLETED"
+    FAILED = "FAILED"  # its command exited non-zero, was killed by a signal, or never started
     TIMEOUT = "TIMEOUT"  # killed on reaching its time limit
     CANCELLED = "CANCELLED"
     REJECTED = "REJECTED"  # refused at admission (or dropped when capacity was lost)
@@ -30,6 +31,7 @@ class JobState(StrEnum):
 FINAL_STATES = frozenset(
     {
         JobState.COMPLETED,
+        JobState.FAILED,
         JobState.TIMEOUT,
         JobState.CANCELLED,
         JobState.REJECTED,
@@ -62,6 +64,12 @@ class JobRequest:
     idempotency_key: str | None = None
     #: Slots asked for explicitly (``resources`` are then their totals).
     shape: Shape | None = None
+    #: Where the command runs and writes (node agents); ``None``: the agent's defaults.
+    chdir: str | None = None
+    output: str | None = None
+    error: str | None = None
+    #: Queue the job again if a node it runs on fails.
+    requeue: bool = False
 
 
 @dataclass(slots=True)
@@ -89,6 +97,17 @@ class JobRecord:
     planned_start: int | None = None
     allocation: dict[str, dict[str, int]] = field(default_factory=dict)
     shape: Shape | None = None
+    chdir: str | None = None
+    output: str | None = None
+    error: str | None = None
+    requeue: bool = False
+    #: How the command ended on its node (agents): exit status, or the killing signal.
+    exit_code: int | None = None
+    exit_signal: int | None = None
+    #: Wall time (Unix seconds) at which an agent reported the process running.
+    launched_at: float | None = None
+    #: Times the job was queued again after a node failure.
+    requeued: int = 0
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:
@@ -106,6 +125,10 @@ class JobRecord:
             emulated_runtime=request.emulated_runtime,
             idempotency_key=request.idempotency_key,
             shape=request.shape,
+            chdir=request.chdir,
+            output=request.output,
+            error=request.error,
+            requeue=request.requeue,
         )
 
     def as_job(self) -> Job:

@@ -15,7 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from berth.service.model import JobRecord, NodeRecord
+from berth.service.model import JobRecord, JobState, NodeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A job that ended on its node by itself: when, in what state, and why."""
+
+    job_id: int
+    time: int
+    state: JobState = JobState.COMPLETED
+    reason: str = "exited"
+    exit_code: int | None = None
+    signal: int | None = None
 
 
 class NodeBackend(Protocol):
@@ -37,8 +49,8 @@ class NodeBackend(Protocol):
         """After a restart: take back a job the store says is running."""
         ...
 
-    def finished(self, now: int) -> list[tuple[int, int]]:
-        """``(job id, end time)`` of the jobs that ended on their own by ``now``."""
+    def finished(self, now: int) -> list[Ended]:
+        """The jobs that ended on their own by ``now``."""
         ...
 
     def next_event(self) -> int | None:

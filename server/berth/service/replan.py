@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies import make_policy
 from berth.core.policies.base import LivePolicy
+from berth.core.policies.empty import NoNodes
 from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
@@ -41,12 +42,14 @@ def places_on_nodes(name: str, options: dict[str, object]) -> bool:
 
 
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
-    """The policy over the nodes that are up; ValueError for none or bad options."""
+    """The policy over the nodes that are up; ValueError for bad options, or for a pool
+    policy with no node up."""
     if places_on_nodes(name, options):
-        up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
-        if not up:
-            raise ValueError("no node is up")
+        # With no node up, jobs wait (unplanned, with a reason) for nodes to come back.
         everything = {n.name: n.resources for n in cluster.nodes.values()}
+        if not everything:
+            return NoNodes()
+        up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
         return NodeBackfill(name, up, everything)
     return make_policy(name, ResourceSpace(cluster.schedulable_capacity()), **options)
 

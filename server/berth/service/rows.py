@@ -33,6 +33,14 @@ JOB_COLUMNS = (
     "planned_start",
     "allocation",
     "shape",
+    "chdir",
+    "output",
+    "error",
+    "requeue",
+    "exit_code",
+    "exit_signal",
+    "launched_at",
+    "requeued",
 )
 
 
@@ -56,6 +64,8 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["state"] = JobState(row["state"])
     values["resources"] = dict(row["resources"])
     values["allocation"] = {n: dict(a) for n, a in (row["allocation"] or {}).items()}
+    values["requeue"] = bool(row.get("requeue"))
+    values["requeued"] = int(row.get("requeued") or 0)
     shape = row.get("shape")
     values["shape"] = (
         None

@@ -45,6 +45,15 @@ JOBS = sa.Table(
     sa.Column("planned_start", sa.BigInteger),
     sa.Column("allocation", sa.JSON, nullable=False),
     sa.Column("shape", sa.JSON),  # slots asked for explicitly (migration 0002)
+    # Launching on node agents, and how the command ended (migration 0003).
+    sa.Column("chdir", sa.Text),
+    sa.Column("output", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("requeue", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("exit_code", sa.Integer),
+    sa.Column("exit_signal", sa.Integer),
+    sa.Column("launched_at", sa.Float),
+    sa.Column("requeued", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -78,7 +78,7 @@ class NodeBackfill:
     ) -> None:
         if name not in NODE_POLICIES:
             raise ValueError(f"on nodes, policy must be one of {', '.join(NODE_POLICIES)}")
-        if not nodes:
+        if not (configured or nodes):
             raise ValueError("a node cluster needs at least one node")
         self.name = name
         self.depth = NODE_POLICIES[name]

@@ -1,0 +1,306 @@
+"""The agent's loop: register, then a level-triggered sync with the daemon, forever.
+
+Every request carries the whole truth of the node (each job it holds: running,
+suspended, or ended with its exit status); every answer carries the whole wish of the
+daemon (each job that should run here, and whether suspended) plus the ended jobs it has
+recorded. The agent then converges: it starts what should run and never ran here,
+cancels what runs but should not, suspends or resumes, and forgets acknowledged ends.
+A message lost or repeated changes nothing; a restart on either side converges.
+
+Two threads share the work: one long-polls (the daemon answers at once when it has
+something new for this node, else after ``sync_wait`` seconds), the other watches the
+job directories every 0.1 s and syncs as soon as a job ends, so ends reach the daemon
+at once. The watcher also fences: after ``fence_seconds`` without a successful sync
+the agent cancels its jobs, because the daemon has by then declared the node down and
+may have started their work elsewhere.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from berth.agent.jobs import LocalJobs, job_key
+from berth.agent.launch import LaunchRefused, build_spec
+from berth.agent.proc import boot_id
+
+log = logging.getLogger("berth.agent")
+
+#: Seconds between retries while the daemon cannot be reached (doubling, up to 5 s).
+RETRY_FIRST, RETRY_MAX = 0.2, 5.0
+
+
+class AgentRefused(Exception):
+    """The daemon refused the agent for good (bad token, wrong name): stop and say why."""
+
+
+@dataclass(slots=True)
+class AgentConfig:
+    url: str
+    token: str
+    name: str
+    resources: dict[str, int]
+    workdir: Path
+    boot_id: str = field(default_factory=boot_id)
+
+
+class DaemonLink:
+    """One keep-alive HTTP connection to the daemon (one per thread)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--url must be http(s)://HOST:PORT, got {url!r}")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.token = token
+        self._connection: http.client.HTTPConnection | None = None
+
+    def post(self, path: str, body: dict[str, Any], timeout: float) -> tuple[int, Any]:
+        """``(status, decoded JSON)``; OSError when the daemon cannot be reached."""
+        if self._connection is None:
+            kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+            self._connection = kind(self.host, self.port, timeout=timeout)
+        self._connection.timeout = timeout
+        if self._connection.sock is not None:
+            self._connection.sock.settimeout(timeout)
+        payload = json.dumps(body).encode()
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Content-Type": "application/json",
+        }
+        try:
+            self._connection.request("POST", path, payload, headers)
+            response = self._connection.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            self.close()
+            raise OSError(str(error)) from error
+        try:
+            decoded = json.loads(data) if data else None
+        except json.JSONDecodeError:
+            decoded = {"message": data[:200].decode(errors="replace")}
+        return response.status, decoded
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class Agent:
+    """One node's agent."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        config.workdir.mkdir(parents=True, exist_ok=True)
+        self.jobs = LocalJobs(config.workdir)
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.ended_unsent = threading.Event()
+        self.sync_wait = 10.0
+        self.fence_seconds = 1800.0
+        self.kill_grace = 30.0
+        self.last_contact = time.monotonic()
+        self.fenced = False
+        self.registered = False
+        total = config.resources.get("gpus", 0)
+        self.gpu_count = int(total)
+
+    # ------------------------------------------------------------------ protocol
+    def _body(self, wait: float) -> dict[str, Any]:
+        return {
+            "name": self.config.name,
+            "boot_id": self.config.boot_id,
+            "resources": self.config.resources,
+            "jobs": self.jobs.reports(),
+            "wait": wait,
+        }
+
+    def exchange(self, link: DaemonLink, path: str, wait: float) -> bool:
+        """One request and the convergence on its answer; False if it did not get through."""
+        with self.lock:
+            self.jobs.refresh()
+            body = self._body(wait)
+        try:
+            status, answer = link.post(path, body, timeout=wait + 30.0)
+        except OSError as error:
+            log.warning("daemon unreachable at %s: %s", self.config.url, error)
+            return False
+        if status in (401, 403):
+            raise AgentRefused(_message(answer, status))
+        unknown = _error(answer).get("unknown_jobs")
+        if status == 409 and unknown:
+            self._disown([str(k) for k in unknown], _message(answer, status))
+            return False
+        if status != 200 or not isinstance(answer, dict):
+            log.warning(
+                "the daemon refused the %s (%s): %s", path, status, _message(answer, status)
+            )
+            if path.endswith("/register") or status == 409:
+                self.registered = False
+            return False
+        with self.lock:
+            self.last_contact = time.monotonic()
+            self.fenced = False
+            self._apply_settings(answer)
+            self._converge(answer)
+        return True
+
+    def _apply_settings(self, answer: dict[str, Any]) -> None:
+        settings = answer.get("settings") or {}
+        self.sync_wait = float(settings.get("sync_wait", self.sync_wait))
+        self.fence_seconds = float(settings.get("fence_seconds", self.fence_seconds))
+        self.kill_grace = float(settings.get("kill_grace", self.kill_grace))
+
+    def _converge(self, answer: dict[str, Any]) -> None:
+        wanted = {
+            job_key(int(order["job_id"]), int(order.get("attempt", 0))): order
+            for order in answer.get("jobs", [])
+            if order.get("run", True)  # else another node of the allocation runs it
+        }
+        for key in self.jobs.running():
+            if key not in wanted:
+                self.jobs.cancel(key, "cancelled: the daemon no longer wants it here")
+        for key, order in wanted.items():
+            if not self.jobs.known(key):
+                self._launch(order)
+            self.jobs.suspend(key, bool(order.get("suspended")))
+        self.jobs.forget([str(k) for k in answer.get("acknowledged", [])])
+
+    def _launch(self, order: dict[str, Any]) -> None:
+        job_id, attempt = int(order["job_id"]), int(order.get("attempt", 0))
+        wanted_gpus = int(order.get("gpus", 0))
+        free = [g for g in range(self.gpu_count) if g not in self.jobs.gpus_in_use()]
+        try:
+            if wanted_gpus > len(free):
+                raise LaunchRefused(f"asks for {wanted_gpus} GPUs, {len(free)} are free here")
+            spec = build_spec(
+                order,
+                self.config.name,
+                free[:wanted_gpus],
+                self.kill_grace,
+                str(self.config.workdir),
+            )
+        except LaunchRefused as refusal:
+            log.warning("job %s refused: %s", job_id, refusal)
+            self.jobs.refuse(job_id, attempt, str(refusal))
+            self.ended_unsent.set()
+            return
+        self.jobs.launch(job_id, attempt, spec)
+        log.info("job %s started: %s", job_id, spec["command"])
+
+    def _disown(self, keys: list[str], message: str) -> None:
+        """The daemon never placed these jobs here: cancel them and forget them."""
+        log.warning("%s; cancelling them here", message)
+        with self.lock:
+            for key in keys:
+                self.jobs.cancel(key, "the daemon never placed this job here")
+            deadline = time.monotonic() + self.kill_grace + 5
+            while any(k in self.jobs.running() for k in keys) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                self.jobs.refresh()
+            self.jobs.forget(keys)
+
+    # ------------------------------------------------------------------ threads
+    def _poller(self) -> None:
+        link = DaemonLink(self.config.url, self.config.token)
+        delay = RETRY_FIRST
+        while not self.stopping.is_set():
+            if not self.registered:
+                self.registered = self.exchange(link, "/v1/agents/register", 0.0)
+                if self.registered:
+                    log.info("registered with %s as %s", self.config.url, self.config.name)
+                ok = self.registered
+            else:
+                ok = self.exchange(link, "/v1/agents/sync", self.sync_wait)
+            if ok:
+                delay = RETRY_FIRST
+            else:
+                self.stopping.wait(delay)
+                delay = min(delay * 2, RETRY_MAX)
+        link.close()
+
+    def _watcher(self) -> None:
+        link = DaemonLink(self.config.url, self.config.token)
+        while not self.stopping.wait(0.1):
+            with self.lock:
+                ended = self.jobs.refresh()
+                silent = time.monotonic() - self.last_contact
+                if silent > self.fence_seconds and not self.fenced:
+                    self._fence(silent)
+            if (ended or self.ended_unsent.is_set()) and self.registered:
+                self.ended_unsent.clear()
+                if not self.exchange(link, "/v1/agents/sync", 0.0):
+                    self.ended_unsent.set()
+        link.close()
+
+    def _fence(self, silent: float) -> None:
+        running = self.jobs.running()
+        if running:
+            log.error(
+                "no contact with the daemon for %.0f s (fence %.0f s): cancelling %d job(s)",
+                silent,
+                self.fence_seconds,
+                len(running),
+            )
+        for job_id in running:
+            self.jobs.cancel(job_id, f"fenced: no contact with the daemon for {silent:.0f} s")
+        self.fenced = True
+
+    def run(self) -> None:
+        """Serve until SIGTERM/SIGINT; jobs keep running when the agent stops."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stopping.set())
+        log.info(
+            "agent %s: %s, work dir %s, %d job(s) adopted",
+            self.config.name,
+            ",".join(f"{k}={v}" for k, v in self.config.resources.items()),
+            self.config.workdir,
+            len(self.jobs.running()),
+        )
+        watcher = threading.Thread(target=self._watcher, name="watcher", daemon=True)
+        watcher.start()
+        try:
+            self._poller()
+        finally:
+            self.stopping.set()
+            watcher.join(timeout=2)
+
+
+def _error(answer: Any) -> dict[str, Any]:
+    """The ``error`` object of a refusal (``{}`` if there is none)."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def _message(answer: Any, status: int) -> str:
+    return str(_error(answer).get("message") or f"HTTP {status}")
+
+
+def host_resources() -> dict[str, int]:
+    """cpus from the OS and mem_gb from /proc/meminfo (whole GiB)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    resources = {"cpus": int(cpus or 1)}
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                resources["mem_gb"] = max(int(line.split()[1]) // (1024 * 1024), 1)
+    except OSError:
+        pass
+    return resources
+
+
+def default_name() -> str:
+    return socket.gethostname().split(".")[0]

@@ -1,0 +1,267 @@
+"""The agent's jobs on disk: one directory per job attempt.
+
+A job that was queued again after a node failure runs again as a new *attempt*; each
+attempt has its own directory, ``WORKDIR/jobs/<id>.<attempt>``, named by its key. A directory holds ``spec.json`` (what to run, written by the agent), ``shepherd.json``
+(the shepherd's and the job's pid with start times, written by the shepherd) and, once
+the job has ended, ``exit.json``. The directory *is* the agent's memory: a restarted
+agent rebuilds everything from it, adopting a job only if its shepherd is still the
+process that started at the recorded time (a reused pid is never adopted). A job whose
+shepherd vanished without writing ``exit.json`` (killed, or the host rebooted) is
+recorded as ended with ``NODE_FAIL``, and what is left of its process group is killed.
+Keys the daemon has acknowledged as ended go to ``WORKDIR/acknowledged`` so that a late
+or repeated order can never start them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from berth.agent.proc import alive, read_json, start_ticks, write_json
+
+#: Seconds a directory may lack ``shepherd.json`` before its shepherd counts as lost
+#: (the shepherd writes it first thing; this covers a slow start only).
+SHEPHERD_START_GRACE = 10.0
+#: Acknowledged job ids remembered (so a repeated order cannot start them again).
+LEDGER_SIZE = 100_000
+
+
+def job_key(job_id: int, attempt: int) -> str:
+    """The name of one attempt of a job: ``<id>.<attempt>``."""
+    return f"{job_id}.{attempt}"
+
+
+@dataclass(slots=True)
+class LocalJob:
+    """One attempt of a job as the agent sees it on disk."""
+
+    job_id: int
+    attempt: int
+    jobdir: Path
+    shepherd: dict[str, Any] | None
+    ended: dict[str, Any] | None
+    suspended: bool = False
+    gpus: tuple[int, ...] = ()
+
+    def report(self) -> dict[str, Any]:
+        """The job as the agent reports it in a sync."""
+        if self.ended is not None:
+            return {"job_id": self.job_id, "attempt": self.attempt, **self.ended}
+        started = None if self.shepherd is None else self.shepherd.get("started_at")
+        state = "SUSPENDED" if self.suspended else "RUNNING"
+        return {"job_id": self.job_id, "attempt": self.attempt, "state": state,
+                "started_at": started}  # fmt: skip
+
+    @property
+    def key(self) -> str:
+        return job_key(self.job_id, self.attempt)
+
+
+class LocalJobs:
+    """The job directories of one agent."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.root = workdir / "jobs"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.ledger_path = workdir / "acknowledged"
+        self.acknowledged: set[str] = set()
+        if self.ledger_path.exists():
+            self.acknowledged = set(self.ledger_path.read_text().split())
+        self.jobs: dict[str, LocalJob] = {}
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._created: dict[str, float] = {}
+        for entry in sorted(self.root.iterdir()):
+            job_id, dot, attempt = entry.name.partition(".")
+            if job_id.isdigit() and dot and attempt.isdigit():
+                self._adopt(int(job_id), int(attempt), entry)
+
+    # ------------------------------------------------------------------ restart
+    def _adopt(self, job_id: int, attempt: int, jobdir: Path) -> None:
+        """Take back a job directory found at start-up."""
+        job = LocalJob(job_id, attempt, jobdir, read_json(jobdir / "shepherd.json"), None)
+        job.ended = read_json(jobdir / "exit.json")
+        marker = jobdir / "suspended"
+        job.suspended = marker.exists()
+        spec = read_json(jobdir / "spec.json") or {}
+        job.gpus = tuple(spec.get("gpus") or ())
+        self.jobs[job.key] = job
+        self._created[job.key] = jobdir.stat().st_mtime
+        if job.ended is None:
+            self._check_lost(job)
+
+    def _check_lost(self, job: LocalJob) -> None:
+        """Record the job as ended if its shepherd is gone without a word."""
+        if job.ended is not None:
+            return
+        if job.shepherd is None:
+            job.shepherd = read_json(job.jobdir / "shepherd.json")
+        if job.shepherd is None:
+            if time.time() - self._created.get(job.key, 0.0) < SHEPHERD_START_GRACE:
+                return  # still starting
+            self._lost(job, "its shepherd never started")
+            return
+        if alive(job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")):
+            return
+        job.ended = read_json(job.jobdir / "exit.json")  # it may have just finished
+        if job.ended is None:
+            self._lost(job, "its shepherd died without recording the end (host restart?)")
+
+    def _lost(self, job: LocalJob, reason: str) -> None:
+        shepherd = job.shepherd or {}
+        pid, ticks = shepherd.get("pid"), shepherd.get("ticks")
+        if pid is not None and alive(pid, ticks):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # the job's own group: nothing outlives it
+        ended = {
+            "state": "NODE_FAIL",
+            "reason": reason,
+            "exit_code": None,
+            "signal": None,
+            "started_at": shepherd.get("started_at"),
+            "ended_at": time.time(),
+        }
+        write_json(job.jobdir / "exit.json", ended)
+        job.ended = ended
+
+    # ------------------------------------------------------------------ orders
+    def launch(self, job_id: int, attempt: int, spec: dict[str, Any]) -> None:
+        """Start ``spec`` under a shepherd in a session of its own."""
+        key = job_key(job_id, attempt)
+        jobdir = self.root / key
+        jobdir.mkdir(exist_ok=True)
+        write_json(jobdir / "spec.json", spec)
+        log = open(jobdir / "shepherd.log", "ab")  # noqa: SIM115 - handed to the child
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "berth.agent.shepherd", str(jobdir)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            log.close()
+        self._children[key] = child
+        self._created[key] = time.time()
+        gpus = tuple(spec.get("gpus") or ())
+        self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus)
+
+    def refuse(self, job_id: int, attempt: int, reason: str) -> None:
+        """Record an order that cannot run here as ended ``FAILED`` with ``reason``."""
+        key = job_key(job_id, attempt)
+        jobdir = self.root / key
+        jobdir.mkdir(exist_ok=True)
+        ended = {"state": "FAILED", "reason": reason, "exit_code": None, "signal": None,
+                 "started_at": None, "ended_at": time.time()}  # fmt: skip
+        write_json(jobdir / "exit.json", ended)
+        self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, ended)
+
+    def gpus_in_use(self) -> set[int]:
+        return {g for job in self.jobs.values() if job.ended is None for g in job.gpus}
+
+    def signal(self, key: str, sig: signal.Signals, reason: str = "") -> bool:
+        """Send ``sig`` to the job's shepherd (verified by its start time)."""
+        job = self.jobs.get(key)
+        if job is None or job.ended is not None:
+            return False
+        if job.shepherd is None:
+            job.shepherd = read_json(job.jobdir / "shepherd.json")
+        if job.shepherd is None:
+            return False
+        if reason:
+            (job.jobdir / "cancel").write_text(reason)
+        pid, ticks = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
+        if not alive(pid, ticks):
+            return False
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def cancel(self, key: str, reason: str) -> bool:
+        return self.signal(key, signal.SIGTERM, reason)
+
+    def suspend(self, key: str, suspended: bool) -> None:
+        job = self.jobs.get(key)
+        if job is None or job.ended is not None or job.suspended == suspended:
+            return
+        if self.signal(key, signal.SIGUSR1 if suspended else signal.SIGUSR2):
+            job.suspended = suspended
+            marker = job.jobdir / "suspended"
+            if suspended:
+                marker.touch()
+            else:
+                marker.unlink(missing_ok=True)
+
+    def forget(self, keys: list[str]) -> None:
+        """The daemon acknowledged these ends: drop their directories, remember the keys."""
+        fresh = [k for k in keys if k in self.jobs and self.jobs[k].ended is not None]
+        if not fresh:
+            return
+        self.acknowledged.update(fresh)
+        with open(self.ledger_path, "a") as ledger:
+            ledger.write("".join(f"{k}\n" for k in fresh))
+            ledger.flush()
+            os.fsync(ledger.fileno())
+        if len(self.acknowledged) > LEDGER_SIZE:  # keep the newest ids, rewrite the file
+            newest = sorted(self.acknowledged, key=lambda k: tuple(map(int, k.split("."))))
+            self.acknowledged = set(newest[-LEDGER_SIZE:])
+            write_text = "".join(f"{k}\n" for k in newest[-LEDGER_SIZE:])
+            self.ledger_path.write_text(write_text)
+        for key in fresh:
+            job = self.jobs.pop(key)
+            self._children.pop(key, None)
+            self._created.pop(key, None)
+            shutil.rmtree(job.jobdir, ignore_errors=True)
+
+    # ------------------------------------------------------------------ watching
+    def refresh(self) -> list[str]:
+        """Look for ends; the keys of jobs that ended since the last call."""
+        for key, child in list(self._children.items()):
+            if child.poll() is not None:  # reap our own shepherds (no zombies)
+                del self._children[key]
+        newly: list[str] = []
+        for job in self.jobs.values():
+            if job.ended is not None:
+                continue
+            job.ended = read_json(job.jobdir / "exit.json")
+            if job.ended is None and job.key not in self._children:
+                self._check_lost(job)
+            if job.ended is not None:
+                newly.append(job.key)
+        return newly
+
+    def close(self) -> None:
+        """Reap the shepherds whose jobs have ended (they exit right after writing the end)."""
+        for key, child in list(self._children.items()):
+            job = self.jobs.get(key)
+            if job is not None and job.ended is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=5)
+                del self._children[key]
+
+    def running(self) -> list[str]:
+        return [k for k, j in self.jobs.items() if j.ended is None]
+
+    def reports(self) -> list[dict[str, Any]]:
+        return [job.report() for job in self.jobs.values()]
+
+    def known(self, key: str) -> bool:
+        """Whether the agent has ever had this attempt (so it must never start it again)."""
+        return key in self.jobs or key in self.acknowledged
+
+    def shepherd_alive(self, key: str) -> bool:
+        job = self.jobs.get(key)
+        if job is None or job.shepherd is None:
+            return False
+        return start_ticks(job.shepherd["shepherd_pid"]) == job.shepherd.get("shepherd_ticks")

@@ -1,0 +1,96 @@
+"""From the daemon's order to a shepherd's ``spec.json``: account, directory, files, env.
+
+Who a job runs as: an agent that is not root runs every job as its own user. An agent
+running as root runs each job as the local account named like the submitting user, and
+refuses (the job ends ``FAILED`` with the reason) when there is no such account or it is
+root's: a job never runs as root. The working directory is the job's ``chdir`` (``berth
+submit`` sends the directory it was called from, as sbatch does), else the account's
+home. Output goes to ``berth-<id>.out`` / ``.err`` there unless ``output`` / ``error``
+say otherwise; ``%j`` in them becomes the job id and ``%x`` its name.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from dataclasses import dataclass
+from typing import Any
+
+#: Environment variables of the agent that a job must not inherit.
+PRIVATE = ("BERTH_AGENT_TOKEN", "BERTH_TOKEN")
+
+
+class LaunchRefused(Exception):
+    """The order cannot run here; the message says why (it becomes the job's reason)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    uid: int | None  # None: the agent's own user
+    gid: int | None
+    groups: list[int] | None
+    home: str
+    name: str
+
+
+def account_for(user: str) -> Account:
+    """The account a job of ``user`` runs as on this node."""
+    if os.geteuid() != 0:
+        me = pwd.getpwuid(os.geteuid())
+        return Account(None, None, None, me.pw_dir, me.pw_name)
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise LaunchRefused(f"user {user!r} has no local account on this node") from None
+    if entry.pw_uid == 0:
+        raise LaunchRefused(f"user {user!r} maps to root here; jobs never run as root")
+    groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
+    return Account(entry.pw_uid, entry.pw_gid, groups, entry.pw_dir, entry.pw_name)
+
+
+def _expand(pattern: str, job_id: int, name: str) -> str:
+    return pattern.replace("%j", str(job_id)).replace("%x", name)
+
+
+def build_spec(
+    order: dict[str, Any], node: str, gpus: list[int], grace: float, fallback_dir: str
+) -> dict[str, Any]:
+    """The shepherd's spec for ``order`` on ``node``; :class:`LaunchRefused` if it cannot."""
+    job_id = int(order["job_id"])
+    name = str(order.get("name") or f"job{job_id}")
+    account = account_for(str(order["user"]))
+    cwd = order.get("chdir") or account.home
+    if not cwd or not os.path.isabs(cwd):
+        cwd = fallback_dir
+    stdout = _expand(order.get("output") or f"berth-{job_id}.out", job_id, name)
+    stderr = _expand(order.get("error") or f"berth-{job_id}.err", job_id, name)
+    env = {k: v for k, v in os.environ.items() if k not in PRIVATE}
+    if account.uid is not None:
+        env.update(HOME=account.home, USER=account.name, LOGNAME=account.name)
+    nodes = list(order["nodes"])
+    env.update(
+        BERTH_JOB_ID=str(job_id),
+        BERTH_JOB_NAME=name,
+        BERTH_JOB_USER=str(order["user"]),
+        BERTH_NODELIST=",".join(nodes),
+        BERTH_NUM_NODES=str(len(nodes)),
+        BERTH_CPUS_ON_NODE=str(order.get("cpus", 0)),
+        BERTH_NODENAME=node,
+        BERTH_SUBMIT_TIME=str(order.get("submit_time", "")),
+    )
+    if gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+    return {
+        "job_id": job_id,
+        "command": order.get("command") or "true",
+        "cwd": cwd,
+        "stdout": os.path.join(cwd, stdout),
+        "stderr": os.path.join(cwd, stderr),
+        "env": env,
+        "time_limit": float(order["time_limit"]),
+        "grace": grace,
+        "uid": account.uid,
+        "gid": account.gid,
+        "groups": account.groups,
+        "gpus": gpus,
+    }

@@ -1,0 +1,262 @@
+"""The shepherd: one small process per job that starts it, watches it and records its end.
+
+The agent starts ``python -m berth.agent.shepherd JOBDIR`` in a session of its own, so
+the shepherd (and the job) outlive an agent that dies or restarts. The shepherd reads
+``JOBDIR/spec.json``, starts the command in a new process group, records
+``JOBDIR/shepherd.json`` (its own and the job's pid with their start times, so a reused
+pid is never mistaken for them), then waits for one of:
+
+* the job exits: ``COMPLETED`` (status 0) or ``FAILED`` (exit code or signal kept);
+* its time limit passes (time suspended does not count): ``TIMEOUT``;
+* ``SIGTERM`` from the agent (a cancel, or the agent fencing itself): ``CANCELLED``;
+* ``SIGUSR1`` / ``SIGUSR2`` from the agent: stop / continue the whole group.
+
+Ending the job is: ``SIGCONT`` and ``SIGTERM`` to the group, the grace period, then
+``SIGKILL``. When the main process is gone, whatever it left behind is killed too: the
+rest of its process group, and (the shepherd being a child subreaper) every descendant
+that moved to a session of its own. No process of the job survives its end. Last, the
+end is written to ``JOBDIR/exit.json`` atomically; the agent reports it to the daemon
+and deletes the directory only once the daemon has acknowledged it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from berth.agent.proc import children_of, read_json, start_ticks, write_json
+
+#: Signals the shepherd takes synchronously (blocked, then waited for).
+WATCHED = {
+    signal.SIGCHLD,
+    signal.SIGTERM,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+}
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants of the job are re-parented to us, so we can find them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the process group still covers most
+        pass
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class Shepherd:
+    """Runs one job from its directory; :meth:`run` returns once ``exit.json`` is written."""
+
+    def __init__(self, jobdir: Path) -> None:
+        self.jobdir = jobdir
+        spec = read_json(jobdir / "spec.json")
+        if spec is None:
+            raise SystemExit(f"shepherd: no readable spec.json in {jobdir}")
+        self.spec: dict[str, Any] = spec
+        self.time_limit = float(spec["time_limit"])
+        self.grace = float(spec.get("grace", 30))
+        self.pid = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        #: The main process's return code (negative: the signal that killed it).
+        self.status: int | None = None
+        self.started_at = 0.0
+        self.suspended_since: float | None = None
+        self.suspended_total = 0.0
+
+    # ------------------------------------------------------------------ start
+    def _start(self) -> str | None:
+        """Start the command; a reason string if it could not be started."""
+        spec = self.spec
+        cwd = spec["cwd"]
+        if not os.path.isdir(cwd):
+            return f"working directory {cwd} does not exist on this node"
+        try:
+            stdout = open(spec["stdout"], "ab")  # noqa: SIM115 - handed to the child
+            stderr = stdout if spec["stderr"] == spec["stdout"] else open(spec["stderr"], "ab")  # noqa: SIM115
+        except OSError as error:
+            return f"cannot open the output file: {error}"
+        if spec.get("uid") is not None:
+            for handle in {stdout, stderr}:
+                os.fchown(handle.fileno(), spec["uid"], spec["gid"])
+
+        def in_child() -> None:
+            # The job gets the default signal mask and a process group of its own.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
+            os.setpgid(0, 0)
+
+        try:
+            process = subprocess.Popen(
+                ["/bin/sh", "-c", spec["command"]],
+                cwd=cwd,
+                env=spec["env"],
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                preexec_fn=in_child,
+                user=spec.get("uid"),
+                group=spec.get("gid"),
+                extra_groups=spec.get("groups"),
+                close_fds=True,
+            )
+        except OSError as error:
+            return f"cannot start the command: {error}"
+        finally:
+            stdout.close()
+            if stderr is not stdout:
+                stderr.close()
+        self.process = process  # kept: its poll() is what reaps the main process
+        self.pid = process.pid
+        self.started_at = time.time()
+        self._record(pid=self.pid, ticks=start_ticks(self.pid), started_at=self.started_at)
+        return None
+
+    def _record(self, **job: object) -> None:
+        """``shepherd.json``: who we are (first thing we do), then the job we started."""
+        me = os.getpid()
+        write_json(
+            self.jobdir / "shepherd.json",
+            {"shepherd_pid": me, "shepherd_ticks": start_ticks(me), **job},
+        )
+
+    # ------------------------------------------------------------------ watch
+    def _run_left(self) -> float:
+        """Seconds of run time left before the time limit."""
+        now = time.time()
+        suspended = self.suspended_total
+        if self.suspended_since is not None:
+            suspended += now - self.suspended_since
+        return self.time_limit - (now - self.started_at - suspended)
+
+    def _reap(self) -> None:
+        """Collect every exited child; note the main process's status."""
+        if self.process is not None and self.status is None:
+            self.status = self.process.poll()
+        while True:  # re-parented descendants
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def _wait_for_main(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for the main process to end."""
+        deadline = time.monotonic() + seconds
+        while self.status is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if signal.sigtimedwait({signal.SIGCHLD}, left) is not None:
+                self._reap()
+
+    def _end(self) -> None:
+        """SIGCONT and SIGTERM to the group, the grace period, then SIGKILL."""
+        _signal_group(self.pid, signal.SIGCONT)
+        _signal_group(self.pid, signal.SIGTERM)
+        self._reap()
+        self._wait_for_main(self.grace)
+        _signal_group(self.pid, signal.SIGKILL)
+
+    def _sweep(self) -> None:
+        """Kill whatever of the job is left: its group, then re-parented descendants."""
+        for _ in range(50):
+            _signal_group(self.pid, signal.SIGKILL)
+            strays = [c for c in children_of(os.getpid()) if start_ticks(c) is not None]
+            for child in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(os.getpgid(child), signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGKILL)
+            time.sleep(0.01)
+            self._reap()
+            if not strays and self.status is not None:
+                try:
+                    os.killpg(self.pid, 0)
+                except ProcessLookupError:
+                    return  # the group is empty
+                except PermissionError:
+                    return
+
+    def watch(self) -> tuple[str, str]:
+        """Wait for the job's end; ``(state, reason)``."""
+        while self.status is None:
+            timeout = max(self._run_left(), 0.0) if self.suspended_since is None else None
+            if timeout == 0.0:
+                self._end()
+                return "TIMEOUT", f"killed on reaching its time limit of {self.time_limit:g} s"
+            info = (
+                signal.sigtimedwait(WATCHED, timeout)
+                if timeout is not None
+                else signal.sigwaitinfo(WATCHED)
+            )
+            if info is None:
+                continue  # the time limit: handled at the top of the loop
+            number = info.si_signo
+            if number == signal.SIGCHLD:
+                self._reap()
+            elif number == signal.SIGUSR1 and self.suspended_since is None:
+                _signal_group(self.pid, signal.SIGSTOP)
+                self.suspended_since = time.time()
+            elif number == signal.SIGUSR2 and self.suspended_since is not None:
+                _signal_group(self.pid, signal.SIGCONT)
+                self.suspended_total += time.time() - self.suspended_since
+                self.suspended_since = None
+            elif number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                reason_file = self.jobdir / "cancel"
+                reason = reason_file.read_text().strip() if reason_file.exists() else ""
+                self._end()
+                return "CANCELLED", reason or "cancelled"
+        status = self.status
+        if status == 0:
+            return "COMPLETED", "exited with status 0"
+        if status > 0:
+            return "FAILED", f"exited with status {status}"
+        return "FAILED", f"killed by signal {signal.Signals(-status).name}"
+
+    def run(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+        _become_subreaper()
+        self._record()
+        problem = self._start()
+        if problem is not None:
+            state, reason = "FAILED", problem
+        else:
+            state, reason = self.watch()
+            self._sweep()
+        status = self.status
+        write_json(
+            self.jobdir / "exit.json",
+            {
+                "state": state,
+                "reason": reason,
+                "exit_code": status if status is not None and status >= 0 else None,
+                "signal": -status if status is not None and status < 0 else None,
+                "started_at": self.started_at or None,
+                "ended_at": time.time(),
+            },
+        )
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m berth.agent.shepherd JOBDIR")
+    Shepherd(Path(sys.argv[1])).run()
+
+
+if __name__ == "__main__":
+    main()
