@@ -95,7 +95,22 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     submit.add_argument("--name", "-J", default="job")
     submit.add_argument("--deadline", type=int, help="complete by this time (cluster seconds)")
     submit.add_argument("--priority", type=float, help="user priority in [0, 1]")
-    submit.add_argument("--command", dest="job_command", help="what real nodes run")
+    submit.add_argument(
+        "--command", dest="job_command", help="the batch command (runs on the first node)"
+    )
+    submit.add_argument(
+        "--chdir",
+        "-D",
+        default=os.getcwd(),
+        help="working directory on the node (default: this directory, as sbatch does)",
+    )
+    submit.add_argument(
+        "--output", "-o", help="stdout file (default berth-%%j.out; %%j id, %%x name)"
+    )
+    submit.add_argument("--error", "-e", help="stderr file (default berth-%%j.err)")
+    submit.add_argument(
+        "--requeue", action="store_true", help="queue the job again if its node fails"
+    )
     submit.add_argument("--emulated-runtime", type=int, help="emulated nodes: how long it runs")
     submit.add_argument(
         "--idempotency-key", help="retrying with the same key never creates two jobs"
@@ -114,7 +129,23 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     cancel = commands.add_parser("cancel", help="cancel a job (a running job is killed)")
     common(cancel)
     cancel.add_argument("job_id", type=int)
-    return {"submit": run_submit, "queue": run_queue, "show": run_show, "cancel": run_cancel}
+
+    admin = commands.add_parser("admin", help="operator commands")
+    actions = admin.add_subparsers(dest="admin_command", required=True)
+    token = actions.add_parser(
+        "node-token", help="issue a node's agent token (shown once; replaces its older one)"
+    )
+    common(token)
+    token.add_argument("name", help="the node's name, as its agent gives it with --name")
+    agents = actions.add_parser("agents", help="each node's agent: state, last heard, jobs")
+    common(agents)
+    return {
+        "submit": run_submit,
+        "queue": run_queue,
+        "show": run_show,
+        "cancel": run_cancel,
+        "admin": run_admin,
+    }
 
 
 def _client(args: argparse.Namespace) -> BerthClient:
@@ -172,6 +203,10 @@ def run_submit(args: argparse.Namespace) -> int:
             idempotency_key=args.idempotency_key,
             slots=slots,
             nodes=nodes,
+            chdir=args.chdir,
+            output=args.output,
+            error=args.error,
+            requeue=args.requeue or None,
         )
     if args.json:
         print(json.dumps(answer, indent=2))
@@ -249,4 +284,40 @@ def run_cancel(args: argparse.Namespace) -> int:
     with _client(args) as client:
         job = client.cancel(args.job_id)
     print(json.dumps(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
+    return 0
+
+
+@_guard
+def run_admin(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        if args.admin_command == "node-token":
+            answer = client.node_token(args.name)
+            if args.json:
+                print(json.dumps(answer, indent=2))
+            else:
+                print(answer["token"])
+                print(
+                    f"(the token for node {answer['name']}: start its agent with "
+                    f"berth agent --name {answer['name']} --token-file FILE; it is not shown again)",
+                    file=sys.stderr,
+                )
+            return 0
+        answer = client.agents()
+    if args.json:
+        print(json.dumps(answer, indent=2))
+        return 0
+    print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} REASON")
+    for row in answer["agents"]:
+        heard = row["seconds_since_heard"]
+        heard_text = "never" if heard is None else f"{span(int(heard))} ago"
+        print(
+            f"{row['name'][:16]:16} {row['state']:8} {heard_text:>10} {row['running_jobs']:>5} "
+            f"{row['reason']}"
+        )
+    delays = answer["launch_delay_seconds"]
+    if delays.get("count"):
+        print(
+            f"launch delay (commit to process running) over {delays['count']} starts: "
+            f"p50 {delays['p50'] * 1000:.0f} ms, p99 {delays['p99'] * 1000:.0f} ms"
+        )
     return 0

@@ -88,10 +88,11 @@ class BerthClient:
         idempotency_key: str | None = None,
         slots: dict[str, Any] | None = None,
         nodes: dict[str, Any] | None = None,
+        **launch: Any,
     ) -> dict[str, Any]:
         """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
-        False}``)."""
+        False}``). ``launch`` takes ``chdir``, ``output``, ``error`` and ``requeue``."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
             "resources": resources,
@@ -101,10 +102,22 @@ class BerthClient:
             "priority": priority,
             "command": command,
             "emulated_runtime": emulated_runtime,
+            **launch,
         }
         body.update({key: value for key, value in optional.items() if value is not None})
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         result: dict[str, Any] = self._call("POST", "/v1/jobs", json_body=body, headers=headers)
+        return result
+
+    def node_token(self, name: str) -> dict[str, Any]:
+        """Issue node ``name``'s agent token (operators)."""
+        body = {"name": name}
+        result: dict[str, Any] = self._call("POST", "/v1/admin/node-tokens", json_body=body)
+        return result
+
+    def agents(self) -> dict[str, Any]:
+        """Each node's agent and the launch delays (operators)."""
+        result: dict[str, Any] = self._call("GET", "/v1/agents")
         return result
 
     def what_if(self, resources: dict[str, int], time_limit: int, **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,9 @@ import httpx
 import pytest
 
 OPERATOR, ALICE, BOB = "op-token", "alice-token", "bob-token"
-TOKENS = f"{OPERATOR}:admin:operator,{ALICE}:alice:user,{BOB}:bob:user"
+#: A user whose jobs a root node agent can run: ``nobody`` has a local account everywhere.
+RUNNER = "runner-token"
+TOKENS = f"{OPERATOR}:admin:operator,{ALICE}:alice:user,{BOB}:bob:user,{RUNNER}:nobody:user"
 
 
 @pytest.fixture(scope="session")
@@ -60,14 +62,15 @@ def free_port() -> int:
 class DaemonProcess:
     """``berth serve`` in a subprocess on a loopback port."""
 
-    def __init__(self, data_dir: Path, *extra: str) -> None:
-        self.port = free_port()
+    def __init__(self, data_dir: Path, *extra: str, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data_dir / f"daemon-{self.port}.log"
+        nodes = () if "--agents" in extra else ("--nodes", "4x cpus=8,mem_gb=32")
         command = [sys.executable, "-m", "berth.runtime.main", "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), "--tokens", TOKENS, "--log-level", "warning",
-                   "--nodes", "4x cpus=8,mem_gb=32", *extra]  # fmt: skip
-        with self.log.open("w") as log:
+                   *nodes, *extra]  # fmt: skip
+        with self.log.open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         self.wait_ready()
 

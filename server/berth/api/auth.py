@@ -1,12 +1,18 @@
-"""Bearer tokens mapped to a user and a role (``user`` or ``operator``).
+"""Bearer tokens mapped to a user and a role (``user``, ``operator`` or ``node``).
 
 No token or an unknown one: 401. Users see and cancel only their own jobs; operator
-endpoints answer 403 to users. Tokens are compared in constant time.
+endpoints answer 403 to users. A ``node`` token (one per node, ``berth admin
+node-token NAME``) may only speak for its own node on ``/v1/agents``; everything else
+answers it 403. Tokens are kept as SHA-256 digests only: the configured ones are hashed
+when read (an entry may also give ``sha256:HEX`` instead of the token), and node tokens
+are stored as digests. Digests are compared in constant time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -16,6 +22,7 @@ from berth.service.model import RequestError
 class Role(StrEnum):
     USER = "user"
     OPERATOR = "operator"
+    NODE = "node"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,18 +38,32 @@ class Principal:
         return self.operator or owner == self.user
 
 
-class Tokens:
-    """The token table: token -> principal."""
+def digest(token: str) -> str:
+    """The SHA-256 hex digest a token is kept as."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
-    def __init__(self, table: dict[str, Principal]) -> None:
+
+class Tokens:
+    """The token table: digest -> principal, plus the node tokens the engine stores."""
+
+    def __init__(
+        self,
+        table: dict[str, Principal],
+        node_tokens: Mapping[str, str] | None = None,
+        demo: dict[Role, str] | None = None,
+    ) -> None:
         self._table = dict(table)
+        #: digest -> node name; the live mapping the engine persists.
+        self.node_tokens: Mapping[str, str] = node_tokens if node_tokens is not None else {}
+        self._demo = dict(demo or {})
 
     def __len__(self) -> int:
         return len(self._table)
 
     def token_for(self, role: Role) -> str | None:
-        """Some token with ``role`` (the demo uses it to call its own daemon)."""
-        return next((t for t, p in self._table.items() if p.role is role), None)
+        """A token with ``role`` the daemon may use itself (the demo); only known for
+        tokens it generated."""
+        return self._demo.get(role)
 
     def resolve(self, header: str | None) -> Principal:
         if not header:
@@ -52,26 +73,35 @@ class Tokens:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise RequestError("unauthorized", "expected 'Authorization: Bearer <token>'")
-        token = token.strip()
+        presented = digest(token.strip()).encode()
         found: Principal | None = None
         for known, principal in self._table.items():
-            if hmac.compare_digest(known.encode(), token.encode()):
+            if hmac.compare_digest(known.encode(), presented):
                 found = principal
+        for known, node in list(self.node_tokens.items()):
+            if hmac.compare_digest(known.encode(), presented):
+                found = Principal(node, Role.NODE)
         if found is None:
             raise RequestError("unauthorized", "unknown bearer token")
         return found
 
 
 def parse_tokens(text: str) -> dict[str, Principal]:
-    """``token:user:role,token2:user2:role2`` (role defaults to ``user``)."""
+    """``token:user:role,token2:user2:role2`` (role defaults to ``user``) as a digest
+    table; ``sha256:HEX:user:role`` gives the digest instead of the token."""
     table: dict[str, Principal] = {}
     for item in filter(None, (part.strip() for part in text.replace("\n", ",").split(","))):
+        hashed = item.startswith("sha256:")
+        if hashed:
+            item = item.removeprefix("sha256:")
         token, _, rest = item.partition(":")
         user, _, role = rest.partition(":")
         if not token or not user:
             raise ValueError(f"token entries are TOKEN:USER[:ROLE], got {item!r}")
+        if hashed and (len(token) != 64 or any(c not in "0123456789abcdef" for c in token)):
+            raise ValueError(f"a sha256: entry needs 64 lowercase hex digits, got {token!r}")
         try:
-            table[token] = Principal(user, Role(role or "user"))
+            table[token if hashed else digest(token)] = Principal(user, Role(role or "user"))
         except ValueError:
-            raise ValueError(f"role must be 'user' or 'operator', got {role!r}") from None
+            raise ValueError(f"role must be 'user', 'operator' or 'node', got {role!r}") from None
     return table

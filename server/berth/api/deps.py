@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from berth.api.auth import Principal, Tokens
+from berth.api.auth import Principal, Role, Tokens
+from berth.service.agents import AgentNodes
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import RequestError
+
+if TYPE_CHECKING:
+    from berth.api.waiters import Waiters
 
 #: ``(engine, policy, options, now) -> dry-run report``, wired by the runtime (it runs
 #: the emulator, which the API layer may not import).
@@ -26,6 +30,9 @@ class Daemon:
     coordinator: Coordinator
     tokens: Tokens
     dry_run: DryRun | None = None
+    #: The node agents, when the daemon runs them (``serve --agents``).
+    agents: AgentNodes | None = None
+    waiters: Waiters | None = None
 
     @property
     def engine(self) -> Engine:
@@ -54,10 +61,19 @@ def _principal(
     return daemon.tokens.resolve(f"{credentials.scheme} {credentials.credentials}")
 
 
-PrincipalDep = Annotated[Principal, Depends(_principal)]
+NodeOrAnyone = Annotated[Principal, Depends(_principal)]
 
 
-def _operator(principal: PrincipalDep) -> Principal:
+def _person(principal: NodeOrAnyone) -> Principal:
+    if principal.role is Role.NODE:
+        raise RequestError("forbidden", "a node token may only call /v1/agents")
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(_person)]
+
+
+def _operator(principal: PrincipalDep) -> Principal:  # a node token is refused first
     if not principal.operator:
         raise RequestError("forbidden", f"user {principal.user!r} is not an operator")
     return principal

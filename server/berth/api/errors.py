@@ -18,10 +18,16 @@ from berth.service.model import RequestError
 STATUS = {"invalid": 422, "not_found": 404, "conflict": 409, "forbidden": 403, "unauthorized": 401}
 
 
-def envelope(status: int, code: str, message: str, field: str | None = None) -> JSONResponse:
+def envelope(
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
+    extra: dict[str, object] | None = None,
+) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(
-        {"error": {"code": code, "message": message, "field": field}},
+        {"error": {"code": code, "message": message, "field": field, **(extra or {})}},
         status_code=status,
         headers=headers,
     )
@@ -30,7 +36,9 @@ def envelope(status: int, code: str, message: str, field: str | None = None) -> 
 def install(app: FastAPI) -> None:
     @app.exception_handler(RequestError)
     async def _request_error(_: Request, error: RequestError) -> JSONResponse:
-        return envelope(STATUS.get(error.code, 400), error.code, error.message, error.field)
+        return envelope(
+            STATUS.get(error.code, 400), error.code, error.message, error.field, error.extra
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -3,11 +3,12 @@ time unless the daemon runs an emulated cluster with ``--time-scale``)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from berth.core.nodes import Shape
+from berth.service.agents import AgentReport, JobReport
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.rows import shape_row
 
@@ -317,3 +318,98 @@ class DryRunOut(BaseModel):
     now: int
     jobs: list[DryRunJob]
     metrics: dict[str, object]
+
+
+NodeName = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")]
+
+
+class JobReportIn(BaseModel):
+    """One job attempt an agent holds: running, suspended, or ended and how."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int = Field(..., ge=1, le=(1 << 62))
+    attempt: int = Field(0, ge=0, le=1_000_000)
+    state: Literal["RUNNING", "SUSPENDED", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED",
+                   "NODE_FAIL"]  # fmt: skip
+    reason: str | None = Field(None, max_length=2000)
+    exit_code: int | None = Field(None, ge=0, le=255)
+    signal: int | None = Field(None, ge=1, le=128)
+    started_at: float | None = Field(None, ge=0)
+    ended_at: float | None = Field(None, ge=0)
+
+
+class AgentIn(BaseModel):
+    """A node agent's register or sync request: the whole truth of its node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: NodeName
+    boot_id: str = Field(..., min_length=1, max_length=100)
+    resources: dict[str, Annotated[int, Field(ge=1, le=(1 << 49) - 1)]] = Field(
+        ..., min_length=1, max_length=64
+    )
+    jobs: list[JobReportIn] = Field(default_factory=list, max_length=100_000)
+    wait: float = Field(0.0, ge=0.0, le=300.0, description="hold the answer this long at most")
+
+    def report(self, register: bool) -> AgentReport:
+        jobs = tuple(
+            JobReport(
+                j.job_id, j.attempt, j.state, j.reason or "", j.exit_code, j.signal, j.started_at
+            )
+            for j in self.jobs
+        )
+        return AgentReport(self.name, self.boot_id, dict(self.resources), jobs, register)
+
+
+class OrderOut(BaseModel):
+    job_id: int
+    attempt: int
+    run: bool = Field(description="this node runs the command (the first of the allocation)")
+    suspended: bool
+    name: str
+    user: str
+    command: str | None
+    time_limit: int
+    submit_time: int
+    nodes: list[str]
+    cpus: int
+    gpus: int
+    chdir: str | None
+    output: str | None
+    error: str | None
+
+
+class AgentOut(BaseModel):
+    """The whole wish of the daemon for the node."""
+
+    node: str
+    jobs: list[OrderOut]
+    acknowledged: list[str] = Field(description="job attempts (id.attempt) the agent may forget")
+    settings: dict[str, float]
+
+
+class NodeTokenIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: NodeName
+
+
+class NodeTokenOut(BaseModel):
+    name: str
+    token: str = Field(description="shown once; the daemon keeps only its SHA-256 digest")
+
+
+class AgentStatus(BaseModel):
+    name: str
+    state: str
+    reason: str
+    boot_id: str
+    seconds_since_heard: float | None
+    running_jobs: int
+
+
+class AgentsOut(BaseModel):
+    agents: list[AgentStatus]
+    launch_delay_seconds: dict[str, float | int] = Field(
+        description="from a start's commit to its process running: count, p50, p99, max"
+    )

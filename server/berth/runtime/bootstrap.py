@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,18 +18,21 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from berth.api.app import create_app
-from berth.api.auth import Principal, Tokens, parse_tokens
+from berth.api.auth import Principal, Role, Tokens, digest, parse_tokens
 from berth.api.deps import Daemon
+from berth.api.waiters import Waiters
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.live import replay_live
 from berth.emulate.workload import TraceJob
 from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
-from berth.runtime.settings import Settings, parse_nodes
+from berth.runtime.settings import Settings
+from berth.service.agents import AgentNodes, AgentSettings
+from berth.service.commands import ExpireAgents
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import RequestError
-from berth.service.ports import Clock, Snapshot
+from berth.service.ports import Clock, NodeBackend, Snapshot
 from berth.store.migrate import upgrade
 from berth.store.sql import SqlStore, create_db_engine
 
@@ -52,24 +56,38 @@ def latest_time(snapshot: Snapshot) -> int:
     return latest
 
 
-def load_tokens(settings: Settings) -> tuple[Tokens, str]:
-    """The configured tokens; with none, a generated pair kept in ``data_dir/tokens``."""
+def load_tokens(settings: Settings, node_tokens: dict[str, str]) -> tuple[Tokens, str]:
+    """The configured tokens; with none, a generated pair. The daemon keeps digests only
+    (``data_dir/tokens``); the tokens themselves go to ``data_dir/credentials`` (mode
+    600), the local operator's copy, which the daemon reads only to run its own demo."""
     table: dict[str, Principal] = {}
     if settings.tokens:
         table.update(parse_tokens(settings.tokens))
     if settings.tokens_file is not None:
         table.update(parse_tokens(settings.tokens_file.read_text()))
     if table:
-        return Tokens(table), ""
+        return Tokens(table, node_tokens), ""
     path = settings.data_dir / "tokens"
+    credentials = settings.data_dir / "credentials"
     if not path.exists():
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         operator, user = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        path.write_text(f"{operator}:admin:operator\n{user}:demo:user\n")
-        path.chmod(0o600)
+        credentials.touch(mode=0o600)
+        credentials.write_text(f"{operator}:admin:operator\n{user}:demo:user\n")
+        path.touch(mode=0o600)
+        path.write_text(
+            f"sha256:{digest(operator)}:admin:operator\nsha256:{digest(user)}:demo:user\n"
+        )
     table = parse_tokens(path.read_text())
-    lines = [f"  {p.role.value:8} {p.user:8} {t}" for t, p in table.items()]
-    return Tokens(table), f"tokens (from {path}):\n" + "\n".join(lines)
+    demo: dict[Role, str] = {}
+    lines = []
+    if credentials.exists():
+        for line in credentials.read_text().split():
+            token, user_name, role = line.split(":")
+            demo.setdefault(Role(role), token)
+            lines.append(f"  {role:8} {user_name:8} {token}")
+    note = f"tokens (from {credentials}; the daemon keeps only their digests in {path}):\n"
+    return Tokens(table, node_tokens, demo), note + "\n".join(lines)
 
 
 async def dry_run(
@@ -100,6 +118,20 @@ async def dry_run(
     }
 
 
+async def _expire_silent_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
+    """Take down the nodes of silent agents, checking a few times per timeout."""
+    period = min(agents.settings.node_timeout / 4, 5.0)
+    while True:
+        await asyncio.sleep(period)
+        if coordinator.failed is not None:
+            return
+        if agents.silent(coordinator.engine, time.monotonic()):
+            try:
+                await coordinator.call(ExpireAgents(agents, time.monotonic()))
+            except Exception:  # the store failed: health says so; keep the loop alive
+                log.exception("taking down silent nodes failed")
+
+
 def build(settings: Settings, clock: Clock | None = None) -> Built:
     """The app for ``settings``; ``clock`` replaces the scaled wall clock (tests)."""
     url = settings.url()
@@ -109,18 +141,37 @@ def build(settings: Settings, clock: Clock | None = None) -> Built:
     snapshot = store.load()
     if clock is None:
         clock = ScaledClock(settings.time_scale, not_before=latest_time(snapshot))
+    agents: AgentNodes | None = None
+    backend: NodeBackend = EmulatedNodes()
+    if settings.backend == "agents":
+        agents = AgentNodes(
+            AgentSettings(
+                sync_wait=settings.sync_wait,
+                node_timeout=settings.agent_timeout,
+                startup_grace=settings.agent_grace,
+                fence_seconds=settings.fence_seconds,
+                kill_grace=settings.kill_grace,
+            ),
+            wall=time.time,
+        )
+        backend = agents
     engine = Engine.restore(
         snapshot,
-        EmulatedNodes(),
+        backend,
         clock.now(),
-        parse_nodes(settings.nodes),
+        settings.default_nodes(),
         settings.policy,
         dict(settings.policy_options),
         hold_intents=True,
     )
     coordinator = Coordinator(engine, store, clock)
-    tokens, note = load_tokens(settings)
-    daemon = Daemon(coordinator, tokens, dry_run)
+    tokens, note = load_tokens(settings, engine.node_tokens)
+    waiters = None
+    if agents is not None:
+        waiters = Waiters()
+        agents.on_change = waiters.notify
+        agents.restarted(engine.cluster.nodes, time.monotonic())
+    daemon = Daemon(coordinator, tokens, dry_run, agents, waiters)
     waker = Waker(coordinator, settings.reconcile_seconds)
 
     @asynccontextmanager
@@ -128,9 +179,16 @@ def build(settings: Settings, clock: Clock | None = None) -> Built:
         await coordinator.start()
         waker.start()
         waker.plan(engine.next_event())
+        watch = None
+        if agents is not None:
+            watch = asyncio.create_task(_expire_silent_agents(coordinator, agents))
         try:
             yield
         finally:
+            if watch is not None:
+                watch.cancel()
+            if waiters is not None:
+                waiters.release_all()
             waker.stop()
             await coordinator.stop()
             database.dispose()

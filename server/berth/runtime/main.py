@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from berth.core.catalog import DEADLINE_HEURISTICS, POLICY_NAMES, SELECTIONS, SLACK_HEURISTICS
-from berth.runtime import serve, workload_cli
+from berth.runtime import agent_cli, serve, workload_cli
 from berth_client import cli as client_cli
 
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -209,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         **serve.add_commands(commands),
         **client_cli.add_commands(commands),
         **workload_cli.add_commands(commands),
+        **agent_cli.add_commands(commands),
     }.items():
         commands.choices[name].set_defaults(run=handler)
     return parser

@@ -28,9 +28,33 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--port", type=int)
     serve.add_argument("--policy", help="scheduling policy (default conservative)")
     serve.add_argument("--nodes", help="emulated cluster, e.g. '16x cpus=32,mem_gb=128'")
-    serve.add_argument(
-        "--emulate", action="store_true", help="emulated nodes (the default backend)"
+    backend = serve.add_mutually_exclusive_group()
+    backend.add_argument(
+        "--emulate",
+        dest="backend",
+        action="store_const",
+        const="emulated",
+        help="emulated nodes (the default backend)",
     )
+    backend.add_argument(
+        "--agents",
+        dest="backend",
+        action="store_const",
+        const="agents",
+        help="real nodes: each runs `berth agent` and registers (make tokens with "
+        "`berth admin node-token NAME`)",
+    )
+    serve.add_argument(
+        "--agent-timeout", type=float, help="seconds of silence before a node is down (60)"
+    )
+    serve.add_argument(
+        "--agent-grace", type=float, help="after a restart, seconds agents have to report (300)"
+    )
+    serve.add_argument(
+        "--fence", dest="fence_seconds", type=float, help="agents cut off this long kill (1800)"
+    )
+    serve.add_argument("--kill-grace", type=float, help="SIGTERM to SIGKILL, seconds (30)")
+    serve.add_argument("--sync-wait", type=float, help="longest an agent's sync is held (10)")
     serve.add_argument("--time-scale", type=float, help="run the emulated cluster N times faster")
     serve.add_argument("--tokens", help="TOKEN:USER:ROLE,... (default: generated in the data dir)")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
@@ -68,6 +92,12 @@ def _settings(args: argparse.Namespace) -> Settings:
             "time_scale",
             "tokens",
             "log_level",
+            "backend",
+            "agent_timeout",
+            "agent_grace",
+            "fence_seconds",
+            "kill_grace",
+            "sync_wait",
         )
     }
     return load_settings(args.config, **flags)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -36,7 +36,18 @@ class Settings(BaseSettings):
     nodes: str = Field(
         "16x cpus=32,mem_gb=128", description="'COUNTx NAME=AMOUNT,...' groups separated by ';'"
     )
-    backend: Literal["emulated"] = "emulated"
+    backend: Literal["emulated", "agents"] = Field(
+        "emulated", description="emulated nodes, or nodes run by node agents (berth agent)"
+    )
+    agent_timeout: float = Field(60.0, gt=0, description="a silent agent's node goes down after")
+    agent_grace: float = Field(
+        300.0, ge=0, description="after a daemon start, seconds before silence counts"
+    )
+    fence_seconds: float = Field(
+        1800.0, gt=0, description="an agent cut off this long cancels its jobs"
+    )
+    kill_grace: float = Field(30.0, ge=0, le=3600, description="SIGTERM to SIGKILL, seconds")
+    sync_wait: float = Field(10.0, gt=0, le=300, description="longest an agent's sync is held")
     time_scale: float = Field(
         1.0, gt=0, le=1_000_000, description="emulated cluster seconds per wall second"
     )
@@ -51,6 +62,29 @@ class Settings(BaseSettings):
     def _nodes_parse(cls, value: str) -> str:
         parse_nodes(value)
         return value
+
+    @model_validator(mode="after")
+    def _agents_run_real_time(self) -> Settings:
+        if self.backend == "agents":
+            if self.time_scale != 1:
+                raise ValueError("node agents run real processes: --time-scale must stay 1")
+            if self.policy not in ("fcfs", "easy", "conservative") or any(
+                k != "selection" or v != "ff" for k, v in self.policy_options.items()
+            ):
+                raise ValueError(
+                    "node agents need jobs placed on named nodes: use --policy fcfs, easy or "
+                    f"conservative with first-fit selection (got {self.policy})"
+                )
+            if self.fence_seconds <= self.agent_timeout:
+                raise ValueError(
+                    "fence_seconds must exceed agent_timeout: an agent must not give up "
+                    "its jobs before the daemon declares its node down"
+                )
+        return self
+
+    def default_nodes(self) -> list[NodeRecord]:
+        """The nodes of a fresh store: the emulated cluster, or none (agents bring theirs)."""
+        return parse_nodes(self.nodes) if self.backend == "emulated" else []
 
     def url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'berth.db'}"

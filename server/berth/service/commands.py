@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.model import JobRecord, JobRequest, NodeRecord
 
 if TYPE_CHECKING:
@@ -123,3 +124,42 @@ class ChangePolicy:
     def apply(self, engine: Engine, now: int) -> Engine:
         engine.change_policy(self.policy, self.options, now, self.force)
         return engine
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSync:
+    """A node agent's register or sync request (``seen_at``: wall time it arrived)."""
+
+    agents: AgentNodes = field(compare=False)
+    report: AgentReport
+    seen_at: float
+
+    def apply(self, engine: Engine, now: int) -> Synced:
+        return apply_report(engine, self.agents, self.report, now, self.seen_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpireAgents:
+    """Take down the nodes whose agent has been silent past the timeout."""
+
+    agents: AgentNodes = field(compare=False)
+    seen_at: float
+
+    def apply(self, engine: Engine, now: int) -> list[str]:
+        downed = []
+        for name, quiet in self.agents.silent(engine, self.seen_at):
+            engine.mark_down(name, f"{SILENT} for {quiet:.0f} s", now)
+            downed.append(name)
+        return downed
+
+
+@dataclass(frozen=True, slots=True)
+class IssueNodeToken:
+    """Store the digest of a new token for node ``name`` (the token itself never is)."""
+
+    name: str
+    token_digest: str
+
+    def apply(self, engine: Engine, now: int) -> str:
+        engine.set_node_token(self.name, self.token_digest, now)
+        return self.name

@@ -82,6 +82,8 @@ class Engine:
         self._dirty_jobs: set[int] = set()
         self._dirty_nodes: set[str] = set()
         self._config_dirty = False
+        #: Node tokens as SHA-256 digest -> node name (persisted with the configuration).
+        self.node_tokens: dict[str, str] = {}
         #: Bumped by every change; caches (the forecast) are keyed by it.
         self.version = 0
         self._forecast: tuple[int, int, dict[int, int]] | None = None
@@ -162,6 +164,9 @@ class Engine:
         assert isinstance(options, dict)
         engine = cls(nodes, policy, options, backend)
         engine.hold_intents = hold_intents
+        tokens = snapshot.config.get("node_tokens", {})
+        assert isinstance(tokens, dict)
+        engine.node_tokens.update({str(k): str(v) for k, v in tokens.items()})
         if fresh:
             engine._dirty_nodes.update(engine.cluster.nodes)
             engine._config_dirty = True
@@ -350,6 +355,29 @@ class Engine:
         self._pass(now)
         return node
 
+    def resize_node(self, name: str, resources: dict[str, int], now: int) -> NodeRecord:
+        """A node's capacity changed (its agent reports other resources): replan on it."""
+        node = self.node(name)
+        if not resources or any(a <= 0 for a in resources.values()):
+            raise RequestError(
+                "invalid", "a node needs a positive amount of each resource", "resources"
+            )
+        before = node.resources
+        node.resources = dict(resources)
+        self._dirty_nodes.add(name)
+        self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
+        self._emit("node.resized", now, node=name, before=before, resources=dict(resources))
+        self._pass(now)
+        return node
+
+    def set_node_token(self, name: str, token_digest: str, now: int) -> None:
+        """The digest of node ``name``'s new token; the node's older token stops working."""
+        for old in [d for d, n in self.node_tokens.items() if n == name]:
+            del self.node_tokens[old]  # in place: the token table reads this very dict
+        self.node_tokens[token_digest] = name
+        self._config_dirty = True
+        self._emit("node.token_issued", now, node=name)
+
     def drain(self, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
         """Stop placing jobs on a node; its running jobs go on. Refused (unless forced)
         when the smaller pool would break a guarantee."""
@@ -435,7 +463,11 @@ class Engine:
             jobs={i: job_row(self.jobs[i]) for i in self._dirty_jobs},
             nodes={n: node_row(self.cluster.nodes[n]) for n in self._dirty_nodes},
             config=(
-                {"policy": self.policy_name, "policy_options": dict(self.policy_options)}
+                {
+                    "policy": self.policy_name,
+                    "policy_options": dict(self.policy_options),
+                    "node_tokens": dict(self.node_tokens),
+                }
                 if self._config_dirty
                 else {}
             ),
@@ -629,6 +661,10 @@ class Engine:
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         record.state = state
         record.state_reason = reason
+        self._touch(record)
+
+    def touch(self, record: JobRecord) -> None:
+        """Note a record changed from outside the engine's commands (agent reports)."""
         self._touch(record)
 
     def _touch(self, record: JobRecord) -> None:

@@ -192,8 +192,16 @@ class RequestError(Exception):
     """A command the engine refuses: ``field`` names the offending input, ``code`` the
     kind (``invalid``, ``not_found``, ``conflict``, ``forbidden``)."""
 
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        field: str | None = None,
+        extra: dict[str, object] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
+        #: More machine-readable detail for the answer (say, the job ids concerned).
+        self.extra = extra or {}

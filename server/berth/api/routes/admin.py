@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
+
 from fastapi import APIRouter
 
+from berth.api.auth import digest
 from berth.api.deps import DaemonDep, OperatorDep
 from berth.api.schemas import (
     DryRunIn,
@@ -13,6 +16,8 @@ from berth.api.schemas import (
     NodeAdd,
     NodeChange,
     NodeOut,
+    NodeTokenIn,
+    NodeTokenOut,
     PolicyIn,
     PolicyOut,
     PriorityIn,
@@ -23,6 +28,7 @@ from berth.service.commands import (
     ChangePolicy,
     DrainNode,
     HoldJob,
+    IssueNodeToken,
     MarkNodeDown,
     ReleaseJob,
     ResumeNode,
@@ -61,6 +67,18 @@ async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
 async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     reason = body.reason or "marked down by an operator"
     return await daemon.coordinator.call(MarkNodeDown(name, reason), NodeOut.of)
+
+
+@router.post(
+    "/node-tokens",
+    response_model=NodeTokenOut,
+    status_code=201,
+    summary="Issue a node's agent token (shown once; the node's older token stops working)",
+)
+async def node_token(body: NodeTokenIn, daemon: DaemonDep, _: OperatorDep) -> NodeTokenOut:
+    token = secrets.token_urlsafe(32)
+    await daemon.coordinator.call(IssueNodeToken(body.name, digest(token)))
+    return NodeTokenOut(name=body.name, token=token)
 
 
 @router.post(

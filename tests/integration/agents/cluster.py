@@ -1,0 +1,166 @@
+"""A daemon with node agents on this host, each with its own work dir and resources.
+
+Jobs are submitted as ``nobody``: an agent running as root (as in CI) runs each job as
+the submitter's local account, and ``nobody`` is one on every Linux host. Their files go
+to a world-writable directory under /tmp (pytest's own is private to root).
+
+Timeouts are short so faults show within seconds: a silent agent's node goes down after
+3 s, a restarted daemon gives agents 4 s, an agent cut off for 8 s fences its jobs, and
+a kill's grace period is 1 s. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.integration.conftest import OPERATOR, RUNNER, DaemonProcess
+
+FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "4", "--fence", "8",
+        "--kill-grace", "1", "--sync-wait", "2")  # fmt: skip
+
+
+def wait_until(check: Callable[[], Any], seconds: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+class AgentProcess:
+    """``berth agent`` in a subprocess."""
+
+    def __init__(self, cluster: Cluster, name: str, resources: str, token: str) -> None:
+        self.cluster = cluster
+        self.name = name
+        self.resources = resources
+        self.token = token
+        self.workdir = cluster.root / name
+        self.log = cluster.root / f"agent-{name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "berth.runtime.main", "agent",
+                   "--url", self.cluster.daemon.url, "--token", self.token, "--name", self.name,
+                   "--resources", self.resources, "--workdir", str(self.workdir)]  # fmt: skip
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def pause(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def go_on(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class Cluster:
+    """One daemon (``serve --agents``) and its agents."""
+
+    def __init__(self, root: Path, *extra: str) -> None:
+        self.root = root
+        self.jobs_dir = Path(tempfile.mkdtemp(prefix="berth-jobs-", dir="/tmp"))
+        self.jobs_dir.chmod(0o777)
+        self.extra = (*FAST, *extra)
+        self.daemon = DaemonProcess(root, *self.extra)
+        self.agents: dict[str, AgentProcess] = {}
+        self.http = httpx.Client(timeout=10.0)
+
+    def call(self, method: str, path: str, token: str = RUNNER, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"}
+        return self.http.request(method, f"{self.daemon.url}{path}", headers=headers, **kwargs)
+
+    def node_token(self, name: str) -> str:
+        answer = self.call("POST", "/v1/admin/node-tokens", OPERATOR, json={"name": name})
+        assert answer.status_code == 201, answer.text
+        token: str = answer.json()["token"]
+        return token
+
+    def add_agent(self, name: str, resources: str = "cpus=2,mem_gb=4") -> AgentProcess:
+        agent = AgentProcess(self, name, resources, self.node_token(name))
+        self.agents[name] = agent
+        wait_until(lambda: self.node_state(name) == "up", what=f"{name} registered")
+        return agent
+
+    def node_state(self, name: str) -> str | None:
+        nodes = self.call("GET", "/v1/cluster").json()["nodes"]
+        return next((n["state"] for n in nodes if n["name"] == name), None)
+
+    def submit(self, command: str, time_limit: int = 60, **body: Any) -> int:
+        if "slots" not in body:
+            body.setdefault("resources", {"cpus": 1, "mem_gb": 1})
+        body.setdefault("chdir", str(self.jobs_dir))
+        answer = self.call("POST", "/v1/jobs", json={"command": command, "time_limit": time_limit,
+                                                      **body})  # fmt: skip
+        assert answer.status_code == 201, answer.text
+        job_id: int = answer.json()["job"]["job_id"]
+        return job_id
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        job: dict[str, Any] = self.call("GET", f"/v1/jobs/{job_id}").json()
+        return job
+
+    def wait_state(self, job_id: int, *states: str, seconds: float = 20.0) -> dict[str, Any]:
+        job: dict[str, Any] = wait_until(
+            lambda: (j := self.job(job_id))["job_state"] in states and j,
+            seconds,
+            f"job {job_id} in {states} (now {self.job(job_id)['job_state']})",
+        )
+        return job
+
+    def restart_daemon(self) -> None:
+        self.daemon = DaemonProcess(self.root, *self.extra, port=self.daemon.port)
+
+    def close(self) -> None:
+        for agent in self.agents.values():
+            agent.stop()
+        self.daemon.stop()
+        self.http.close()
+        # No job may outlive the test: cancel what is left through a fresh agent scan.
+        for agent in self.agents.values():
+            _kill_leftovers(agent.workdir)
+        shutil.rmtree(self.jobs_dir, ignore_errors=True)
+
+
+def _kill_leftovers(workdir: Path) -> None:
+    from berth.agent.proc import alive, read_json
+
+    for shepherd_file in (workdir / "jobs").glob("*/shepherd.json"):
+        record = read_json(shepherd_file) or {}
+        for pid_key, ticks_key in (("pid", "ticks"), ("shepherd_pid", "shepherd_ticks")):
+            pid = record.get(pid_key)
+            if pid is not None and alive(pid, record.get(ticks_key)):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
