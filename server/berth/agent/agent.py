@@ -109,6 +109,8 @@ class Agent:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.ended_unsent = threading.Event()
+        #: Set when the daemon no longer knows this agent: register again at once.
+        self.reregister = threading.Event()
         self.sync_wait = 10.0
         self.fence_seconds = 1800.0
         self.kill_grace = 30.0
@@ -148,8 +150,9 @@ class Agent:
             log.warning(
                 "the daemon refused the %s (%s): %s", path, status, _message(answer, status)
             )
-            if path.endswith("/register") or status == 409:
-                self.registered = False
+            if _error(answer).get("register"):
+                self.registered = False  # the daemon does not know this agent (it restarted)
+                self.reregister.set()
             return False
         with self.lock:
             self.last_contact = time.monotonic()
@@ -227,6 +230,8 @@ class Agent:
                 ok = self.exchange(link, "/v1/agents/sync", self.sync_wait)
             if ok:
                 delay = RETRY_FIRST
+            elif self.reregister.is_set():
+                self.reregister.clear()
             else:
                 self.stopping.wait(delay)
                 delay = min(delay * 2, RETRY_MAX)

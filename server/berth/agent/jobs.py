@@ -55,6 +55,8 @@ class LocalJob:
         """The job as the agent reports it in a sync."""
         if self.ended is not None:
             return {"job_id": self.job_id, "attempt": self.attempt, **self.ended}
+        if self.shepherd is None or "started_at" not in self.shepherd:
+            self.shepherd = read_json(self.jobdir / "shepherd.json") or self.shepherd
         started = None if self.shepherd is None else self.shepherd.get("started_at")
         state = "SUSPENDED" if self.suspended else "RUNNING"
         return {"job_id": self.job_id, "attempt": self.attempt, "state": state,

@@ -205,7 +205,10 @@ def _check_agent(engine: Engine, agents: AgentNodes, report: AgentReport, seen_a
     if not report.register:
         if link is None or link.boot_id != report.boot_id:
             raise RequestError(
-                "conflict", f"node {report.name!r} is not registered with this daemon; register"
+                "conflict",
+                f"node {report.name!r} is not registered with this daemon; register",
+                "name",
+                {"register": True},
             )
         return
     if link is None or link.boot_id in ("", report.boot_id):
@@ -274,7 +277,7 @@ def apply_report(
             continue
         if job.state in HELD_STATES:
             if record.launched_at is None:
-                record.launched_at = job.started_at or seen_at
+                record.launched_at = job.started_at or agents.wall()
                 engine.touch(record)
                 sent = agents.dispatched.pop(record.id, None)
                 if sent is not None and job.started_at is not None:

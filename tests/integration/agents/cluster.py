@@ -5,7 +5,7 @@ the submitter's local account, and ``nobody`` is one on every Linux host. Their 
 to a world-writable directory under /tmp (pytest's own is private to root).
 
 Timeouts are short so faults show within seconds: a silent agent's node goes down after
-3 s, a restarted daemon gives agents 4 s, an agent cut off for 8 s fences its jobs, and
+3 s, a restarted daemon gives agents 10 s, an agent cut off for 8 s fences its jobs, and
 a kill's grace period is 1 s. Every wait is bounded.
 """
 
@@ -26,7 +26,7 @@ import httpx
 
 from tests.integration.conftest import OPERATOR, RUNNER, DaemonProcess
 
-FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "4", "--fence", "8",
+FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "10", "--fence", "8",
         "--kill-grace", "1", "--sync-wait", "2")  # fmt: skip
 
 
