@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger clean
+.PHONY: run run-emulated test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,9 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,experiments]'
 	touch $(STAMP)
 
-# The daemon with its embedded defaults (SQLite in berth-data/, 16 emulated nodes), a
-# minute of cluster time per second, and a few demo jobs submitted through the API.
+# The daemon with its embedded default (SQLite in berth-data/cluster/) and two local node
+# agents running real commands: a short demo, then it serves until Ctrl-C.
 run: $(STAMP)
+	$(BIN)/berth serve --agents --demo --data-dir berth-data/cluster
+
+# The emulated cluster instead (16 nodes, a minute of cluster time per second).
+run-emulated: $(STAMP)
 	$(BIN)/berth serve --demo --time-scale 60
 
 lint: $(STAMP)

@@ -52,6 +52,8 @@ class AgentConfig:
     resources: dict[str, int]
     workdir: Path
     boot_id: str = field(default_factory=boot_id)
+    #: A root agent runs every job as this account instead of the submitter's.
+    run_as: str | None = None
 
 
 class DaemonLink:
@@ -195,6 +197,7 @@ class Agent:
                 free[:wanted_gpus],
                 self.kill_grace,
                 str(self.config.workdir),
+                self.config.run_as,
             )
         except LaunchRefused as refusal:
             log.warning("job %s refused: %s", job_id, refusal)

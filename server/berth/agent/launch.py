@@ -3,7 +3,9 @@
 Who a job runs as: an agent that is not root runs every job as its own user. An agent
 running as root runs each job as the local account named like the submitting user, and
 refuses (the job ends ``FAILED`` with the reason) when there is no such account or it is
-root's: a job never runs as root. The working directory is the job's ``chdir`` (``berth
+root's: a job never runs as root. A root agent started with ``--run-as ACCOUNT`` runs
+every job as that one account instead (HTCondor's "nobody" model, for nodes without the
+users' accounts). The working directory is the job's ``chdir`` (``berth
 submit`` sends the directory it was called from, as sbatch does), else the account's
 home. Output goes to ``berth-<id>.out`` / ``.err`` there unless ``output`` / ``error``
 say otherwise; ``%j`` in them becomes the job id and ``%x`` its name.
@@ -33,17 +35,18 @@ class Account:
     name: str
 
 
-def account_for(user: str) -> Account:
+def account_for(user: str, run_as: str | None = None) -> Account:
     """The account a job of ``user`` runs as on this node."""
     if os.geteuid() != 0:
         me = pwd.getpwuid(os.geteuid())
         return Account(None, None, None, me.pw_dir, me.pw_name)
+    local = run_as or user
     try:
-        entry = pwd.getpwnam(user)
+        entry = pwd.getpwnam(local)
     except KeyError:
-        raise LaunchRefused(f"user {user!r} has no local account on this node") from None
+        raise LaunchRefused(f"user {local!r} has no local account on this node") from None
     if entry.pw_uid == 0:
-        raise LaunchRefused(f"user {user!r} maps to root here; jobs never run as root")
+        raise LaunchRefused(f"user {local!r} maps to root here; jobs never run as root")
     groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
     return Account(entry.pw_uid, entry.pw_gid, groups, entry.pw_dir, entry.pw_name)
 
@@ -53,12 +56,17 @@ def _expand(pattern: str, job_id: int, name: str) -> str:
 
 
 def build_spec(
-    order: dict[str, Any], node: str, gpus: list[int], grace: float, fallback_dir: str
+    order: dict[str, Any],
+    node: str,
+    gpus: list[int],
+    grace: float,
+    fallback_dir: str,
+    run_as: str | None = None,
 ) -> dict[str, Any]:
     """The shepherd's spec for ``order`` on ``node``; :class:`LaunchRefused` if it cannot."""
     job_id = int(order["job_id"])
     name = str(order.get("name") or f"job{job_id}")
-    account = account_for(str(order["user"]))
+    account = account_for(str(order["user"]), run_as)
     cwd = order.get("chdir") or account.home
     if not cwd or not os.path.isabs(cwd):
         cwd = fallback_dir

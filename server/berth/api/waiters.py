@@ -17,6 +17,8 @@ class Waiters:
     def __init__(self) -> None:
         self._versions: dict[str, int] = {}
         self._events: dict[str, asyncio.Event] = {}
+        #: The daemon is stopping: no sync waits any longer.
+        self.closing = False
 
     def version(self, node: str) -> int:
         return self._versions.get(node, 0)
@@ -29,13 +31,15 @@ class Waiters:
                 event.set()
 
     def release_all(self) -> None:
+        """Answer every waiting sync now, and hold none from here on (shutdown)."""
+        self.closing = True
         self.notify(list(self._events))
 
     async def wait(self, node: str, since: int, timeout: float) -> None:
         """Until the node's wish changed after version ``since``, or ``timeout`` passed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while self.version(node) == since:
+        while self.version(node) == since and not self.closing:
             left = deadline - loop.time()
             if left <= 0:
                 return

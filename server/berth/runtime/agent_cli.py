@@ -49,6 +49,11 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "else ~/.local/state/berth-agent)",
     )
     agent.add_argument(
+        "--run-as",
+        metavar="ACCOUNT",
+        help="as root: run every job as this local account instead of the submitter's (never root)",
+    )
+    agent.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     return {"agent": run_agent}
@@ -85,7 +90,9 @@ def run_agent(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
-    config = AgentConfig(args.url, token, args.name or default_name(), resources, args.workdir)
+    config = AgentConfig(
+        args.url, token, args.name or default_name(), resources, args.workdir, run_as=args.run_as
+    )
     try:
         Agent(config).run()
     except AgentRefused as refusal:

@@ -137,9 +137,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     url = f"http://{settings.host}:{settings.port}"
     engine = built.daemon.engine
+    kind = "agent" if settings.backend == "agents" else "emulated"
     print(
         f"Berth on {url} — policy {engine.policy_name}, {len(engine.cluster.nodes)} "
-        f"{settings.backend} nodes {engine.cluster.full_capacity()}, database {settings.url()}"
+        f"{kind} nodes {engine.cluster.full_capacity()}, database {settings.url()}"
         + (f", time x{settings.time_scale:g}" if settings.time_scale != 1 else ""),
         flush=True,
     )
@@ -151,13 +152,81 @@ def run_serve(args: argparse.Namespace) -> int:
         port=settings.port,
         log_level=settings.log_level,
         lifespan="on",
+        # Agents' long polls are released at shutdown; do not wait on them past this.
+        timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
+    waiters = built.daemon.waiters
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Answer the agents' held syncs first: uvicorn waits for open requests.
+            if waiters is not None:
+                waiters.release_all()
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
+    agents: list[Any] = []
     if args.demo:
         token = built.daemon.tokens.token_for(Role.USER)
-        threading.Thread(target=_demo, args=(server, url, token), daemon=True).start()
-    server.run()
+        operator = built.daemon.tokens.token_for(Role.OPERATOR)
+        if settings.backend == "agents":
+            demo_args = (server, url, operator, token, settings.data_dir, agents)
+            threading.Thread(target=_agents_demo, args=demo_args, daemon=True).start()
+        else:
+            threading.Thread(target=_demo, args=(server, url, token), daemon=True).start()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down cleanly and re-raised it
+        pass
+    finally:
+        if agents:
+            from berth.runtime.agents_demo import stop_agents
+
+            stop_agents(agents)
     return 0
+
+
+def _agents_demo(
+    server: uvicorn.Server,
+    url: str,
+    operator: str | None,
+    user: str | None,
+    data_dir: Path,
+    agents: list[Any],
+) -> None:
+    """Two local agents, real commands, their ends and output (``make run``)."""
+    import http.client
+
+    from berth.runtime.agents_demo import run_demo, start_agents
+    from berth_client import BerthError
+
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    if operator is None or user is None:
+        print("demo: needs the generated tokens (run without --tokens)", file=sys.stderr)
+        return
+    try:
+        agents.extend(start_agents(url, operator, data_dir))
+        lines = run_demo(url, operator, user, data_dir)
+    except (BerthError, OSError, http.client.HTTPException) as error:
+        print(f"demo failed: {error}", file=sys.stderr, flush=True)
+        return
+    print("\n".join(lines), flush=True)
+    print(
+        f"""
+Try it (the user token is shown above):
+  export BERTH_URL={url} BERTH_TOKEN={user}
+  .venv/bin/berth submit -r cpus=1,mem_gb=1 -t 60 --command 'hostname; sleep 5'
+  .venv/bin/berth queue                     # jobs with start times, like squeue --start
+  .venv/bin/berth show 1                    # one job: state, exit code, nodes
+  BERTH_TOKEN={operator} .venv/bin/berth admin agents   # the agents and launch delays
+A real node runs `berth agent --url {url} --token-file FILE` (docs/agents.md).
+Ctrl-C stops the daemon and the two demo agents.
+""",
+        flush=True,
+    )
 
 
 def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
