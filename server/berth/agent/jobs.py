@@ -18,14 +18,13 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from berth.agent.proc import alive, read_json, start_ticks, write_json
+from berth.agent.shepherd import spawn
 
 #: Seconds a directory may lack ``shepherd.json`` before its shepherd counts as lost
 #: (the shepherd writes it first thing; this covers a slow start only).
@@ -37,6 +36,15 @@ LEDGER_SIZE = 100_000
 def job_key(job_id: int, attempt: int) -> str:
     """The name of one attempt of a job: ``<id>.<attempt>``."""
     return f"{job_id}.{attempt}"
+
+
+def _reaped(pid: int) -> bool:
+    """Whether our child ``pid`` has exited (and is now reaped)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done != 0
 
 
 @dataclass(slots=True)
@@ -78,7 +86,8 @@ class LocalJobs:
         if self.ledger_path.exists():
             self.acknowledged = set(self.ledger_path.read_text().split())
         self.jobs: dict[str, LocalJob] = {}
-        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        #: Shepherds this agent forked (its children until they exit): key -> pid.
+        self._children: dict[str, int] = {}
         self._created: dict[str, float] = {}
         for entry in sorted(self.root.iterdir()):
             job_id, dot, attempt = entry.name.partition(".")
@@ -139,20 +148,9 @@ class LocalJobs:
         key = job_key(job_id, attempt)
         jobdir = self.root / key
         jobdir.mkdir(exist_ok=True)
-        write_json(jobdir / "spec.json", spec)
-        log = open(jobdir / "shepherd.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "berth.agent.shepherd", str(jobdir)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                close_fds=True,
-            )
-        finally:
-            log.close()
-        self._children[key] = child
+        # Processes die with the host, so what describes them need not wait for the disk.
+        write_json(jobdir / "spec.json", spec, durable=False)
+        self._children[key] = spawn(jobdir)
         self._created[key] = time.time()
         gpus = tuple(spec.get("gpus") or ())
         self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus)
@@ -229,15 +227,15 @@ class LocalJobs:
     # ------------------------------------------------------------------ watching
     def refresh(self) -> list[str]:
         """Look for ends; the keys of jobs that ended since the last call."""
-        for key, child in list(self._children.items()):
-            if child.poll() is not None:  # reap our own shepherds (no zombies)
+        for key, pid in list(self._children.items()):
+            if _reaped(pid):  # our own shepherds: no zombies
                 del self._children[key]
         newly: list[str] = []
         for job in self.jobs.values():
-            if job.ended is not None:
-                continue
+            if job.ended is not None or job.key in self._children:
+                continue  # a live shepherd of ours writes the end, then exits
             job.ended = read_json(job.jobdir / "exit.json")
-            if job.ended is None and job.key not in self._children:
+            if job.ended is None:
                 self._check_lost(job)
             if job.ended is not None:
                 newly.append(job.key)
@@ -245,11 +243,12 @@ class LocalJobs:
 
     def close(self) -> None:
         """Reap the shepherds whose jobs have ended (they exit right after writing the end)."""
-        for key, child in list(self._children.items()):
+        for key, pid in list(self._children.items()):
             job = self.jobs.get(key)
             if job is not None and job.ended is not None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.wait(timeout=5)
+                deadline = time.monotonic() + 5
+                while not _reaped(pid) and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 del self._children[key]
 
     def running(self) -> list[str]:

@@ -36,8 +36,19 @@ def parent_of(pid: int) -> int | None:
     return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
+def my_children() -> list[int]:
+    """This (single-threaded) process's children, zombies included: the kernel's list
+    when it keeps one (``/proc/self/task/<tid>/children``), else a scan of ``/proc``."""
+    me = os.getpid()
+    try:
+        text = Path(f"/proc/{me}/task/{me}/children").read_text()
+    except OSError:
+        return children_of(me)
+    return [int(pid) for pid in text.split()]
+
+
 def children_of(pid: int) -> list[int]:
-    """Every process whose parent is ``pid`` (zombies included)."""
+    """Every process whose parent is ``pid`` (zombies included); reads all of /proc."""
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and parent_of(int(e)) == pid]
 
 
@@ -54,14 +65,18 @@ def boot_id() -> str:
         return "unknown-boot"
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` to ``path`` atomically and durably."""
+def write_json(path: Path, data: dict[str, Any], durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically; ``durable``: also to disk before returning
+    (what only matters while the host is up, such as a pid, need not wait for the disk)."""
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w") as handle:
         json.dump(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.replace(temporary, path)
+    if not durable:
+        return
     directory = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory)

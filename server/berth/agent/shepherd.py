@@ -1,7 +1,9 @@
 """The shepherd: one small process per job that starts it, watches it and records its end.
 
-The agent starts ``python -m berth.agent.shepherd JOBDIR`` in a session of its own, so
-the shepherd (and the job) outlive an agent that dies or restarts. The shepherd reads
+The agent forks the shepherd (:func:`spawn`) into a session of its own, so the shepherd
+(and the job) outlive an agent that dies or restarts; forking the already-loaded agent
+costs about a millisecond where starting a new interpreter costs tens (``python -m
+berth.agent.shepherd JOBDIR`` does the same by hand). The shepherd reads
 ``JOBDIR/spec.json``, starts the command in a new process group, records
 ``JOBDIR/shepherd.json`` (its own and the job's pid with their start times, so a reused
 pid is never mistaken for them), then waits for one of:
@@ -31,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from berth.agent.proc import children_of, read_json, start_ticks, write_json
+from berth.agent.proc import my_children, read_json, start_ticks, write_json
 
 #: Signals the shepherd takes synchronously (blocked, then waited for).
 WATCHED = {
@@ -126,11 +128,13 @@ class Shepherd:
         return None
 
     def _record(self, **job: object) -> None:
-        """``shepherd.json``: who we are (first thing we do), then the job we started."""
+        """``shepherd.json``: who we are and the job we started (the agent allows a new
+        shepherd some seconds to write it)."""
         me = os.getpid()
         write_json(
             self.jobdir / "shepherd.json",
             {"shepherd_pid": me, "shepherd_ticks": start_ticks(me), **job},
+            durable=False,  # pids mean nothing after a host restart
         )
 
     # ------------------------------------------------------------------ watch
@@ -174,23 +178,21 @@ class Shepherd:
 
     def _sweep(self) -> None:
         """Kill whatever of the job is left: its group, then re-parented descendants."""
-        for _ in range(50):
+        for _ in range(500):
             _signal_group(self.pid, signal.SIGKILL)
-            strays = [c for c in children_of(os.getpid()) if start_ticks(c) is not None]
+            strays = [c for c in my_children() if start_ticks(c) is not None]
             for child in strays:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(os.getpgid(child), signal.SIGKILL)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(child, signal.SIGKILL)
-            time.sleep(0.01)
             self._reap()
             if not strays and self.status is not None:
                 try:
                     os.killpg(self.pid, 0)
-                except ProcessLookupError:
+                except (ProcessLookupError, PermissionError):
                     return  # the group is empty
-                except PermissionError:
-                    return
+            time.sleep(0.01)  # let the killed die before looking again
 
     def watch(self) -> tuple[str, str]:
         """Wait for the job's end; ``(state, reason)``."""
@@ -231,7 +233,6 @@ class Shepherd:
     def run(self) -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
         _become_subreaper()
-        self._record()
         problem = self._start()
         if problem is not None:
             state, reason = "FAILED", problem
@@ -250,6 +251,33 @@ class Shepherd:
                 "ended_at": time.time(),
             },
         )
+
+
+def spawn(jobdir: Path) -> int:
+    """Fork a shepherd for ``jobdir`` in a new session; its pid (the caller reaps it).
+
+    The child takes nothing of the agent but this code: it closes every inherited file
+    (the agent's connections), points stdio at ``/dev/null``, runs the job and leaves
+    with ``os._exit`` (no ``atexit``, no flushing the agent's buffers). It never logs or
+    imports, so no lock another agent thread held at the fork matters; should the
+    shepherd itself fail, it says why in ``JOBDIR/shepherd.err``."""
+    pid = os.fork()
+    if pid:
+        return pid
+    status = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        Shepherd(jobdir).run()
+        status = 0
+    except BaseException as error:  # report and leave, whatever it was
+        with contextlib.suppress(OSError):
+            (jobdir / "shepherd.err").write_text(f"shepherd failed: {error!r}\n")
+    finally:
+        os._exit(status)
 
 
 def main() -> None:

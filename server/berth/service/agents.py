@@ -279,9 +279,9 @@ def apply_report(
             if record.launched_at is None:
                 record.launched_at = job.started_at or agents.wall()
                 engine.touch(record)
-                sent = agents.dispatched.pop(record.id, None)
-                if sent is not None and job.started_at is not None:
-                    agents.launch_delays.append(max(job.started_at - sent, 0.0))
+            if job.started_at is not None and record.id in agents.dispatched:
+                sent = agents.dispatched.pop(record.id)
+                agents.launch_delays.append(max(job.started_at - sent, 0.0))
         else:
             agents.ended.append(
                 Ended(

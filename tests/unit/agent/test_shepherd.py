@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from berth.agent.jobs import LocalJobs, job_key
 from berth.agent.proc import alive, read_json, start_ticks
 
@@ -109,8 +107,6 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     assert len(ticks.read_text()) > len(frozen)
 
 
-# The first agent "dies" holding its shepherds' Popen objects: Python warns about them.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_restarted_agent_adopts_running_jobs_and_reports_lost_ones(tmp_path: Path) -> None:
     workdir = tmp_path / "agent"
     first = LocalJobs(workdir)

@@ -1,0 +1,137 @@
+"""Node agents under load: real processes on real agents over loopback.
+
+Starts ``berth serve --agents`` (conservative, SQLite ``synchronous=FULL``) and
+``--agents`` agents on this host (``cpus=--cpus,mem_gb=64`` each, own work dirs), then
+submits ``--jobs`` one-second jobs (``sleep 1``, one cpu each) as fast as one client can
+and waits until every one has ended. Reported:
+
+* launch delay: from the commit that starts a job to its process running (the shepherd's
+  clock reading after ``fork``/``exec``; same host, same clock), p50 and p99 over every
+  job, as the daemon measures it (``GET /v1/agents``);
+* sustained throughput: jobs completed per second, from the first submission to the
+  last end;
+* CPU seconds the daemon process used per job, and the agents' (with their shepherds)
+  per job, from ``/proc``.
+
+Goals (issue 12): p99 launch delay < 200 ms, >= 100 jobs/s. Everything shares this
+machine's cores: the jobs' processes, 8 agents, the daemon and the client.
+
+    .venv/bin/python benchmarks/bench_agents.py
+    .venv/bin/python benchmarks/bench_agents.py --agents 8 --jobs 2000 --cpus 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.integration.agents.cluster import Cluster, wait_until
+from tests.integration.conftest import OPERATOR, RUNNER
+
+TICKS = os.sysconf("SC_CLK_TCK")
+#: Concurrent submitting clients.
+CLIENTS = 8
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` and its waited-for children, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
+    return (utime + stime + cutime + cstime) / TICKS
+
+
+def run(agents: int, jobs: int, cpus: int) -> dict[str, float]:
+    root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
+    cluster = Cluster(root, "--sync-wait", "10")
+    try:
+        for number in range(agents):
+            cluster.add_agent(f"b{number + 1:02d}", f"cpus={cpus},mem_gb=64")
+        daemon_pid = cluster.daemon.process.pid
+        agent_pids = [a.process.pid for a in cluster.agents.values() if a.process]
+        daemon_before = cpu_seconds(daemon_pid)
+        agents_before = sum(cpu_seconds(p) for p in agent_pids)
+        began = time.perf_counter()
+        body = {"resources": {"cpus": 1, "mem_gb": 0}, "time_limit": 60, "command": "sleep 1",
+                "chdir": str(cluster.jobs_dir), "output": "/dev/null", "error": "/dev/null"}  # fmt: skip
+        headers = {"Authorization": f"Bearer {RUNNER}"}
+
+        def submit(count: int) -> None:
+            with httpx.Client(base_url=cluster.daemon.url, timeout=30.0,
+                              headers=headers) as client:  # fmt: skip
+                for _ in range(count):
+                    answer = client.post("/v1/jobs", json=body)
+                    assert answer.status_code == 201, answer.text
+
+        # Several clients at once, so their submissions share commits (group commit).
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            for share in pool.map(submit, [jobs // CLIENTS + (i < jobs % CLIENTS)
+                                           for i in range(CLIENTS)]):  # fmt: skip
+                del share
+        submitted = time.perf_counter() - began
+        with httpx.Client(base_url=cluster.daemon.url, timeout=30.0, headers=headers) as http:
+
+            def all_ended() -> bool:
+                page = http.get("/v1/jobs", params={"state": "COMPLETED", "limit": 1}).json()
+                return bool(page["total"] >= jobs)
+
+            wait_until(all_ended, seconds=jobs, what=f"{jobs} jobs completed")
+            elapsed = time.perf_counter() - began
+            status = http.get("/v1/agents", headers={"Authorization": f"Bearer {OPERATOR}"})
+            delays = status.json()["launch_delay_seconds"]
+        daemon_cpu = cpu_seconds(daemon_pid) - daemon_before
+        agents_cpu = sum(cpu_seconds(p) for p in agent_pids) - agents_before
+    except BaseException:
+        cluster.close()
+        print(f"failed; logs kept in {root}", file=sys.stderr)
+        raise
+    cluster.close()
+    shutil.rmtree(root, ignore_errors=True)
+    return {
+        "submit_seconds": submitted,
+        "elapsed_seconds": elapsed,
+        "jobs_per_second": jobs / elapsed,
+        "launch_p50_ms": delays["p50"] * 1000,
+        "launch_p99_ms": delays["p99"] * 1000,
+        "launch_max_ms": delays["max"] * 1000,
+        "launches_measured": delays["count"],
+        "daemon_cpu_ms_per_job": daemon_cpu / jobs * 1000,
+        "agents_cpu_ms_per_job": agents_cpu / jobs * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=8)
+    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--cpus", type=int, default=32, help="cpus each agent offers")
+    args = parser.parse_args()
+    result = run(args.agents, args.jobs, args.cpus)
+    print(
+        f"{args.agents} agents x {args.cpus} cpus, {args.jobs} one-second jobs "
+        f"(submitted in {result['submit_seconds']:.1f} s, all ended after "
+        f"{result['elapsed_seconds']:.1f} s)"
+    )
+    print(
+        f"  launch delay (commit -> process running), {result['launches_measured']:.0f} "
+        f"starts: p50 {result['launch_p50_ms']:.0f} ms, p99 {result['launch_p99_ms']:.0f} ms, "
+        f"max {result['launch_max_ms']:.0f} ms   (goal p99 < 200 ms)"
+    )
+    print(f"  throughput: {result['jobs_per_second']:.0f} jobs/s   (goal >= 100/s)")
+    print(
+        f"  CPU per job: daemon {result['daemon_cpu_ms_per_job']:.1f} ms, agents and "
+        f"shepherds {result['agents_cpu_ms_per_job']:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
