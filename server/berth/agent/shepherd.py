@@ -180,18 +180,22 @@ class Shepherd:
         """Kill whatever of the job is left: its group, then re-parented descendants."""
         for _ in range(500):
             _signal_group(self.pid, signal.SIGKILL)
+            self._reap()
+            # Once the group is empty its members are reaped, so any child of theirs has
+            # already been re-parented to us: the scan below, made after, sees it.
+            try:
+                os.killpg(self.pid, 0)
+                group_empty = False
+            except (ProcessLookupError, PermissionError):
+                group_empty = True
             strays = [c for c in my_children() if start_ticks(c) is not None]
             for child in strays:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(os.getpgid(child), signal.SIGKILL)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(child, signal.SIGKILL)
-            self._reap()
-            if not strays and self.status is not None:
-                try:
-                    os.killpg(self.pid, 0)
-                except (ProcessLookupError, PermissionError):
-                    return  # the group is empty
+            if group_empty and not strays and self.status is not None:
+                return
             time.sleep(0.01)  # let the killed die before looking again
 
     def watch(self) -> tuple[str, str]:
