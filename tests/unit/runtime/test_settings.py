@@ -51,3 +51,39 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         load_settings(data_dir=tmp_path, time_scale=0)
     with pytest.raises(ValueError, match="does not exist"):
         load_settings(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        ({"policy": "qops"}, "need jobs placed on named nodes"),
+        ({"policy": "easy", "policy_options": {"selection": "bb"}}, "first-fit"),
+        ({"time_scale": 60}, "--time-scale must stay 1"),
+        ({"agent_timeout": 60, "fence_seconds": 30}, "fence_seconds must exceed"),
+    ],
+)
+def test_agents_settings_that_cannot_work_are_refused(
+    tmp_path: Path, flags: dict[str, object], fragment: str
+) -> None:
+    with pytest.raises(ValidationError, match=fragment):
+        load_settings(data_dir=tmp_path, backend="agents", **flags)
+
+
+def test_agents_start_with_no_nodes_of_their_own(tmp_path: Path) -> None:
+    assert load_settings(data_dir=tmp_path, backend="agents").default_nodes() == []
+    assert len(load_settings(data_dir=tmp_path).default_nodes()) == 16
+
+
+def test_the_agent_unit_runs_a_valid_agent_command() -> None:
+    """Checked statically (no systemd here): the command parses, and stopping the agent
+    leaves the jobs' shepherds alone."""
+    from berth.runtime.main import build_parser
+
+    unit = (ROOT / "deploy" / "berth-agent.service").read_text()
+    exec_start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    argv = exec_start.removeprefix("ExecStart=").split()
+    assert argv[0].endswith("/berth")
+    args = build_parser().parse_args(argv[1:])
+    assert args.command == "agent"
+    assert args.token_file == Path("/etc/berth/agent.token")
+    assert "KillMode=process" in unit.splitlines()

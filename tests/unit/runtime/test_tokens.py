@@ -1,0 +1,37 @@
+"""Tokens are kept as digests: configured ones hashed when read, ``sha256:`` entries as
+given, node tokens from the engine's table; roles decide what a token may call."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.api.auth import Principal, Role, Tokens, digest, parse_tokens
+from berth.service.model import RequestError
+
+
+def test_configured_tokens_are_kept_only_as_digests() -> None:
+    table = parse_tokens(f"secret:alice:user,sha256:{digest('other')}:ops:operator")
+    assert "secret" not in table
+    assert table[digest("secret")] == Principal("alice", Role.USER)
+    tokens = Tokens(table)
+    assert tokens.resolve("Bearer other") == Principal("ops", Role.OPERATOR)
+    with pytest.raises(RequestError):
+        tokens.resolve(f"Bearer {digest('secret')}")  # the digest is not a token
+
+
+def test_node_tokens_come_from_the_live_table() -> None:
+    node_tokens: dict[str, str] = {}
+    tokens = Tokens({}, node_tokens)
+    with pytest.raises(RequestError):
+        tokens.resolve("Bearer n1-token")
+    node_tokens[digest("n1-token")] = "n1"  # issued after start-up
+    assert tokens.resolve("Bearer n1-token") == Principal("n1", Role.NODE)
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [("sha256:abc:u:user", "64 lowercase hex"), ("t:u:root", "role must be"), (":u", "TOKEN:USER")],
+)
+def test_bad_token_entries_are_refused(bad: str, fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        parse_tokens(bad)

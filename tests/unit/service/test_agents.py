@@ -1,0 +1,168 @@
+"""The sync protocol on the daemon's side, without HTTP: registration, the wish, ends,
+lost jobs, requeue, silence and bad reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.service.agents import (
+    SILENT,
+    AgentNodes,
+    AgentReport,
+    AgentSettings,
+    JobReport,
+    quiet,
+    render_wish,
+)
+from berth.service.commands import AgentSync, ExpireAgents
+from berth.service.engine import Engine
+from berth.service.model import JobRequest, JobState, RequestError
+from berth.service.ports import Snapshot
+
+NODE = {"cpus": 2, "mem_gb": 4}
+
+
+class Wall:
+    def __init__(self) -> None:
+        self.time = 1000.0
+
+    def __call__(self) -> float:
+        return self.time
+
+
+def setup(count: int = 2) -> tuple[Engine, AgentNodes, Wall]:
+    wall = Wall()
+    agents = AgentNodes(AgentSettings(node_timeout=60.0), wall=wall)
+    engine = Engine.restore(Snapshot(), agents, 0, [], "conservative", {})
+    for number in range(count):
+        sync(engine, agents, f"n{number + 1}", register=True)
+    return engine, agents, wall
+
+
+def sync(
+    engine: Engine,
+    agents: AgentNodes,
+    name: str,
+    *jobs: JobReport,
+    register: bool = False,
+    now: int = 0,
+    seen: float = 0.0,
+    boot: str = "boot",
+) -> dict[str, object]:
+    report = AgentReport(name, boot, dict(NODE), tuple(jobs), register)
+    with engine.batch(now):
+        synced = AgentSync(agents, report, seen).apply(engine, now)
+    engine.dispatch()
+    return render_wish(engine, agents, synced)
+
+
+def submit(engine: Engine, cpus: int = 1, requeue: bool = False, now: int = 0) -> int:
+    request = JobRequest("t", "alice", {"cpus": cpus, "mem_gb": cpus}, 100, command="true",
+                         requeue=requeue)  # fmt: skip
+    record, _ = engine.submit(request, now)
+    engine.dispatch()
+    return record.id
+
+
+def test_registration_adds_nodes_and_a_job_is_wished_on_its_first_node_only() -> None:
+    engine, agents, _ = setup()
+    assert sorted(engine.cluster.nodes) == ["n1", "n2"]
+    job = submit(engine, cpus=4)  # both nodes, whole
+    record = engine.jobs[job]
+    assert record.state is JobState.RUNNING
+    first, other = list(record.allocation)
+    wish = sync(engine, agents, first)
+    (order,) = wish["jobs"]  # type: ignore[misc]
+    assert order["run"] is True
+    assert order["nodes"] == [first, other]
+    assert order["cpus"] == 2
+    (held,) = sync(engine, agents, other)["jobs"]  # type: ignore[misc]
+    assert held["run"] is False
+
+
+def test_ends_are_recorded_and_acknowledged_and_running_reports_date_the_launch() -> None:
+    engine, agents, wall = setup(1)
+    job = submit(engine)
+    wall.time = 1000.25
+    sync(engine, agents, "n1", JobReport(job, 0, "RUNNING", started_at=1000.1))
+    assert engine.jobs[job].launched_at == 1000.1
+    assert list(agents.launch_delays) == [pytest.approx(0.1)]
+    wish = sync(engine, agents, "n1", JobReport(job, 0, "FAILED", "exited with status 2", 2),
+                now=5)  # fmt: skip
+    record = engine.jobs[job]
+    assert record.state is JobState.FAILED
+    assert record.exit_code == 2
+    assert record.end_time == 5
+    assert wish["acknowledged"] == [f"{job}.0"]
+    assert wish["jobs"] == []
+
+
+def test_a_launched_job_the_agent_no_longer_holds_is_lost_and_requeued() -> None:
+    engine, agents, _ = setup(1)
+    plain, again = submit(engine), submit(engine, requeue=True)
+    running = (JobReport(plain, 0, "RUNNING", started_at=1.0),
+               JobReport(again, 0, "RUNNING", started_at=1.0))  # fmt: skip
+    sync(engine, agents, "n1", *running)
+    sync(engine, agents, "n1", register=True, boot="after-reboot", seen=100.0, now=10)
+    assert engine.jobs[plain].state is JobState.NODE_FAIL
+    requeued = engine.jobs[again]
+    assert requeued.requeued == 1
+    assert requeued.state is JobState.RUNNING  # the node is free again: attempt 1 runs
+    (order,) = sync(engine, agents, "n1", boot="after-reboot", now=10)["jobs"]  # type: ignore[misc]
+    assert (order["job_id"], order["attempt"]) == (again, 1)
+
+
+def test_a_job_not_yet_seen_running_is_not_lost() -> None:
+    engine, agents, _ = setup(1)
+    job = submit(engine)
+    wish = sync(engine, agents, "n1")  # the agent has not started it yet
+    assert engine.jobs[job].state is JobState.RUNNING
+    assert not quiet(wish, AgentSync(agents, AgentReport("n1", "boot", NODE, ()), 0).apply(
+        engine, 0))  # fmt: skip
+
+
+def test_reports_of_jobs_never_placed_there_are_refused_whole() -> None:
+    engine, agents, _ = setup(2)
+    job = submit(engine)
+    (node,) = engine.jobs[job].allocation
+    elsewhere = "n2" if node == "n1" else "n1"
+    with pytest.raises(RequestError) as refused:
+        sync(
+            engine, agents, elsewhere, JobReport(job, 0, "COMPLETED"), JobReport(999, 0, "RUNNING")
+        )
+    assert refused.value.code == "conflict"
+    assert refused.value.extra["unknown_jobs"] == [f"{job}.0", "999.0"]
+    assert engine.jobs[job].state is JobState.RUNNING
+
+
+def test_an_unregistered_agent_must_register_and_another_boot_id_is_refused() -> None:
+    engine, agents, _ = setup(1)
+    with pytest.raises(RequestError) as unknown:
+        sync(engine, agents, "n1", boot="other")
+    assert unknown.value.extra == {"register": True}
+    with pytest.raises(RequestError) as taken:
+        sync(engine, agents, "n1", register=True, boot="other", seen=10.0)
+    assert "served by another agent" in taken.value.message
+    # Once the first agent has been silent past the timeout, the new one takes over.
+    sync(engine, agents, "n1", register=True, boot="other", seen=61.0)
+    assert agents.links["n1"].boot_id == "other"
+
+
+def test_silence_takes_the_node_down_and_talking_brings_it_back() -> None:
+    engine, agents, _ = setup(2)
+    job = submit(engine, requeue=True)
+    (node,) = engine.jobs[job].allocation
+    sync(engine, agents, node, JobReport(job, 0, "RUNNING", started_at=1.0), seen=0.0)
+    other = "n2" if node == "n1" else "n1"
+    sync(engine, agents, other, seen=59.0)
+    with engine.batch(60):
+        downed = ExpireAgents(agents, 61.0).apply(engine, 60)
+    assert downed == [node]
+    assert engine.cluster.nodes[node].reason.startswith(SILENT)
+    assert engine.jobs[job].requeued == 1
+    assert engine.jobs[job].allocation == {other: {"cpus": 1, "mem_gb": 1}}
+    # The silent agent talks again: its node is up, its old attempt is not wished for.
+    wish = sync(engine, agents, node, JobReport(job, 0, "RUNNING"), seen=70.0, now=70)
+    assert engine.cluster.nodes[node].state.value == "up"
+    assert wish["jobs"] == []
+    assert wish["acknowledged"] == []  # still running there: the agent cancels, then reports
