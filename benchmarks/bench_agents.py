@@ -35,8 +35,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.agents.cluster import Cluster, wait_until
+from tests.integration.agents.cluster import Cluster
 from tests.integration.conftest import OPERATOR, RUNNER
+from tests.support.waiting import wait_until
 
 TICKS = os.sysconf("SC_CLK_TCK")
 #: Concurrent submitting clients.

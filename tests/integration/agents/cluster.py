@@ -17,27 +17,16 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.integration.conftest import OPERATOR, RUNNER, DaemonProcess
+from tests.support.waiting import wait_until
 
 FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "10", "--fence", "8",
         "--kill-grace", "1", "--sync-wait", "2")  # fmt: skip
-
-
-def wait_until(check: Callable[[], Any], seconds: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"not within {seconds} s: {what}")
 
 
 class AgentProcess:

@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from berth.agent.proc import alive, start_ticks
-from tests.integration.agents.cluster import Cluster, wait_until
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    made = Cluster(tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
+from tests.integration.agents.cluster import Cluster
+from tests.support.waiting import wait_until
 
 
 def test_jobs_run_and_end_in_every_way(cluster: Cluster) -> None:

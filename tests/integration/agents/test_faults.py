@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-import pytest
 
 from berth.agent.proc import alive, start_ticks
-from tests.integration.agents.cluster import Cluster, wait_until
+from tests.integration.agents.cluster import Cluster
 from tests.integration.conftest import ALICE, OPERATOR
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    made = Cluster(tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
+from tests.support.waiting import wait_until
 
 
 class EventLog:

@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.agent.jobs import LocalJobs, job_key
 from berth.agent.proc import alive, read_json, start_ticks
+from tests.support.waiting import wait_until
 
 
 def spec(tmp: Path, command: str, time_limit: float = 60, grace: float = 0.5) -> dict[str, Any]:
@@ -27,22 +28,12 @@ def spec(tmp: Path, command: str, time_limit: float = 60, grace: float = 0.5) ->
     }
 
 
-def wait_for(check: Any, seconds: float = 10.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"not within {seconds} s")
-
-
 def ended(jobs: LocalJobs, key: str, seconds: float = 10.0) -> dict[str, Any]:
     def done() -> dict[str, Any] | None:
         jobs.refresh()
         return jobs.jobs[key].ended
 
-    result: dict[str, Any] = wait_for(done, seconds)
+    result: dict[str, Any] = wait_until(done, seconds)
     jobs.close()
     return result
 
@@ -77,7 +68,7 @@ def test_cancel_leaves_no_process_behind(tmp_path: Path) -> None:
     jobs = LocalJobs(tmp_path / "agent")
     key = job_key(7, 0)
     jobs.launch(7, 0, spec(tmp_path, command))
-    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 3)
+    wait_until(lambda: pids.exists() and len(pids.read_text().split()) == 3)
     started = {int(p): start_ticks(int(p)) for p in pids.read_text().split()}
     assert all(ticks is not None for ticks in started.values())
     assert jobs.cancel(key, "cancelled by alice")
@@ -93,7 +84,7 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     jobs = LocalJobs(tmp_path / "agent")
     key = job_key(1, 0)
     jobs.launch(1, 0, spec(tmp_path, f"while true; do echo x >> {ticks}; sleep 0.05; done", 1.5))
-    wait_for(lambda: ticks.exists())
+    wait_until(lambda: ticks.exists())
     jobs.suspend(key, True)
     time.sleep(0.3)
     frozen = ticks.read_text()
@@ -112,13 +103,13 @@ def test_a_restarted_agent_adopts_running_jobs_and_reports_lost_ones(tmp_path: P
     first = LocalJobs(workdir)
     first.launch(1, 0, spec(tmp_path, "sleep 0.5"))
     first.launch(2, 0, spec(tmp_path, "sleep 60"))
-    wait_for(lambda: read_json(workdir / "jobs" / "2.0" / "shepherd.json") is not None)
-    wait_for(lambda: (read_json(workdir / "jobs" / "2.0" / "shepherd.json") or {}).get("pid"))
+    wait_until(lambda: read_json(workdir / "jobs" / "2.0" / "shepherd.json") is not None)
+    wait_until(lambda: (read_json(workdir / "jobs" / "2.0" / "shepherd.json") or {}).get("pid"))
     # The agent dies; the shepherd of job 2 is killed too (as a reboot would).
     shepherd = read_json(workdir / "jobs" / "2.0" / "shepherd.json")
     assert shepherd is not None
     os.kill(shepherd["shepherd_pid"], signal.SIGKILL)
-    wait_for(lambda: not alive(shepherd["shepherd_pid"], shepherd["shepherd_ticks"]))
+    wait_until(lambda: not alive(shepherd["shepherd_pid"], shepherd["shepherd_ticks"]))
     second = LocalJobs(workdir)
     assert set(second.jobs) == {"1.0", "2.0"}
     assert ended(second, "1.0")["state"] == "COMPLETED"  # adopted, then ended normally
