@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,6 +37,13 @@ class Principal:
 
     def may_see(self, owner: str) -> bool:
         return self.operator or owner == self.user
+
+
+def new_token(kind: str) -> str:
+    """A fresh random token, ``berth-KIND-`` and 43 URL-safe characters: the prefix says
+    what it is (secret scanners can match it) and a token never starts with ``-``, which
+    a command line would take for an option."""
+    return f"berth-{kind}-{secrets.token_urlsafe(32)}"
 
 
 def digest(token: str) -> str:

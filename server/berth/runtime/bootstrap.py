@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from berth.api.app import create_app
-from berth.api.auth import Principal, Role, Tokens, digest, parse_tokens
+from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
 from berth.api.deps import Daemon
 from berth.api.waiters import Waiters
 from berth.dispatch.emulated import EmulatedNodes
@@ -71,7 +70,7 @@ def load_tokens(settings: Settings, node_tokens: dict[str, str]) -> tuple[Tokens
     credentials = settings.data_dir / "credentials"
     if not path.exists():
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        operator, user = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        operator, user = new_token("operator"), new_token("user")
         credentials.touch(mode=0o600)
         credentials.write_text(f"{operator}:admin:operator\n{user}:demo:user\n")
         path.touch(mode=0o600)

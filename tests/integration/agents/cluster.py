@@ -44,7 +44,7 @@ class AgentProcess:
 
     def start(self) -> None:
         command = [sys.executable, "-m", "berth.runtime.main", "agent",
-                   "--url", self.cluster.daemon.url, "--token", self.token, "--name", self.name,
+                   "--url", self.cluster.daemon.url, f"--token={self.token}", "--name", self.name,
                    "--resources", self.resources, "--workdir", str(self.workdir)]  # fmt: skip
         with self.log.open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.auth import Principal, Role, Tokens, digest, parse_tokens
+from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
 from berth.service.model import RequestError
 
 
@@ -35,3 +35,9 @@ def test_node_tokens_come_from_the_live_table() -> None:
 def test_bad_token_entries_are_refused(bad: str, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
         parse_tokens(bad)
+
+
+def test_new_tokens_say_what_they_are_and_never_look_like_an_option() -> None:
+    tokens = {new_token("node") for _ in range(200)}
+    assert len(tokens) == 200
+    assert all(t.startswith("berth-node-") and len(t) == len("berth-node-") + 43 for t in tokens)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import secrets
-
 from fastapi import APIRouter
 
-from berth.api.auth import digest
+from berth.api.auth import digest, new_token
 from berth.api.deps import DaemonDep, OperatorDep
 from berth.api.schemas import (
     DryRunIn,
@@ -76,7 +74,7 @@ async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -
     summary="Issue a node's agent token (shown once; the node's older token stops working)",
 )
 async def node_token(body: NodeTokenIn, daemon: DaemonDep, _: OperatorDep) -> NodeTokenOut:
-    token = secrets.token_urlsafe(32)
+    token = new_token("node")
     await daemon.coordinator.call(IssueNodeToken(body.name, digest(token)))
     return NodeTokenOut(name=body.name, token=token)
 
