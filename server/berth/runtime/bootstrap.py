@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -77,6 +78,7 @@ def load_tokens(settings: Settings, node_tokens: dict[str, str]) -> tuple[Tokens
         path.write_text(
             f"sha256:{digest(operator)}:admin:operator\nsha256:{digest(user)}:demo:user\n"
         )
+    _hash_plaintext_tokens(path, credentials)
     table = parse_tokens(path.read_text())
     demo: dict[Role, str] = {}
     lines = []
@@ -87,6 +89,25 @@ def load_tokens(settings: Settings, node_tokens: dict[str, str]) -> tuple[Tokens
             lines.append(f"  {role:8} {user_name:8} {token}")
     note = f"tokens (from {credentials}; the daemon keeps only their digests in {path}):\n"
     return Tokens(table, node_tokens, demo), note + "\n".join(lines)
+
+
+def _hash_plaintext_tokens(path: Path, credentials: Path) -> None:
+    """A data dir from before tokens were hashed holds them in plain text: move them to
+    ``credentials`` and keep only their digests in ``tokens``."""
+    lines = [line for line in path.read_text().split() if line]
+    plain = [line for line in lines if not line.startswith("sha256:")]
+    if not plain:
+        return
+    credentials.touch(mode=0o600)
+    with credentials.open("a") as copy:
+        copy.write("".join(f"{line}\n" for line in plain))
+    hashed = [
+        line
+        if line.startswith("sha256:")
+        else f"sha256:{digest(line.split(':', 1)[0])}:" + line.split(":", 1)[1]
+        for line in lines
+    ]
+    path.write_text("".join(f"{line}\n" for line in hashed))
 
 
 async def dry_run(

@@ -3,6 +3,8 @@ given, node tokens from the engine's table; roles decide what a token may call."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
@@ -41,3 +43,17 @@ def test_new_tokens_say_what_they_are_and_never_look_like_an_option() -> None:
     tokens = {new_token("node") for _ in range(200)}
     assert len(tokens) == 200
     assert all(t.startswith("berth-node-") and len(t) == len("berth-node-") + 43 for t in tokens)
+
+
+def test_a_data_dir_with_plain_tokens_is_moved_to_digests(tmp_path: Path) -> None:
+    from berth.runtime.bootstrap import load_tokens
+    from berth.runtime.settings import load_settings
+
+    (tmp_path / "tokens").write_text("old-op:admin:operator\nold-user:demo:user\n")
+    tokens, _ = load_tokens(load_settings(data_dir=tmp_path), {})
+    stored = (tmp_path / "tokens").read_text()
+    assert "old-op" not in stored
+    assert stored.count("sha256:") == 2
+    assert tokens.resolve("Bearer old-op") == Principal("admin", Role.OPERATOR)
+    assert tokens.token_for(Role.USER) == "old-user"  # the local copy, for the demo
+    assert (tmp_path / "credentials").stat().st_mode & 0o777 == 0o600
