@@ -39,7 +39,7 @@ from berth.service.model import (
     RequestError,
 )
 from berth.service.ports import Changes, NodeBackend, Snapshot
-from berth.service.replan import Replan, build_policy, replan
+from berth.service.replan import Replan, build_policy, places_on_nodes, replan
 from berth.service.rows import job_row, node_row
 
 #: The event announcing each way a running job can end.
@@ -412,6 +412,17 @@ class Engine:
         if problem is not None:
             option, message = problem
             raise RequestError("invalid", message, "policy" if option is None else "options")
+        if not places_on_nodes(name, options) and not force:
+            shaped = [r.id for r in self.jobs.values() if r.shape is not None and not r.final]
+            if shaped:
+                raise RequestError(
+                    "conflict",
+                    f"policy {name} plans on a pool and cannot honour slots, but job(s) "
+                    f"{', '.join(map(str, shaped[:10]))}{', ...' if len(shaped) > 10 else ''} "
+                    "asked for slots (force=true switches anyway; they are then planned by "
+                    "their totals)",
+                    "policy",
+                )
         try:
             replan = self._replan(name, options, now, keep_plan=False)
         except (ValueError, TypeError) as error:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from berth.core.nodes import Shape
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
-from berth.service.model import JobState, NodeRecord, NodeState, RequestError
+from berth.service.model import JobRequest, JobState, NodeRecord, NodeState, RequestError
 from berth.service.ports import Changes, Snapshot
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
@@ -249,6 +250,20 @@ def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
     assert caught.value.field == "options"
     live.change_policy("easy", {}, 10, force=True)
     assert waiting.guaranteed_start is None
+
+
+def test_switching_to_a_pool_policy_with_slot_jobs_waiting_is_refused_unless_forced() -> None:
+    live = engine()
+    live.submit(request(cpus=32, limit=100), now=0)
+    shaped = JobRequest("t", "alice", {"cpus": 8}, 100, shape=Shape(2, {"cpus": 4}, 2))
+    waiting, _ = live.submit(shaped, now=0)
+    assert waiting.state is JobState.PENDING
+    with pytest.raises(RequestError, match=rf"job\(s\) {waiting.id} asked for slots") as caught:
+        live.change_policy("qops", {}, 10)
+    assert caught.value.code == "conflict"
+    assert live.policy_name == "conservative"
+    live.change_policy("qops", {}, 10, force=True)
+    assert live.policy_name == "qops"
 
 
 def test_start_info_names_what_blocks_the_job() -> None:
