@@ -57,3 +57,8 @@ def test_a_data_dir_with_plain_tokens_is_moved_to_digests(tmp_path: Path) -> Non
     assert tokens.resolve("Bearer old-op") == Principal("admin", Role.OPERATOR)
     assert tokens.token_for(Role.USER) == "old-user"  # the local copy, for the demo
     assert (tmp_path / "credentials").stat().st_mode & 0o777 == 0o600
+
+
+def test_configured_node_tokens_speak_for_their_node() -> None:
+    tokens = Tokens(parse_tokens("n7-secret:node007:node"))
+    assert tokens.resolve("Bearer n7-secret") == Principal("node007", Role.NODE)
