@@ -142,10 +142,16 @@ class NodePlan:
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
         """Where ``shape`` (``demand`` = its packed slot) fits during ``[start, start +
         duration)``, or ``None``."""
-        guard = self.guard
         total = demand * shape.count
         if not shape.exclusive and not self.aggregate.fits_during(total, start, duration):
             return None
+        return self._place_on_nodes(shape, demand, start, duration)
+
+    def _place_on_nodes(
+        self, shape: Shape, demand: int, start: int, duration: int
+    ) -> Placement | None:
+        """:meth:`place` once the aggregate check has passed (or is moot: exclusive)."""
+        guard = self.guard
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
         for index, profile in enumerate(self.profiles):
@@ -185,12 +191,7 @@ class NodePlan:
         for ``duration``, with its placement; ``None`` if there is none."""
         ends = self._ends
         if not shape.exclusive:
-            # No start before the first one where the whole cluster has room for the
-            # job's total (a necessary condition): skip the candidates before it.
-            first = self.aggregate.earliest_start(demand * shape.count, duration, after, limit)
-            if first is None:
-                return None
-            after = first
+            return self._earliest_shared(shape, demand, duration, after, limit)
         stop = len(ends) if limit is None else bisect_left(ends, limit)
         candidates = [after, *ends[bisect_right(ends, after) : stop]]
         previous = None
@@ -201,6 +202,30 @@ class NodePlan:
             placement = self.place(shape, demand, start, duration)
             if placement is not None:
                 return start, placement
+        return None
+
+    def _earliest_shared(
+        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None
+    ) -> tuple[int, Placement] | None:
+        """:meth:`earliest` for a shape that shares nodes. Only starts where the whole
+        cluster has room for the job's total during its window can hold it (a necessary
+        condition), so the aggregate profile jumps from one such start to the next; the
+        nodes are examined only there. The starts tried are the same as testing every
+        candidate in turn (``after`` and reservation ends): the aggregate's first fit
+        from a candidate on is that candidate or a later end, because free resources
+        only grow at ends."""
+        ends = self._ends
+        total = demand * shape.count
+        aggregate = self.aggregate
+        start = aggregate.earliest_start(total, duration, after, limit)
+        while start is not None:
+            placement = self._place_on_nodes(shape, demand, start, duration)
+            if placement is not None:
+                return start, placement
+            at = bisect_right(ends, start)
+            if at == len(ends) or (limit is not None and ends[at] >= limit):
+                return None
+            start = aggregate.earliest_start(total, duration, ends[at], limit)
         return None
 
     def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
