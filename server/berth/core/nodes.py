@@ -129,7 +129,8 @@ class NodePlan:
     tie-break of every choice: first fit in that order).
     """
 
-    __slots__ = ("_ends", "aggregate", "capacities", "guard", "profiles", "space")
+    __slots__ = ("_able_by_demand", "_ends", "aggregate", "capacities", "guard", "profiles",
+                 "space")  # fmt: skip
 
     def __init__(self, space: ResourceSpace, capacities: Sequence[int], origin: int) -> None:
         self.space = space
@@ -138,6 +139,7 @@ class NodePlan:
         self.profiles = [Profile(cap, space.guard, origin) for cap in self.capacities]
         self.aggregate = Profile(sum(self.capacities), space.guard, origin)
         self._ends: list[int] = []  # end of every reservation, sorted (a multiset)
+        self._able_by_demand: dict[int, list[int]] = {}
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
         """Where ``shape`` (``demand`` = its packed slot) fits during ``[start, start +
@@ -154,8 +156,9 @@ class NodePlan:
         guard = self.guard
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
-        for index, profile in enumerate(self.profiles):
-            steps = profile.min_free(start, end)
+        profiles = self.profiles
+        for index in self._able(demand):
+            steps = profiles[index].min_free(start, end)
             if shape.exclusive:
                 if any(free != self.capacities[index] for free in steps):
                     continue
@@ -203,6 +206,16 @@ class NodePlan:
             if placement is not None:
                 return start, placement
         return None
+
+    def _able(self, demand: int) -> list[int]:
+        """The nodes whose capacity holds at least one slot of ``demand`` (a GPU slot
+        only GPU nodes), in node order; cached per slot."""
+        able = self._able_by_demand.get(demand)
+        if able is None:
+            guard = self.guard
+            able = [i for i, cap in enumerate(self.capacities) if _slots_in(cap, demand, guard, 1)]
+            self._able_by_demand[demand] = able
+        return able
 
     def _earliest_shared(
         self, shape: Shape, demand: int, duration: int, after: int, limit: int | None
