@@ -283,6 +283,7 @@ def apply_report(
                 sent = agents.dispatched.pop(record.id)
                 agents.launch_delays.append(max(job.started_at - sent, 0.0))
         else:
+            agents.dispatched.pop(record.id, None)
             agents.ended.append(
                 Ended(
                     record.id,
@@ -332,6 +333,9 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
         held = engine.jobs.get(job.job_id)
         if held is None or held.state is not JobState.RUNNING or held.requeued != job.attempt:
             acknowledged.append(key)
+            # Done with it here (a repeat after a lost answer is still recognised by the
+            # job's own allocation), so the memory of placements does not grow forever.
+            agents.placed.get(node, set()).discard(key)
     return {
         "node": node,
         "jobs": orders,
