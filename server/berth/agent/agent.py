@@ -250,7 +250,11 @@ class Agent:
                     self._fence(silent)
             if (ended or self.ended_unsent.is_set()) and self.registered:
                 self.ended_unsent.clear()
-                if not self.exchange(link, "/v1/agents/sync", 0.0):
+                try:
+                    if not self.exchange(link, "/v1/agents/sync", 0.0):
+                        self.ended_unsent.set()
+                except AgentRefused as refusal:  # the poller stops the agent on its next turn
+                    log.error("the daemon refused this agent: %s", refusal)
                     self.ended_unsent.set()
         link.close()
 
