@@ -20,6 +20,9 @@ DEADLINE_HEURISTICS = ("edf", "llf")
 #: The slack policy's permutation heuristics (Talby & Feitelson 1999, section 3.3).
 SLACK_HEURISTICS = ("ast", "aat", "du", "dc", "dp")
 
+#: How ``berth workload generate`` draws the K requirements (Leinberger et al. 1999).
+DISTRIBUTIONS = ("uniform", "exponential")
+
 #: Options each policy accepts (keyword arguments of its constructor).
 POLICY_OPTIONS: dict[str, tuple[str, ...]] = {
     "easy": ("selection",),

@@ -20,10 +20,11 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from berth.core.catalog import DISTRIBUTIONS
 from berth.core.policies import make_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import JobRecord, replay
-from berth.emulate.workload import DISTRIBUTIONS, TraceJob
+from berth.emulate.workload import TraceJob
 
 #: Mean of the exponential draw (before the cap at 1), matching the uniform's mean.
 EXPONENTIAL_MEAN = 0.5

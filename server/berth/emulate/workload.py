@@ -14,10 +14,6 @@ from dataclasses import dataclass, field
 
 from berth.core.model import Job
 
-#: How generated workloads draw each job's requirements (``berth workload generate
-#: --distribution``; :mod:`berth.emulate.generate`).
-DISTRIBUTIONS = ("uniform", "exponential")
-
 
 class WorkloadError(ValueError):
     """A workload file that cannot be read; the message names the file, line and field."""

@@ -7,7 +7,6 @@ milliseconds on a compute node and never imports the daemon's stack.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -60,6 +59,8 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
 
 def run_agent(args: argparse.Namespace) -> int:
+    import logging
+
     from berth.agent.agent import Agent, AgentConfig, AgentRefused, default_name, host_resources
     from berth.runtime.main import parse_capacity
 

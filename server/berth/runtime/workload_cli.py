@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from berth.emulate.workload import DISTRIBUTIONS
+from berth.core.catalog import DISTRIBUTIONS
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
