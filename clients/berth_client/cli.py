@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -61,6 +60,13 @@ def when(value: int | None, now: int | None = None) -> str:
     if value < now:
         return f"{text} ({span(now - value)} ago)"
     return f"{text} (now)"
+
+
+def _json(value: Any, indent: int = 2) -> str:
+    """``--json`` output; :mod:`json` loads only when a command prints it."""
+    import json
+
+    return json.dumps(value, indent=indent)
 
 
 #: Fields of a job that hold cluster times (``berth show`` prints them readably).
@@ -209,7 +215,7 @@ def run_submit(args: argparse.Namespace) -> int:
             requeue=args.requeue or None,
         )
     if args.json:
-        print(json.dumps(answer, indent=2))
+        print(_json(answer, indent=2))
         return 0 if answer["accepted"] else 3
     job = answer["job"]
     if not answer["accepted"]:
@@ -242,7 +248,7 @@ def run_queue(args: argparse.Namespace) -> int:
         plan = client.schedule()
     predicted = {w["job_id"]: w["start"] for w in plan["planned"]}
     if args.json:
-        print(json.dumps({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
+        print(_json({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
         return 0
     now = plan["now"]
     header = (
@@ -267,7 +273,7 @@ def run_show(args: argparse.Namespace) -> int:
         job = client.job(args.job_id)
         start = client.start(args.job_id)
     if args.json:
-        print(json.dumps({"job": job, "start": start}, indent=2))
+        print(_json({"job": job, "start": start}, indent=2))
         return 0
     now = start["computed_at"]
     for key, value in job.items():
@@ -283,7 +289,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_cancel(args: argparse.Namespace) -> int:
     with _client(args) as client:
         job = client.cancel(args.job_id)
-    print(json.dumps(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
+    print(_json(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
     return 0
 
 
@@ -293,7 +299,7 @@ def run_admin(args: argparse.Namespace) -> int:
         if args.admin_command == "node-token":
             answer = client.node_token(args.name)
             if args.json:
-                print(json.dumps(answer, indent=2))
+                print(_json(answer, indent=2))
             else:
                 print(answer["token"])
                 print(
@@ -304,7 +310,7 @@ def run_admin(args: argparse.Namespace) -> int:
             return 0
         answer = client.agents()
     if args.json:
-        print(json.dumps(answer, indent=2))
+        print(_json(answer, indent=2))
         return 0
     print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} REASON")
     for row in answer["agents"]:

@@ -6,15 +6,23 @@ milliseconds on a compute node and never imports the daemon's stack.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from berth.runtime.paths import path_arg
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 
 def _default_workdir() -> Path:
+    from pathlib import Path
+
     if os.geteuid() == 0:
         return Path("/var/lib/berth-agent")
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
@@ -33,7 +41,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         default=os.environ.get("BERTH_AGENT_TOKEN"),
         help="the node's token (berth admin node-token NAME); or $BERTH_AGENT_TOKEN",
     )
-    agent.add_argument("--token-file", type=Path, help="read the token from this file")
+    agent.add_argument("--token-file", type=path_arg, help="read the token from this file")
     agent.add_argument("--name", help="this node's name (default: the short host name)")
     agent.add_argument(
         "--resources",
@@ -42,8 +50,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     agent.add_argument(
         "--workdir",
-        type=Path,
-        default=_default_workdir(),
+        type=path_arg,
         help="job directories and exit statuses (default /var/lib/berth-agent as root, "
         "else ~/.local/state/berth-agent)",
     )
@@ -91,8 +98,9 @@ def run_agent(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    workdir = args.workdir or _default_workdir()
     config = AgentConfig(
-        args.url, token, args.name or default_name(), resources, args.workdir, run_as=args.run_as
+        args.url, token, args.name or default_name(), resources, workdir, run_as=args.run_as
     )
     try:
         Agent(config).run()

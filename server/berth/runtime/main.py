@@ -13,13 +13,18 @@ only for ``emulate``, ``demo`` and ``workload``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 import argparse
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from berth.core.catalog import DEADLINE_HEURISTICS, POLICY_NAMES, SELECTIONS, SLACK_HEURISTICS
 from berth.runtime import agent_cli, serve, workload_cli
+from berth.runtime.paths import path_arg
 from berth_client import cli as client_cli
 
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -107,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     emulate_cmd = commands.add_parser(
         "emulate", help="replay a workload (SWF or JSONL) under a policy and report metrics"
     )
-    emulate_cmd.add_argument("workload", type=Path, help=".swf, .swf.gz or .jsonl workload")
+    emulate_cmd.add_argument("workload", type=path_arg, help=".swf, .swf.gz or .jsonl workload")
     emulate_cmd.add_argument("--policy", choices=sorted(POLICY_NAMES), default="easy")
     emulate_cmd.add_argument(
         "--selection",
@@ -127,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         "2xcpus=32,mem_gb=256,gpus=4 (repeatable; jobs get whole slots on named nodes; "
         "policies fcfs, easy, conservative)",
     )
-    emulate_cmd.add_argument("--out", type=Path, help="write per-job results as JSONL here")
-    emulate_cmd.add_argument("--out-swf", type=Path, help="write the replay as an SWF trace")
+    emulate_cmd.add_argument("--out", type=path_arg, help="write per-job results as JSONL here")
+    emulate_cmd.add_argument("--out-swf", type=path_arg, help="write the replay as an SWF trace")
     emulate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     emulate_cmd.add_argument(
         "--estimates",
@@ -200,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="a short replay of the KTH trace under each policy")
     demo.add_argument(
         "--trace",
-        type=Path,
+        type=path_arg,
         help="trace to use (default: the KTH trace from shared/traces or $BERTH_TRACES, "
         "else the bundled 400-job KTH sample)",
     )
@@ -218,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 def find_shared_trace(name: str) -> Path | None:
     """Where trace ``name`` is: in ``$BERTH_TRACES``, else in a ``shared/traces`` folder
     beside the checkout or the working directory (or one of their parents), else None."""
+    from pathlib import Path
+
     folders = [Path(os.environ["BERTH_TRACES"])] if os.environ.get("BERTH_TRACES") else []
     for start in (Path(__file__).resolve(), Path.cwd().resolve()):
         folders += [parent / "shared" / "traces" for parent in start.parents]

@@ -12,10 +12,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from berth.runtime.paths import path_arg
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import uvicorn
 
     from berth.runtime.settings import Settings
@@ -72,8 +75,8 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, help="TOML settings file")
-    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--config", type=path_arg, help="TOML settings file")
+    parser.add_argument("--data-dir", type=path_arg)
     parser.add_argument("--database-url", help="e.g. postgresql://user@host/berth")
 
 

@@ -8,13 +8,18 @@ Reads a single-resource trace, extends its first ``--jobs`` jobs to ``--k`` reso
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from berth.core.catalog import DISTRIBUTIONS
+from berth.runtime.paths import path_arg
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -25,7 +30,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         help="a K-resource workload from a single-resource trace, with Poisson arrivals "
         "calibrated to a target FCFS/FF-EASY queue length",
     )
-    generate.add_argument("--from", dest="source", type=Path, required=True, help="base trace")
+    generate.add_argument("--from", dest="source", type=path_arg, required=True, help="base trace")
     generate.add_argument("--k", type=int, default=4, help="number of resources (default 4)")
     generate.add_argument("--distribution", choices=DISTRIBUTIONS, default="uniform")
     generate.add_argument(
@@ -33,7 +38,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     generate.add_argument("--jobs", type=int, default=5000, help="jobs taken from the base")
     generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    generate.add_argument("--out", type=path_arg, required=True, help="JSONL file to write")
     return {"workload": run_generate}
 
 
