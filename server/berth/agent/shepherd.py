@@ -45,13 +45,17 @@ WATCHED = {
     signal.SIGUSR2,
 }
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NAME = 15
 
 
 def _become_subreaper() -> None:
-    """Orphaned descendants of the job are re-parented to us, so we can find them."""
+    """Orphaned descendants of the job are re-parented to us, so we can find them; and
+    the shepherd is named ``berth-shepherd`` (``ps -o comm``, ``top``), not after the
+    agent it was forked from."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(PR_SET_NAME, b"berth-shepherd", 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the process group still covers most
         pass
 

@@ -137,3 +137,18 @@ def test_a_reused_pid_is_never_adopted(tmp_path: Path) -> None:
     assert jobs.jobs["5.0"].ended is not None
     assert jobs.jobs["5.0"].ended["state"] == "NODE_FAIL"
     assert not jobs.cancel("5.0", "x")  # and nothing was signalled
+
+
+def test_the_shepherd_is_named_for_ps(tmp_path: Path) -> None:
+    jobs = LocalJobs(tmp_path / "agent")
+    jobs.launch(1, 0, spec(tmp_path, "sleep 5"))
+    record = wait_until(
+        lambda: (
+            (read_json(tmp_path / "agent/jobs/1.0/shepherd.json") or {}).get("pid")
+            and read_json(tmp_path / "agent/jobs/1.0/shepherd.json")
+        )
+    )
+    comm = Path(f"/proc/{record['shepherd_pid']}/comm").read_text().strip()
+    assert comm == "berth-shepherd"
+    assert jobs.cancel("1.0", "done")
+    ended(jobs, "1.0")
