@@ -158,17 +158,13 @@ class NodePlan:
         room: list[tuple[int, int]] = []  # (node, slots it holds)
         profiles = self.profiles
         for index in self._able(demand):
-            steps = profiles[index].min_free(start, end)
             if shape.exclusive:
+                steps = profiles[index].min_free(start, end)
                 if any(free != self.capacities[index] for free in steps):
                     continue
                 k = _slots_in(self.capacities[index], demand, guard, shape.count)
             else:
-                k = shape.count
-                for free in steps:
-                    k = _slots_in(free, demand, guard, k)
-                    if k == 0:
-                        break
+                k = profiles[index].copies_during(demand, start, end, shape.count)
             if k:
                 room.append((index, k))
         if sum(k for _, k in room) < shape.count or (

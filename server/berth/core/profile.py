@@ -68,6 +68,29 @@ class Profile:
         last = bisect_left(times, end)
         return self._free[first:last]
 
+    def copies_during(self, demand: int, start: int, end: int, most: int) -> int:
+        """How many copies of ``demand`` (at most ``most``) fit in every step overlapping
+        ``[start, end)``; stops at the first step with room for none (no list is built,
+        so a node that is busy at ``start`` costs one bisect)."""
+        times = self._times
+        free = self._free
+        guard = self._guard
+        i = max(bisect_right(times, start) - 1, 0)
+        last = bisect_left(times, end)
+        k = most
+        while i < last:
+            room = free[i] | guard
+            fits = 0
+            total = demand
+            while fits < k and (room - total) & guard == guard:
+                fits += 1
+                total += demand
+            if fits == 0:
+                return 0
+            k = fits
+            i += 1
+        return k
+
     def earliest_start(
         self, demand: int, duration: int, after: int, limit: int | None = None
     ) -> int | None:
