@@ -187,7 +187,8 @@ class Agent:
     def _launch(self, order: dict[str, Any]) -> None:
         job_id, attempt = int(order["job_id"]), int(order.get("attempt", 0))
         wanted_gpus = int(order.get("gpus", 0))
-        free = [g for g in range(self.gpu_count) if g not in self.jobs.gpus_in_use()]
+        in_use = self.jobs.gpus_in_use()
+        free = [g for g in range(self.gpu_count) if g not in in_use]
         try:
             if wanted_gpus > len(free):
                 raise LaunchRefused(f"asks for {wanted_gpus} GPUs, {len(free)} are free here")

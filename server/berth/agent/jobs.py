@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.agent.proc import alive, read_json, start_ticks, write_json
+from berth.agent.proc import alive, read_json, write_json
 from berth.agent.shepherd import spawn
 
 #: Seconds a directory may lack ``shepherd.json`` before its shepherd counts as lost
@@ -260,9 +260,3 @@ class LocalJobs:
     def known(self, key: str) -> bool:
         """Whether the agent has ever had this attempt (so it must never start it again)."""
         return key in self.jobs or key in self.acknowledged
-
-    def shepherd_alive(self, key: str) -> bool:
-        job = self.jobs.get(key)
-        if job is None or job.shepherd is None:
-            return False
-        return start_ticks(job.shepherd["shepherd_pid"]) == job.shepherd.get("shepherd_ticks")

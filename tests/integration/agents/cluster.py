@@ -11,6 +11,7 @@ a kill's grace period is 1 s. Every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -149,7 +150,7 @@ def _kill_leftovers(workdir: Path) -> None:
         for pid_key, ticks_key in (("pid", "ticks"), ("shepherd_pid", "shepherd_ticks")):
             pid = record.get(pid_key)
             if pid is not None and alive(pid, record.get(ticks_key)):
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)  # its group, if it leads one
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
