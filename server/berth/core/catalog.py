@@ -10,6 +10,13 @@ from __future__ import annotations
 #: Every policy name, in the order the docs list them.
 POLICY_NAMES = ("fcfs", "easy", "conservative", "qops", "msb", "mrt", "slack")
 
+#: Gang scheduling allocation schemes (Zhou, Brent & Walsh): conventional buddy, buddy
+#: with re-packing, with multiple slots, with multiple slots and fewest rows.
+GANG_SCHEMES = ("bc", "br", "brms", "brmms")
+
+#: The gang emulation's default slot length (the paper's five seconds).
+GANG_SLOT_SECONDS = 5
+
 #: Backfill job selection rules (Leinberger et al. 1999): first fit, Backfill Lowest,
 #: Backfill Balanced.
 SELECTIONS = ("ff", "bl", "bb")

@@ -22,7 +22,14 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from berth.core.catalog import DEADLINE_HEURISTICS, POLICY_NAMES, SELECTIONS, SLACK_HEURISTICS
+from berth.core.catalog import (
+    DEADLINE_HEURISTICS,
+    GANG_SCHEMES,
+    GANG_SLOT_SECONDS,
+    POLICY_NAMES,
+    SELECTIONS,
+    SLACK_HEURISTICS,
+)
 from berth.runtime import agent_cli, serve, workload_cli
 from berth.runtime.paths import path_arg
 from berth_client import cli as client_cli
@@ -113,7 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
         "emulate", help="replay a workload (SWF or JSONL) under a policy and report metrics"
     )
     emulate_cmd.add_argument("workload", type=path_arg, help=".swf, .swf.gz or .jsonl workload")
-    emulate_cmd.add_argument("--policy", choices=sorted(POLICY_NAMES), default="easy")
+    emulate_cmd.add_argument(
+        "--policy",
+        choices=sorted((*POLICY_NAMES, "gang")),
+        default="easy",
+        help="a backfilling or deadline policy, or gang (time-slot matrix, see --scheme)",
+    )
+    gang = emulate_cmd.add_argument_group("gang scheduling (Zhou, Brent & Walsh)")
+    gang.add_argument(
+        "--scheme",
+        choices=GANG_SCHEMES,
+        default="brmms",
+        help="allocation scheme for --policy gang (default brmms)",
+    )
+    gang.add_argument(
+        "--slot-seconds",
+        type=int,
+        default=GANG_SLOT_SECONDS,
+        help=f"time-slot length for --policy gang (default {GANG_SLOT_SECONDS}, the paper's)",
+    )
     emulate_cmd.add_argument(
         "--selection",
         choices=SELECTIONS,
