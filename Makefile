@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger clean
+.PHONY: run run-emulated test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_admission.py
 	$(BIN)/python benchmarks/bench_api.py
+	$(BIN)/python benchmarks/bench_gang.py
 
 reproduce: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py
@@ -54,6 +55,10 @@ reproduce-talby: $(STAMP)
 
 reproduce-leinberger: $(STAMP)
 	$(BIN)/python experiments/leinberger.py
+
+# About half an hour of CPU (the 20,000-job replays); cached per run.
+reproduce-zhou: $(STAMP)
+	$(BIN)/python experiments/zhou_brent_walsh.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -69,16 +69,28 @@ def check_state(scheduler: GangScheduler, blocks: dict[int, tuple[int, int]]) ->
             assert any(loads[p] == rows for p in range(job.offset, job.offset + job.size))
 
 
-@settings(max_examples=60, deadline=None)
-@given(scheme=st.sampled_from(("bc", "br", "brms", "brmms")), history=histories())
+@settings(max_examples=80, deadline=None)
+@given(
+    scheme=st.sampled_from(("bc", "br", "brms", "brmms")),
+    history=histories(),
+    max_rows=st.sampled_from((None, None, 1, 2, 3)),
+)
 def test_every_boundary_leaves_a_legal_matrix(
-    scheme: str, history: list[tuple[list[int], list[tuple[int, int]]]]
+    scheme: str, history: list[tuple[list[int], list[tuple[int, int]]]], max_rows: int | None
 ) -> None:
-    scheduler = GangScheduler(PROCESSORS, scheme)
+    scheduler = GangScheduler(PROCESSORS, scheme, max_rows)
     blocks: dict[int, tuple[int, int]] = {}
     for ended, arrivals in history:
-        scheduler.settle(ended, arrivals)
+        # Only jobs that ran can end; a waiting job has not started.
+        scheduler.settle([j for j in ended if j in scheduler.matrix.jobs], arrivals)
         check_state(scheduler, blocks)
+        if max_rows is not None:
+            assert len(scheduler.matrix.rows) <= max_rows
+        if scheduler.waiting:
+            # In order: nobody who arrived after the first waiting job was placed.
+            first_waiting = scheduler.waiting[0][0]
+            assert all(job_id < first_waiting for job_id in scheduler.matrix.jobs)
+            assert [j for j, _ in scheduler.waiting] == sorted(j for j, _ in scheduler.waiting)
 
 
 @settings(max_examples=60, deadline=None)

@@ -55,11 +55,16 @@ def replay_gang(
     scheme: str,
     slot_seconds: int,
     tick: Callable[[int], None] | None = None,
+    max_rows: int | None = None,
 ) -> GangReplay:
-    """Run ``jobs`` (sorted by submission) on ``processors`` under ``scheme``."""
+    """Run ``jobs`` (sorted by submission) on ``processors`` under ``scheme``, with at
+    most ``max_rows`` rows (jobs beyond wait in order) if given."""
     if slot_seconds < 1:
         raise ValueError(f"--slot-seconds must be >= 1, got {slot_seconds}")
-    rotation = Rotation(GangScheduler(processors, scheme))
+    if max_rows is not None and max_rows < 1:
+        raise ValueError(f"--max-rows must be >= 1, got {max_rows}")
+    scheduler = GangScheduler(processors, scheme, max_rows)
+    rotation = Rotation(scheduler)
     pending = []
     for trace_job in jobs:
         size = trace_job.job.resources.get("cpus", 0)
@@ -77,7 +82,7 @@ def replay_gang(
     first_slot = pending[0][0] if pending else 0
     slot, index = first_slot, 0
     row_slots = active_slots = 0
-    largest = 0
+    largest = most_waiting = 0
     ended: list[int] = []
     while index < len(pending) or remaining:
         if not remaining and not ended and pending[index][0] > slot:
@@ -93,6 +98,7 @@ def replay_gang(
         row_slots += report.rows
         active_slots += report.active
         largest = max(largest, report.rows)
+        most_waiting = max(most_waiting, len(scheduler.waiting))
         for job_id in report.running:
             left = remaining[job_id] - 1
             if left:
@@ -112,6 +118,8 @@ def replay_gang(
     span = slot - first_slot  # to the end of the slot in which the last job ended
     report_dict = summarize_gang(records, processors, span, row_slots, active_slots, largest)
     report_dict.update(scheme=scheme, slot_seconds=slot_seconds)
+    if max_rows is not None:
+        report_dict.update(max_rows=max_rows, most_waiting=most_waiting)
     records.sort(key=lambda record: record.id)
     return GangReplay(records, report_dict)
 

@@ -136,7 +136,9 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
     jobs = workload.jobs[: args.first] if args.first else workload.jobs
     try:
         with _tqdm_progress(show)("gang", len(jobs)) as tick:
-            result = replay_gang(jobs, processors, args.scheme, args.slot_seconds, tick)
+            result = replay_gang(
+                jobs, processors, args.scheme, args.slot_seconds, tick, args.max_rows
+            )
     except ValueError as error:
         print(f"berth emulate: {error}", file=sys.stderr)
         return 1

@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=GANG_SLOT_SECONDS,
         help=f"time-slot length for --policy gang (default {GANG_SLOT_SECONDS}, the paper's)",
     )
+    gang.add_argument(
+        "--max-rows",
+        type=int,
+        help="at most this many rows for --policy gang; jobs beyond wait in order "
+        "(default: no limit, as in the paper)",
+    )
     emulate_cmd.add_argument(
         "--selection",
         choices=SELECTIONS,

@@ -99,3 +99,12 @@ def test_gang_emulation_errors_name_the_problem(
     assert "needs --load" in capsys.readouterr().err
     assert main(["emulate", str(out), "--policy", "gang", "--slot-seconds", "0"]) == 1
     assert "--slot-seconds must be >= 1" in capsys.readouterr().err
+
+
+def test_a_row_limit_makes_jobs_wait_and_is_reported() -> None:
+    jobs = [job(1, 0, 4, 30), job(2, 0, 4, 20)]
+    result = replay_gang(jobs, 4, "br", 10, max_rows=1)
+    # One row: job 1 runs its three slots, then job 2 its two.
+    assert {r.id: r.end for r in result.records} == {1: 30, 2: 50}
+    assert result.report["most_waiting"] == 1
+    assert result.report["n_l"] == 1

@@ -16,6 +16,7 @@ then growth. Choices the paper leaves open are listed in ``docs/semantics.md``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 
 from berth.core.catalog import GANG_SCHEMES
@@ -29,12 +30,18 @@ SCHEMES = GANG_SCHEMES
 class GangScheduler:
     """A gang partition's matrix under one scheme."""
 
-    __slots__ = ("balanced", "matrix", "minimise", "multi_slot", "scheme")
+    __slots__ = ("balanced", "matrix", "max_rows", "minimise", "multi_slot", "scheme", "waiting")
 
-    def __init__(self, processors: int, scheme: str) -> None:
+    def __init__(self, processors: int, scheme: str, max_rows: int | None = None) -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        if max_rows is not None and max_rows < 1:
+            raise ValueError(f"max_rows must be at least 1, got {max_rows}")
         self.matrix = Matrix(processors)
+        #: At most this many rows (None: no limit); beyond it jobs wait, in order.
+        self.max_rows = max_rows
+        #: Jobs that arrived but would need a row beyond ``max_rows``: ``(id, processors)``.
+        self.waiting: deque[tuple[int, int]] = deque()
         self.scheme = scheme
         self.balanced = scheme != "bc"
         self.multi_slot = scheme in ("brms", "brmms")
@@ -45,8 +52,10 @@ class GangScheduler:
         return self.matrix.processors
 
     def settle(self, ended: Iterable[int], arrived: Iterable[tuple[int, int]]) -> None:
-        """One slot boundary: ``ended`` jobs leave, ``arrived`` ``(id, processors)``
-        join in order, then (multi-slot schemes) jobs grow into idle slots."""
+        """One slot boundary: ``ended`` jobs leave, the waiting jobs then ``arrived``
+        ``(id, processors)`` join in order (the first that would need a row beyond
+        ``max_rows`` waits, and so do all behind it), then (multi-slot schemes) jobs
+        grow into idle slots."""
         ended, arrived = list(ended), list(arrived)
         if not ended and not arrived:
             return  # the last boundary left the matrix settled; nothing changed since
@@ -60,39 +69,51 @@ class GangScheduler:
         else:
             self._delete_rows()
         for job_id, processors in arrived:
-            self._admit(job_id, processors)
+            if block_size(processors) > self.processors:
+                raise ValueError(
+                    f"job {job_id} asks for {processors} processors; the partition has "
+                    f"{self.processors}"
+                )
+        self.waiting.extend(arrived)
+        while self.waiting and self._admit(*self.waiting[0]):
+            self.waiting.popleft()
         if self.multi_slot:
             self._grow()
 
     # -- placement -------------------------------------------------------------------
 
-    def _admit(self, job_id: int, processors: int) -> None:
+    def _room_for_a_row(self) -> bool:
+        return self.max_rows is None or len(self.matrix.rows) < self.max_rows
+
+    def _admit(self, job_id: int, processors: int) -> bool:
+        """Place the job; False if it would need a row too many (it is not placed, but
+        BRMMS may have taken extra rows back trying; growth hands them out again)."""
         size = block_size(processors)
-        if size > self.processors:
-            raise ValueError(
-                f"job {job_id} asks for {processors} processors; the partition has "
-                f"{self.processors}"
-            )
         matrix = self.matrix
         if not self.balanced:
             found = matrix.first_fit(size)
             if found is None:
+                if not self._room_for_a_row():
+                    return False
                 row, offset = matrix.add_row(), 0
             else:
                 row, offset = found
             matrix.put(matrix.new_job(job_id, processors, offset), row)
-            return
+            return True
         node = self._least_loaded(size)
         if node is None and self.minimise and self._holds_extra_rows():
             self._give_back()
             node = self._least_loaded(size)
         if node is None:
+            if not self._room_for_a_row():
+                return False
             matrix.add_row()
             node = self._least_loaded(size)
             assert node is not None  # a new row leaves an idle slot everywhere
         offset, _ = matrix.tree.block(node)
         job = matrix.new_job(job_id, processors, offset)
         matrix.put(job, matrix.gather(offset, size))
+        return True
 
     def _least_loaded(self, size: int) -> int | None:
         """The block of ``size`` with the most idle slots, all processors having one

@@ -141,3 +141,18 @@ def test_a_job_larger_than_the_partition_is_refused() -> None:
         GangScheduler(6, "br")
     with pytest.raises(ValueError, match="scheme must be one of"):
         GangScheduler(8, "fifo")
+
+
+@pytest.mark.parametrize("scheme", ["bc", "br", "brms", "brmms"])
+def test_beyond_the_row_limit_jobs_wait_in_order(scheme: str) -> None:
+    scheduler = GangScheduler(4, scheme, max_rows=1)
+    scheduler.settle([], [(1, 2), (2, 4), (3, 2)])
+    # Job 2 needs a second row; job 3 would fit beside job 1 but waits behind job 2.
+    assert [job_id for job_id, _ in scheduler.waiting] == [2, 3]
+    assert set(scheduler.matrix.jobs) == {1}
+    scheduler.settle([1], [])
+    assert [job_id for job_id, _ in scheduler.waiting] == [3]
+    assert rows_of(scheduler) == [[2, 2, 2, 2]]
+    scheduler.settle([2], [])
+    assert not scheduler.waiting
+    assert set(scheduler.matrix.jobs) == {3}
