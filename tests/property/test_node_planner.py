@@ -125,3 +125,50 @@ def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
     assert "slots.per_slot" in getattr(too_wide, "reason", "")
     assert too_many is not None
     assert "nodes.count" in getattr(too_many, "reason", "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_earliest_start_is_the_first_candidate_that_fits(data: st.DataObject) -> None:
+    """The search that carries each node's answer from one candidate start to the next
+    finds what trying every candidate (``after`` and each reservation end) in turn
+    with :meth:`NodePlan.place` finds."""
+    from berth.core.nodes import NodePlan
+    from berth.core.resources import ResourceSpace
+
+    nodes = data.draw(node_clusters())
+    names = sorted({name for amounts in nodes.values() for name in amounts})
+    space = ResourceSpace({n: max(a.get(n, 0) for a in nodes.values()) for n in names})
+    plan = NodePlan(space, [space.pack(amounts) for amounts in nodes.values()], 0)
+
+    def shapes() -> st.SearchStrategy[Shape]:
+        return st.builds(
+            Shape,
+            count=st.integers(1, 4),
+            per_slot=st.fixed_dictionaries({n: st.integers(0, 2) for n in names}).map(
+                lambda d: {**d, names[0]: max(d[names[0]], 1)}
+            ),
+        )
+
+    for _ in range(data.draw(st.integers(0, 8))):
+        shape = data.draw(shapes())
+        demand = space.pack(dict(shape.per_slot))
+        duration = data.draw(st.integers(1, 6))
+        found = plan.earliest(shape, demand, duration, data.draw(st.integers(0, 6)))
+        if found is not None:
+            start, placement = found
+            plan.reserve(plan.held(placement, demand, False), start, duration)
+    shape = data.draw(shapes())
+    demand = space.pack(dict(shape.per_slot))
+    duration = data.draw(st.integers(1, 8))
+    after = data.draw(st.integers(0, 10))
+    candidates = sorted({after, *(end for end in plan._ends if end > after)})
+    expected = next(
+        (
+            (start, placement)
+            for start in candidates
+            if (placement := plan.place(shape, demand, start, duration)) is not None
+        ),
+        None,
+    )
+    assert plan.earliest(shape, demand, duration, after) == expected

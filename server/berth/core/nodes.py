@@ -150,9 +150,19 @@ class NodePlan:
         return self._place_on_nodes(shape, demand, start, duration)
 
     def _place_on_nodes(
-        self, shape: Shape, demand: int, start: int, duration: int
+        self,
+        shape: Shape,
+        demand: int,
+        start: int,
+        duration: int,
+        memo: dict[int, tuple[int, int]] | None = None,
     ) -> Placement | None:
-        """:meth:`place` once the aggregate check has passed (or is moot: exclusive)."""
+        """:meth:`place` once the aggregate check has passed (or is moot: exclusive).
+
+        ``memo`` (node -> (valid until, slots)) carries each node's answer from one
+        start to the next within one search of a shared shape: a node's slots only
+        change when its own window gains or loses a step, so most nodes are not
+        examined again at the next candidate start."""
         guard = self.guard
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
@@ -163,8 +173,15 @@ class NodePlan:
                 if any(free != self.capacities[index] for free in steps):
                     continue
                 k = _slots_in(self.capacities[index], demand, guard, shape.count)
-            else:
+            elif memo is None:
                 k = profiles[index].copies_during(demand, start, end, shape.count)
+            else:
+                known = memo.get(index)
+                if known is not None and start < known[0]:
+                    k = known[1]
+                else:
+                    k, until = profiles[index].copies_until(demand, start, duration, shape.count)
+                    memo[index] = (until, k)
             if k:
                 room.append((index, k))
         if sum(k for _, k in room) < shape.count or (
@@ -227,8 +244,9 @@ class NodePlan:
         total = demand * shape.count
         aggregate = self.aggregate
         start = aggregate.earliest_start(total, duration, after, limit)
+        memo: dict[int, tuple[int, int]] = {}
         while start is not None:
-            placement = self._place_on_nodes(shape, demand, start, duration)
+            placement = self._place_on_nodes(shape, demand, start, duration, memo)
             if placement is not None:
                 return start, placement
             at = bisect_right(ends, start)

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+#: Later than any time a profile describes.
+_NEVER = 1 << 62
+
 
 class Profile:
     """Free resources over time for one cluster.
@@ -90,6 +93,37 @@ class Profile:
             k = fits
             i += 1
         return k
+
+    def copies_until(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
+        """:meth:`copies_during` over ``[start, start + duration)``, and the first later
+        start at which the answer may differ. The answer depends only on the steps the
+        window overlaps; a window of the same length that starts later keeps them until
+        it passes the next breakpoint after ``start`` or reaches the next breakpoint
+        after its end. A step with room for none decides alone: the answer stays 0
+        while that step is still in the window."""
+        times = self._times
+        free = self._free
+        guard = self._guard
+        n = len(times)
+        end = start + duration
+        i = max(bisect_right(times, start) - 1, 0)
+        last = bisect_left(times, end)
+        k = most
+        while i < last:
+            room = free[i] | guard
+            fits = 0
+            total = demand
+            while fits < k and (room - total) & guard == guard:
+                fits += 1
+                total += demand
+            if fits == 0:
+                return 0, times[i + 1] if i + 1 < n else _NEVER
+            k = fits
+            i += 1
+        first = max(bisect_right(times, start) - 1, 0)
+        front = times[first + 1] if first + 1 < n else _NEVER
+        back = times[last] - duration + 1 if last < n else _NEVER
+        return k, min(front, back)
 
     def earliest_start(
         self, demand: int, duration: int, after: int, limit: int | None = None
