@@ -76,23 +76,8 @@ class Profile:
         ``[start, end)``; stops at the first step with room for none (no list is built,
         so a node that is busy at ``start`` costs one bisect)."""
         times = self._times
-        free = self._free
-        guard = self._guard
-        i = max(bisect_right(times, start) - 1, 0)
-        last = bisect_left(times, end)
-        k = most
-        while i < last:
-            room = free[i] | guard
-            fits = 0
-            total = demand
-            while fits < k and (room - total) & guard == guard:
-                fits += 1
-                total += demand
-            if fits == 0:
-                return 0
-            k = fits
-            i += 1
-        return k
+        first = max(bisect_right(times, start) - 1, 0)
+        return self._copies_in_steps(demand, first, bisect_left(times, end), most)[0]
 
     def copies_until(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
         """:meth:`copies_during` over ``[start, start + duration)``, and the first later
@@ -102,14 +87,23 @@ class Profile:
         after its end. A step with room for none decides alone: the answer stays 0
         while that step is still in the window."""
         times = self._times
+        n = len(times)
+        first = max(bisect_right(times, start) - 1, 0)
+        last = bisect_left(times, start + duration)
+        k, empty = self._copies_in_steps(demand, first, last, most)
+        if empty >= 0:
+            return 0, times[empty + 1] if empty + 1 < n else _NEVER
+        front = times[first + 1] if first + 1 < n else _NEVER
+        back = times[last] - duration + 1 if last < n else _NEVER
+        return k, min(front, back)
+
+    def _copies_in_steps(self, demand: int, first: int, last: int, most: int) -> tuple[int, int]:
+        """Copies of ``demand`` (at most ``most``) that fit in steps ``first .. last - 1``,
+        and the index of the first step with room for none (then 0 copies), or -1."""
         free = self._free
         guard = self._guard
-        n = len(times)
-        end = start + duration
-        i = max(bisect_right(times, start) - 1, 0)
-        last = bisect_left(times, end)
         k = most
-        while i < last:
+        for i in range(first, last):
             room = free[i] | guard
             fits = 0
             total = demand
@@ -117,13 +111,9 @@ class Profile:
                 fits += 1
                 total += demand
             if fits == 0:
-                return 0, times[i + 1] if i + 1 < n else _NEVER
+                return 0, i
             k = fits
-            i += 1
-        first = max(bisect_right(times, start) - 1, 0)
-        front = times[first + 1] if first + 1 < n else _NEVER
-        back = times[last] - duration + 1 if last < n else _NEVER
-        return k, min(front, back)
+        return k, -1
 
     def earliest_start(
         self, demand: int, duration: int, after: int, limit: int | None = None

@@ -74,8 +74,13 @@ def test_generate_and_emulate_commands(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["workload", "generate", "--model", "zhou", "--load", "0.5", "--jobs", "300",
                  "--seed", "1", "--out", str(out)]) == 0  # fmt: skip
     assert "wrote 300 jobs" in capsys.readouterr().out
-    assert main(["emulate", str(out), "--policy", "gang", "--scheme", "br", "--json"]) == 0
+    per_job = tmp_path / "jobs.jsonl"
+    assert main(["emulate", str(out), "--policy", "gang", "--scheme", "br", "--json",
+                 "--out", str(per_job)]) == 0  # fmt: skip
     report = json.loads(capsys.readouterr().out)
+    lines = [json.loads(line) for line in per_job.read_text().splitlines()]
+    assert len(lines) == 300
+    assert all(line["end"] > line["submit"] and line["turnaround"] >= 1 for line in lines)
     for key in ("r_a", "n_a", "n_l", "avg_turnaround", "avg_turnaround_small",
                 "avg_turnaround_medium", "avg_turnaround_large"):  # fmt: skip
         assert key in report
