@@ -308,7 +308,9 @@ def plot(cache: dict[str, Any], measure: str, title: str, name: str) -> str:
                   label=f"{scheme.upper()} (paper, Table 1)")  # fmt: skip
     axes.set_xlabel("offered load rho")
     axes.set_ylabel(title)
-    axes.set_title(f"{title}\n20 sets of 200 jobs per point; band: range over 3 groups", fontsize=10)
+    axes.set_title(
+        f"{title}\n20 sets of 200 jobs per point; band: range over 3 groups", fontsize=10
+    )
     axes.legend(fontsize=7, ncol=2)
     axes.grid(alpha=0.3)
     figure.tight_layout()
