@@ -37,7 +37,12 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     generate.add_argument(
         "--queue-length", type=float, default=128, help="target average queue (default 128)"
     )
-    generate.add_argument("--jobs", type=int, default=5000, help="jobs taken from the base")
+    generate.add_argument(
+        "--jobs",
+        type=int,
+        default=5000,
+        help="jobs taken from the base (leinberger) or drawn (zhou)",
+    )
     generate.add_argument("--seed", type=int, default=0)
     zhou = generate.add_argument_group("zhou model")
     zhou.add_argument("--load", type=float, help="offered load rho = lambda p t / P, e.g. 0.9")
