@@ -133,6 +133,14 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
             file=sys.stderr,
         )
         return 1
+    if processors & (processors - 1):
+        power = 1 << processors.bit_length()
+        print(
+            f"berth emulate: --policy gang needs a power-of-two processor count (buddy "
+            f"blocks), got {processors}; pass --capacity cpus={power} to replay on {power}",
+            file=sys.stderr,
+        )
+        return 1
     jobs = workload.jobs[: args.first] if args.first else workload.jobs
     try:
         with _tqdm_progress(show)("gang", len(jobs)) as tick:

@@ -97,7 +97,9 @@ def test_gang_emulation_errors_name_the_problem(
           "--out", str(out)])  # fmt: skip
     capsys.readouterr()
     assert main(["emulate", str(out), "--policy", "gang", "--capacity", "cpus=100"]) == 1
-    assert "power-of-two processor count, got 100" in capsys.readouterr().err
+    assert "power-of-two processor count (buddy blocks), got 100; pass --capacity cpus=128" in (
+        capsys.readouterr().err
+    )
     assert main(["emulate", str(out), "--policy", "gang", "--slice", "month"]) == 1
     assert "does not take --slice" in capsys.readouterr().err
     assert main(["workload", "generate", "--model", "zhou", "--out", str(out)]) == 1
