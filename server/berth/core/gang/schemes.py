@@ -59,6 +59,12 @@ class GangScheduler:
         ended, arrived = list(ended), list(arrived)
         if not ended and not arrived:
             return  # the last boundary left the matrix settled; nothing changed since
+        for job_id, processors in arrived:
+            if block_size(processors) > self.processors:
+                raise ValueError(
+                    f"job {job_id} asks for {processors} processors; the partition has "
+                    f"{self.processors}"
+                )
         matrix = self.matrix
         for job_id in ended:
             matrix.remove(job_id)
@@ -68,12 +74,6 @@ class GangScheduler:
             self._give_back()
         else:
             self._delete_rows()
-        for job_id, processors in arrived:
-            if block_size(processors) > self.processors:
-                raise ValueError(
-                    f"job {job_id} asks for {processors} processors; the partition has "
-                    f"{self.processors}"
-                )
         self.waiting.extend(arrived)
         while self.waiting and self._admit(*self.waiting[0]):
             self.waiting.popleft()
