@@ -137,7 +137,8 @@ class GangScheduler:
         return self.matrix.homes.largest(1)
 
     def _holds_extra_rows(self) -> bool:
-        return any(len(job.rows) > 1 for job in self.matrix.jobs.values())
+        """Some job runs in more than its home row (the two trees' totals differ)."""
+        return self.matrix.tree.total() != self.matrix.homes.total()
 
     def _give_back(self) -> None:
         """Every job keeps only its home row; then delete the rows that can go."""

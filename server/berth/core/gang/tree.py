@@ -61,6 +61,10 @@ class WorkloadTree:
             node //= 2
         return load
 
+    def total(self) -> int:
+        """Rows in use summed over every processor."""
+        return self._total[1]
+
     def largest(self, node: int) -> int:
         """The most rows in use on any processor under ``node``."""
         return self._largest[node] + self._above(node)
