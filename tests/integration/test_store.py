@@ -71,7 +71,12 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
     assert {n.name: (n.state, n.reason) for n in snapshot.nodes} == {
         n.name: (n.state, n.reason) for n in live.cluster.nodes.values()
     }
-    assert snapshot.config == {"policy": "conservative", "policy_options": {}, "node_tokens": {}}
+    assert snapshot.config == {
+        "policy": "conservative",
+        "policy_options": {},
+        "node_tokens": {},
+        "partitions": [],
+    }
     assert live.jobs[5].shape == Shape(2, {"cpus": 2}, nodes=2)
     restored = engine(snapshot=snapshot, now=100)
     assert {i: j.guaranteed_start for i, j in restored.jobs.items()} == {

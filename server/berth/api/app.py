@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from berth.api import errors
 from berth.api.deps import Daemon
-from berth.api.routes import admin, agents, jobs, system
+from berth.api.routes import admin, agents, jobs, partitions, system
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -43,4 +43,5 @@ def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(system.router)
     app.include_router(agents.router)
+    app.include_router(partitions.router)
     return app

@@ -76,6 +76,13 @@ class JobSubmit(BaseModel):
         None, min_length=1, max_length=4096, description="stderr file (default berth-%j.err)"
     )
     requeue: bool = Field(False, description="queue the job again if a node it runs on fails")
+    partition: str | None = Field(
+        None,
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="the partition to run in (default: the default partition)",
+    )
 
     def request(self, user: str, idempotency_key: str | None) -> JobRequest:
         """The engine's request; resources and slots are exclusive (422 naming both)."""
@@ -107,6 +114,7 @@ class JobSubmit(BaseModel):
             output=self.output,
             error=self.error,
             requeue=self.requeue,
+            partition=None if self.partition == "default" else self.partition,
         )
 
 
@@ -140,6 +148,9 @@ class JobOut(BaseModel):
     requeued: int = Field(0, description="times queued again after a node failure")
     exit_code: int | None = Field(None, description="the command's exit status (node agents)")
     exit_signal: int | None = Field(None, description="the signal that killed the command")
+    partition: str = Field("default", description="the partition the job runs in")
+    suspended: bool = Field(False, description="gang partitions: stopped until its row runs")
+    suspended_seconds: int = Field(0, description="time spent suspended (not run time)")
 
     @classmethod
     def of(cls, job: JobRecord) -> JobOut:
@@ -171,6 +182,9 @@ class JobOut(BaseModel):
             requeued=job.requeued,
             exit_code=job.exit_code,
             exit_signal=job.exit_signal,
+            partition=job.partition or "default",
+            suspended=job.suspended_at is not None,
+            suspended_seconds=job.suspended_for,
         )
 
 
@@ -199,6 +213,17 @@ class Blocking(BaseModel):
     running_jobs_to_end: list[int]
 
 
+class GangStart(BaseModel):
+    partition: str
+    rows: list[int] = Field(description="the matrix rows the job runs in")
+    row_count: int
+    slot_seconds: int
+    running_now: bool
+    next_slot: int | None = Field(description="when its next slot starts (a forecast)")
+    completion_forecast: int | None
+    completion_basis: str
+
+
 class StartOut(BaseModel):
     job_id: int
     job_state: str
@@ -209,6 +234,9 @@ class StartOut(BaseModel):
     based_on: str
     computed_at: int
     blocked_by: Blocking | None
+    gang: GangStart | None = Field(
+        None, description="gang partitions: the job's rows, next slot and completion forecast"
+    )
 
 
 class WhatIfOut(BaseModel):

@@ -35,8 +35,14 @@ class EmulatedNodes:
         self._run_until(job.id, now + self.runtime(job))
 
     def adopt(self, job: JobRecord, now: int) -> None:
+        """Take back a running job: it ends its runtime after its start plus the time it
+        was suspended (gang partitions), or waits with what it has left if suspended."""
         assert job.start_time is not None
-        self._run_until(job.id, job.start_time + self.runtime(job))
+        if job.suspended_at is not None:
+            ran = job.suspended_at - job.start_time - job.suspended_for
+            self._paused[job.id] = max(self.runtime(job) - ran, 0)
+        else:
+            self._run_until(job.id, job.start_time + job.suspended_for + self.runtime(job))
 
     def kill(self, job_id: int, now: int) -> None:
         self._live.pop(job_id, None)

@@ -312,7 +312,7 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
                 "job_id": record.id,
                 "attempt": record.requeued,
                 "run": first_node(record) == node,
-                "suspended": False,
+                "suspended": record.suspended_at is not None,
                 "name": record.name,
                 "user": record.user,
                 "command": record.command,
@@ -348,6 +348,6 @@ def quiet(answer: dict[str, Any], synced: Synced) -> bool:
     """Whether the answer tells the agent nothing it does not already do."""
     if answer["acknowledged"]:
         return False
-    running = {k for k, j in synced.reported.items() if j.state in HELD_STATES}
-    wanted = {f"{o['job_id']}.{o['attempt']}" for o in answer["jobs"] if o["run"]}
-    return running == wanted
+    held = {k: j.state == "SUSPENDED" for k, j in synced.reported.items() if j.state in HELD_STATES}
+    wanted = {f"{o['job_id']}.{o['attempt']}": o["suspended"] for o in answer["jobs"] if o["run"]}
+    return held == wanted

@@ -16,6 +16,7 @@ from berth.service.model import JobRecord, JobRequest, JobState
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
+    from berth.service.gang import GangPartition
 
 #: How many job ids a start-time answer lists as ahead of the job.
 AHEAD_SHOWN = 20
@@ -24,6 +25,18 @@ AHEAD_SHOWN = 20
 def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     """The decision and start ``request`` would get now, on a copy of the policy."""
     engine.validate(request, now)
+    if request.partition is not None:
+        part = engine.partition(request.partition)
+        if request.deadline is not None:
+            return {"accepted": False, "reason": "a gang partition cannot guarantee a deadline"}
+        boundary = part.next_boundary(now - 1 if part.last_boundary != now else now)
+        return {
+            "accepted": True,
+            "reason": f"joins gang partition {part.spec.name!r} at the next slot boundary",
+            "predicted_start": boundary,
+            "guaranteed_start": None,
+            "guaranteed_end": None,
+        }
     twin = copy.deepcopy(engine.policy)
     job = JobRecord.from_request(engine.next_id, request, now).as_job()
     decision = twin.submit(job, now)
@@ -54,6 +67,9 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         "guaranteed_end": record.guaranteed_end,
         "start_time": record.start_time,
     }
+    part = engine.gang_of(record)
+    if part is not None and record.state in (JobState.PENDING, JobState.RUNNING):
+        return gang_start_info(part, record, info, now)
     if record.state is not JobState.PENDING:
         info.update(
             predicted_start=record.start_time,
@@ -116,6 +132,51 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             "jobs_ahead": len(ahead_ids),
             "jobs_ahead_ids": ahead_ids[:AHEAD_SHOWN],
             "running_jobs_to_end": [r.id for r in waits_for][:AHEAD_SHOWN],
+        },
+    )
+    return info
+
+
+def gang_start_info(
+    part: GangPartition, record: JobRecord, info: dict[str, object], now: int
+) -> dict[str, object]:
+    """What a gang partition can honestly say: the job's rows and the next slot it runs
+    in, and a completion forecast under the current number of rows. Nothing is
+    guaranteed: arrivals add rows and ends remove them."""
+    rows = part.rows_of(record.id)
+    count = len(part.rotation.scheduler.matrix.rows)
+    next_run = part.next_run(record.id, now)
+    completion = None
+    if rows and next_run is not None:
+        ran = 0
+        if record.start_time is not None:
+            stopped = record.suspended_at if record.suspended_at is not None else now
+            ran = stopped - record.start_time - record.suspended_for
+        left = max(record.time_limit - ran, 0)
+        completion = next_run + -(-left * count // len(rows))
+    info.update(
+        predicted_start=record.start_time if record.start_time is not None else next_run,
+        based_on=(
+            f"gang partition {part.spec.name!r} ({part.spec.scheme}, "
+            f"{part.spec.slot_seconds}-s slots): a forecast if the matrix keeps its rows; "
+            "gang scheduling makes no promises"
+        ),
+        computed_at=now,
+        blocked_by=None,
+        gang={
+            "partition": part.spec.name,
+            "rows": rows,
+            "row_count": count,
+            "slot_seconds": part.spec.slot_seconds,
+            "running_now": record.id in part.active,
+            "next_slot": next_run,
+            "completion_forecast": completion,
+            "completion_basis": (
+                f"runs {len(rows)} slot(s) in every {count} until its time limit of "
+                f"{record.time_limit} s is used; a forecast, not a promise"
+                if completion is not None
+                else "not in the matrix yet: it waits for a slot boundary, rows or memory"
+            ),
         },
     )
     return info

@@ -16,6 +16,7 @@ from berth.service.model import JobRecord, JobRequest, NodeRecord
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
+    from berth.service.gang import GangPartition, GangSpec
 
 
 class Command(Protocol):
@@ -163,3 +164,47 @@ class IssueNodeToken:
     def apply(self, engine: Engine, now: int) -> str:
         engine.set_node_token(self.name, self.token_digest, now)
         return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartition:
+    """A gang partition from nodes of the default partition; the result is the partition."""
+
+    spec: GangSpec = field(hash=False)
+    force: bool = False
+
+    def apply(self, engine: Engine, now: int) -> GangPartition:
+        return engine.create_partition(self.spec, now, self.force)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePartition:
+    name: str
+    scheme: str | None = None
+    slot_seconds: int | None = None
+    max_rows: int | None = None
+    clear_max_rows: bool = False
+
+    def apply(self, engine: Engine, now: int) -> GangPartition:
+        return engine.change_partition(
+            self.name, now, self.scheme, self.slot_seconds, self.max_rows, self.clear_max_rows
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DrainPartition:
+    """Drain (``drained``) or reopen a partition."""
+
+    name: str
+    drained: bool
+
+    def apply(self, engine: Engine, now: int) -> GangPartition:
+        return engine.drain_partition(self.name, self.drained, now)
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePartition:
+    name: str
+
+    def apply(self, engine: Engine, now: int) -> None:
+        engine.delete_partition(self.name, now)

@@ -28,6 +28,7 @@ from berth.core.timeline import Timeline
 from berth.service.answers import start_info, what_if
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
+from berth.service.gang import GangPartition, GangSpec
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
     Event,
@@ -38,6 +39,7 @@ from berth.service.model import (
     RequestError,
 )
 from berth.service.node_commands import NodeCommands
+from berth.service.partitions import PartitionCommands
 from berth.service.ports import Changes, NodeBackend, Snapshot
 from berth.service.replan import Replan, build_policy, places_on_nodes, replan
 from berth.service.rows import job_row, node_row
@@ -52,7 +54,7 @@ END_EVENT = {
 }
 
 
-class Engine(NodeCommands):
+class Engine(NodeCommands, PartitionCommands):
     """Job and node records, one policy, and the commands that change them."""
 
     def __init__(
@@ -63,6 +65,8 @@ class Engine(NodeCommands):
         backend: NodeBackend,
     ) -> None:
         self.cluster = Cluster(nodes)
+        #: Gang partitions by name (every other node is in the default partition).
+        self.gang: dict[str, GangPartition] = {}
         self.backend = backend
         self.policy_name = policy_name
         self.policy_options = dict(policy_options)
@@ -103,13 +107,14 @@ class Engine(NodeCommands):
         return self.timeline.policy
 
     def _build_policy(self, name: str, options: dict[str, object]) -> LivePolicy:
-        return build_policy(self.cluster, name, options)
+        return build_policy(self.pool(), name, options)
 
     def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
+        """The default partition's policy rebuilt from its jobs."""
         return replan(
-            self.cluster,
-            self.running.values(),
-            self.pending.values(),
+            self.pool(),
+            [r for r in self.running.values() if r.partition is None],
+            [r for r in self.pending.values() if r.partition is None],
             name,
             options,
             now,
@@ -118,7 +123,13 @@ class Engine(NodeCommands):
 
     def validate(self, request: JobRequest, now: int) -> None:
         """Refuse (:class:`RequestError`) what no configured node set could hold."""
-        check_request(request, self.cluster, self.policy, self.policy_name, now)
+        if request.partition is None:
+            check_request(request, self.pool(), self.policy, self.policy_name, now)
+            return
+        part = self.partition(request.partition)
+        error = self.gang_request_problem(part, JobRecord.from_request(0, request, now))
+        if error is not None:
+            raise error
 
     def start_info(self, job_id: int, now: int) -> dict[str, object]:
         """When will the job start: see :func:`berth.service.answers.start_info`."""
@@ -164,6 +175,13 @@ class Engine(NodeCommands):
         assert isinstance(options, dict)
         engine = cls(nodes, policy, options, backend)
         engine.hold_intents = hold_intents
+        partitions = snapshot.config.get("partitions", [])
+        assert isinstance(partitions, list)
+        for row in partitions:
+            spec = GangSpec.from_dict(row)
+            engine.gang[spec.name] = GangPartition(spec, engine.cluster.nodes)
+        if engine.gang:
+            engine.timeline.policy = engine._build_policy(policy, options)
         tokens = snapshot.config.get("node_tokens", {})
         assert isinstance(tokens, dict)
         engine.node_tokens.update({str(k): str(v) for k, v in tokens.items()})
@@ -174,12 +192,18 @@ class Engine(NodeCommands):
             engine.jobs[record.id] = record
             if record.idempotency_key is not None:
                 engine._idempotency[(record.user, record.idempotency_key)] = record.id
+            part = engine.gang_of(record)
             if record.state is JobState.PENDING:
                 engine.pending[record.id] = record
+                if part is not None:  # it joins the rebuilt matrix in order
+                    part.arrive(record.id, record.resources, record.submit_time)
             elif record.state is JobState.RUNNING:
                 engine.running[record.id] = record
                 engine.cluster.bind(record.allocation)
                 backend.adopt(record, now)
+                if part is not None and record.gang_offset is not None:
+                    running = record.suspended_at is None
+                    part.restore(record.id, record.resources, record.gang_offset, running, now)
         engine.next_id = max(engine.jobs, default=0) + 1
         engine._install(engine._replan(policy, options, now, keep_plan=True), now, restoring=True)
         # No catch-up across the downtime: nothing could start while the daemon was down;
@@ -208,8 +232,9 @@ class Engine(NodeCommands):
             if record is None:
                 continue
             assert record.start_time is not None
-            limit_at = record.start_time + record.time_limit
-            if ended.state is JobState.COMPLETED and ended.time > limit_at:
+            limit_at = record.limit_at
+            overran = limit_at is not None and ended.time > limit_at
+            if ended.state is JobState.COMPLETED and overran:
                 continue  # it overran: the kill below ends it at its limit
             record.exit_code, record.exit_signal = ended.exit_code, ended.signal
             self._end(
@@ -217,9 +242,8 @@ class Engine(NodeCommands):
             )
             done.append(ended.job_id)
         for record in list(self.running.values()):
-            assert record.start_time is not None
-            limit_at = record.start_time + record.time_limit
-            if limit_at <= now:
+            limit_at = record.limit_at
+            if limit_at is not None and limit_at <= now:
                 self._intend(Kill(record.id, now))
                 self._end(
                     record,
@@ -228,7 +252,7 @@ class Engine(NodeCommands):
                     f"killed on reaching its time limit of {record.time_limit} s",
                 )
                 done.append(record.id)
-        self.timeline.end(done, now)
+        self.timeline.end([j for j in done if self.jobs[j].partition is None], now)
         self._requeue(now)
         if catching_up:
             self._run_pass(now)
@@ -237,10 +261,8 @@ class Engine(NodeCommands):
 
     def next_event(self) -> int | None:
         """The next cluster time the engine must be advanced at, without any command."""
-        times = [
-            r.start_time + r.time_limit for r in self.running.values() if r.start_time is not None
-        ]
-        more = (self.policy.next_wakeup(), self.backend.next_event())
+        times = [t for r in self.running.values() if (t := r.limit_at) is not None]
+        more = (self.policy.next_wakeup(), self.backend.next_event(), self.gang_next_event())
         times.extend(t for t in more if t is not None)
         return min(times, default=None)
 
@@ -265,7 +287,18 @@ class Engine(NodeCommands):
     def _decide(self, record: JobRecord, now: int) -> Reserve | Reject | None:
         """The policy's admission decision, and a deadline is never accepted unkept:
         under a policy that does not admit by deadline, a deadline job is accepted only
-        if its guaranteed start plus its time limit meets the deadline."""
+        if its guaranteed start plus its time limit meets the deadline. A gang job joins
+        its partition's next slot boundary (gang scheduling promises nothing)."""
+        part = self.gang_of(record)
+        if part is not None:
+            if record.deadline is not None:
+                return Reject(
+                    record.id,
+                    f"gang partition {part.spec.name!r} makes no promises, so it cannot "
+                    "guarantee a deadline",
+                )
+            part.arrive(record.id, record.resources, now)
+            return None
         decision = self.timeline.arrive(record.as_job(), now)
         if record.deadline is None or isinstance(decision, Reject):
             return decision
@@ -295,11 +328,11 @@ class Engine(NodeCommands):
         if record.state is JobState.RUNNING:
             self._intend(Kill(job_id, now))
             self._end(record, JobState.CANCELLED, now, reason)
-            self.timeline.end([job_id], now)
+            if record.partition is None:
+                self.timeline.end([job_id], now)
         else:
             if record.state is JobState.PENDING:
-                self.policy.withdraw(job_id, now)
-                del self.pending[job_id]
+                self._withdraw(record, now)
             self._set_state(record, JobState.CANCELLED, reason)
             record.end_time = now
             self._emit("job.cancelled", now, job_id, reason=reason)
@@ -313,8 +346,7 @@ class Engine(NodeCommands):
             raise RequestError(
                 "conflict", f"only a pending job can be held; job {job_id} is {record.state}"
             )
-        self.policy.withdraw(job_id, now)
-        del self.pending[job_id]
+        self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
         record.guaranteed_start = record.guaranteed_end = record.planned_start = None
         self._emit("job.held", now, job_id, reason=reason)
@@ -349,7 +381,11 @@ class Engine(NodeCommands):
             option, message = problem
             raise RequestError("invalid", message, "policy" if option is None else "options")
         if not places_on_nodes(name, options) and not force:
-            shaped = [r.id for r in self.jobs.values() if r.shape is not None and not r.final]
+            shaped = [
+                r.id
+                for r in self.jobs.values()
+                if r.shape is not None and not r.final and r.partition is None
+            ]
             if shaped:
                 raise RequestError(
                     "conflict",
@@ -401,6 +437,11 @@ class Engine(NodeCommands):
             }
         else:
             predicted = forecast(self.policy, now)
+            predicted.update(
+                (i, r.planned_start)
+                for i, r in self.pending.items()
+                if r.partition is not None and r.planned_start is not None
+            )
         self._forecast = (self.version, now, predicted)
         return now, predicted
 
@@ -414,6 +455,7 @@ class Engine(NodeCommands):
                     "policy": self.policy_name,
                     "policy_options": dict(self.policy_options),
                     "node_tokens": dict(self.node_tokens),
+                    "partitions": [p.spec.as_dict() for p in self.gang.values()],
                 }
                 if self._config_dirty
                 else {}
@@ -453,7 +495,12 @@ class Engine(NodeCommands):
             self._emit("job.rejected", now, record.id, reason=decision.reason)
             return
         self.pending[record.id] = record
-        reason = self.policy.wait_reason(record.id) or "queued"
+        part = self.gang_of(record)
+        if part is not None:
+            self._gang_reason(part, record, now)
+            reason = record.state_reason
+        else:
+            reason = self.policy.wait_reason(record.id) or "queued"
         if isinstance(decision, Reserve):
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
@@ -482,7 +529,7 @@ class Engine(NodeCommands):
                 record.allocation = {n: dict(a) for n, a in start.placement.items()}
                 self.cluster.bind(record.allocation)
             else:
-                record.allocation = self.cluster.allocate(record)
+                record.allocation = self.pool().allocate(record)
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
@@ -494,12 +541,28 @@ class Engine(NodeCommands):
             if moved is not None:
                 moved.planned_start = self.policy.planned_start(job_id)
                 self._touch(moved)
+        self._gang_boundaries(now)
+
+    def _withdraw(self, record: JobRecord, now: int) -> None:
+        """A pending job leaves its partition's plan (cancelled or held)."""
+        part = self.gang_of(record)
+        if part is not None:
+            part.withdraw(record.id)
+        else:
+            self.policy.withdraw(record.id, now)
+        del self.pending[record.id]
 
     def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
         """A running job ended; one that asked for it is queued again after a node
         failure (same id, a new admission decision)."""
         del self.running[record.id]
         self.cluster.unbind(record.allocation)
+        part = self.gang_of(record)
+        if part is not None:
+            part.end(record.id)
+            if record.suspended_at is not None:
+                record.suspended_for += end - record.suspended_at
+                record.suspended_at = None
         record.end_time = end
         self._set_state(record, state, reason)
         self.counters[state.value.lower()] += 1
@@ -520,7 +583,7 @@ class Engine(NodeCommands):
             record.allocation = {}
             self.counters["requeued"] += 1
             self._emit("job.requeued", now, record.id, times=record.requeued)
-            if decide:
+            if decide or record.partition is not None:  # no replan decides for gang jobs
                 self._admit(record, self._decide(record, now), now)
             else:
                 self.pending[record.id] = record

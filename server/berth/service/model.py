@@ -70,6 +70,8 @@ class JobRequest:
     error: str | None = None
     #: Queue the job again if a node it runs on fails.
     requeue: bool = False
+    #: The partition to run in (None: the default partition).
+    partition: str | None = None
 
 
 @dataclass(slots=True)
@@ -108,6 +110,13 @@ class JobRecord:
     launched_at: float | None = None
     #: Times the job was queued again after a node failure.
     requeued: int = 0
+    #: The partition it runs in (None: the default one).
+    partition: str | None = None
+    #: Gang partitions: the first processor of its block, when it was suspended (None:
+    #: it is not), and the seconds it spent suspended before that (not run time).
+    gang_offset: int | None = None
+    suspended_at: int | None = None
+    suspended_for: int = 0
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:
@@ -129,6 +138,7 @@ class JobRecord:
             output=request.output,
             error=request.error,
             requeue=request.requeue,
+            partition=request.partition,
         )
 
     def as_job(self) -> Job:
@@ -152,6 +162,14 @@ class JobRecord:
     @property
     def final(self) -> bool:
         return self.state in FINAL_STATES
+
+    @property
+    def limit_at(self) -> int | None:
+        """When a running job reaches its time limit (time suspended does not count);
+        None while it is suspended or not running."""
+        if self.start_time is None or self.suspended_at is not None:
+            return None
+        return self.start_time + self.suspended_for + self.time_limit
 
 
 @dataclass(slots=True)

@@ -8,52 +8,13 @@ Engine`, kept apart so the engine's file stays about jobs. No I/O.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from berth.service.intents import Intent, Kill
-from berth.service.model import JobRecord, JobState, NodeRecord, NodeState, RequestError
-
-if TYPE_CHECKING:
-    from berth.service.cluster import Cluster
-    from berth.service.replan import Replan
+from berth.service.engine_base import EngineBase
+from berth.service.intents import Kill
+from berth.service.model import JobState, NodeRecord, NodeState, RequestError
 
 
-class NodeCommands:
+class NodeCommands(EngineBase):
     """The engine's node commands (mixed into :class:`~berth.service.engine.Engine`)."""
-
-    if TYPE_CHECKING:  # what they use of the engine
-        cluster: Cluster
-        policy_name: str
-        policy_options: dict[str, object]
-        running: dict[int, JobRecord]
-        node_tokens: dict[str, str]
-        _dirty_nodes: set[str]
-        _config_dirty: bool
-
-        def node(self, name: str) -> NodeRecord: ...
-
-        def _replan(
-            self, name: str, options: dict[str, object], now: int, keep_plan: bool
-        ) -> Replan: ...
-
-        def _install(self, replan: Replan, now: int, restoring: bool = False) -> None: ...
-
-        def _pass(self, now: int) -> None: ...
-
-        def _intend(self, intent: Intent) -> None: ...
-
-        def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None: ...
-
-        def _requeue(self, now: int, decide: bool = True) -> None: ...
-
-        def _emit(
-            self,
-            kind: str,
-            time: int,
-            job_id: int | None = None,
-            node: str | None = None,
-            **detail: object,
-        ) -> None: ...
 
     def add_node(self, name: str, resources: dict[str, int], now: int) -> NodeRecord:
         if name in self.cluster.nodes:

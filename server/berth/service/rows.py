@@ -41,6 +41,10 @@ JOB_COLUMNS = (
     "exit_signal",
     "launched_at",
     "requeued",
+    "partition",
+    "gang_offset",
+    "suspended_at",
+    "suspended_for",
 )
 
 
@@ -66,6 +70,7 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["allocation"] = {n: dict(a) for n, a in (row["allocation"] or {}).items()}
     values["requeue"] = bool(row.get("requeue"))
     values["requeued"] = int(row.get("requeued") or 0)
+    values["suspended_for"] = int(row.get("suspended_for") or 0)
     shape = row.get("shape")
     values["shape"] = (
         None

@@ -54,6 +54,11 @@ JOBS = sa.Table(
     sa.Column("exit_signal", sa.Integer),
     sa.Column("launched_at", sa.Float),
     sa.Column("requeued", sa.Integer, nullable=False, server_default="0"),
+    # Partitions and gang scheduling (migration 0004).
+    sa.Column("partition", sa.String(100)),
+    sa.Column("gang_offset", sa.Integer),
+    sa.Column("suspended_at", sa.BigInteger),
+    sa.Column("suspended_for", sa.BigInteger, nullable=False, server_default="0"),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -12,12 +12,17 @@
 
 :meth:`GangScheduler.settle` applies one slot boundary: ends, then arrivals in order,
 then growth. Choices the paper leaves open are listed in ``docs/semantics.md``.
+
+A live partition adds what the paper's model lacks: a ``fits`` test (memory and GPUs,
+which suspended jobs keep, must fit the nodes under the chosen block) and
+:meth:`GangScheduler.restore` (a restarted daemon puts running jobs back on their
+blocks).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from berth.core.catalog import GANG_SCHEMES
 from berth.core.gang.buddy import block_size
@@ -26,13 +31,31 @@ from berth.core.gang.matrix import Matrix
 #: Scheme names, in the paper's order.
 SCHEMES = GANG_SCHEMES
 
+#: ``fits(job id, processors, offset)``: whether the job may take the block at ``offset``.
+Fits = Callable[[int, int, int], bool]
+
 
 class GangScheduler:
     """A gang partition's matrix under one scheme."""
 
-    __slots__ = ("balanced", "matrix", "max_rows", "minimise", "multi_slot", "scheme", "waiting")
+    __slots__ = (
+        "balanced",
+        "fits",
+        "matrix",
+        "max_rows",
+        "minimise",
+        "multi_slot",
+        "scheme",
+        "waiting",
+    )
 
-    def __init__(self, processors: int, scheme: str, max_rows: int | None = None) -> None:
+    def __init__(
+        self,
+        processors: int,
+        scheme: str,
+        max_rows: int | None = None,
+        fits: Fits | None = None,
+    ) -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         if max_rows is not None and max_rows < 1:
@@ -42,6 +65,9 @@ class GangScheduler:
         self.max_rows = max_rows
         #: Jobs that arrived but would need a row beyond ``max_rows``: ``(id, processors)``.
         self.waiting: deque[tuple[int, int]] = deque()
+        #: Whether a job may take a block beyond its processors being idle (None: yes);
+        #: a job refused on the block its scheme chose waits, and so do all behind it.
+        self.fits = fits
         self.scheme = scheme
         self.balanced = scheme != "bc"
         self.multi_slot = scheme in ("brms", "brmms")
@@ -85,32 +111,51 @@ class GangScheduler:
     def _room_for_a_row(self) -> bool:
         return self.max_rows is None or len(self.matrix.rows) < self.max_rows
 
+    def _fits(self, job_id: int, processors: int, offset: int) -> bool:
+        return self.fits is None or self.fits(job_id, processors, offset)
+
+    def restore(self, job_id: int, processors: int, offset: int) -> None:
+        """Put back a job that runs on the block at ``offset`` (a restarted daemon): in
+        the first row idle across the block, or a new row."""
+        matrix = self.matrix
+        job = matrix.new_job(job_id, processors, offset)
+        row = matrix.idle_row(job.mask)
+        matrix.put(job, row if row is not None else matrix.add_row())
+
     def _admit(self, job_id: int, processors: int) -> bool:
-        """Place the job; False if it would need a row too many (it is not placed, but
-        BRMMS may have taken extra rows back trying; growth hands them out again)."""
+        """Place the job; False if it would need a row too many or does not fit the
+        block chosen for it (it is not placed, but BRMMS may have taken extra rows back
+        trying; growth hands them out again)."""
         size = block_size(processors)
         matrix = self.matrix
         if not self.balanced:
             found = matrix.first_fit(size)
             if found is None:
-                if not self._room_for_a_row():
+                if not self._room_for_a_row() or not self._fits(job_id, processors, 0):
                     return False
                 row, offset = matrix.add_row(), 0
             else:
                 row, offset = found
+                if not self._fits(job_id, processors, offset):
+                    return False
             matrix.put(matrix.new_job(job_id, processors, offset), row)
             return True
         node = self._least_loaded(size)
         if node is None and self.minimise and self._holds_extra_rows():
             self._give_back()
             node = self._least_loaded(size)
+        added = None
         if node is None:
             if not self._room_for_a_row():
                 return False
-            matrix.add_row()
+            added = matrix.add_row()
             node = self._least_loaded(size)
             assert node is not None  # a new row leaves an idle slot everywhere
         offset, _ = matrix.tree.block(node)
+        if not self._fits(job_id, processors, offset):
+            if added is not None:
+                matrix.delete_row(added)
+            return False
         job = matrix.new_job(job_id, processors, offset)
         matrix.put(job, matrix.gather(offset, size))
         return True

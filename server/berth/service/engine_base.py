@@ -1,0 +1,71 @@
+"""What the engine's command mixins may use of the engine, declared once.
+
+:class:`~berth.service.engine.Engine` is assembled from mixins (node commands,
+partition commands) that keep its file about jobs; each mixin reads and changes the
+engine's records through the attributes and methods declared here, which the engine
+defines. Only type checkers read this. No I/O.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections import Counter
+
+    from berth.core.decisions import Reject, Reserve
+    from berth.service.cluster import Cluster
+    from berth.service.gang import GangPartition
+    from berth.service.intents import Intent
+    from berth.service.model import JobRecord, JobState, NodeRecord
+    from berth.service.replan import Replan
+
+
+class EngineBase:
+    """The engine's state and internal steps, as its mixins see them."""
+
+    if TYPE_CHECKING:
+        cluster: Cluster
+        policy_name: str
+        policy_options: dict[str, object]
+        jobs: dict[int, JobRecord]
+        pending: dict[int, JobRecord]
+        running: dict[int, JobRecord]
+        gang: dict[str, GangPartition]
+        node_tokens: dict[str, str]
+        counters: Counter[str]
+        _dirty_nodes: set[str]
+        _config_dirty: bool
+
+        def node(self, name: str) -> NodeRecord: ...
+
+        def _replan(
+            self, name: str, options: dict[str, object], now: int, keep_plan: bool
+        ) -> Replan: ...
+
+        def _install(self, replan: Replan, now: int, restoring: bool = False) -> None: ...
+
+        def _pass(self, now: int) -> None: ...
+
+        def _intend(self, intent: Intent) -> None: ...
+
+        def _admit(
+            self, record: JobRecord, decision: Reserve | Reject | None, now: int
+        ) -> None: ...
+
+        def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None: ...
+
+        def _requeue(self, now: int, decide: bool = True) -> None: ...
+
+        def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None: ...
+
+        def _touch(self, record: JobRecord) -> None: ...
+
+        def _emit(
+            self,
+            kind: str,
+            time: int,
+            job_id: int | None = None,
+            node: str | None = None,
+            **detail: object,
+        ) -> None: ...
