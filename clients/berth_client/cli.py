@@ -62,7 +62,7 @@ def when(value: int | None, now: int | None = None) -> str:
     return f"{text} (now)"
 
 
-def _json(value: Any, indent: int = 2) -> str:
+def to_json(value: Any, indent: int = 2) -> str:
     """``--json`` output; :mod:`json` loads only when a command prints it."""
     import json
 
@@ -76,6 +76,7 @@ TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "guaranteed_
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register the client commands on an argparse subparsers object; their handlers."""
+    from berth_client import partitions_cli
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--url", default=os.environ.get("BERTH_URL", DEFAULT_URL))
@@ -119,6 +120,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     submit.add_argument("--emulated-runtime", type=int, help="emulated nodes: how long it runs")
     submit.add_argument(
+        "--partition", "-p", help="the partition to run in (default: the default partition)"
+    )
+    submit.add_argument(
         "--idempotency-key", help="retrying with the same key never creates two jobs"
     )
 
@@ -151,16 +155,17 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "show": run_show,
         "cancel": run_cancel,
         "admin": run_admin,
+        **partitions_cli.add_commands(commands, common),
     }
 
 
-def _client(args: argparse.Namespace) -> BerthClient:
+def client_of(args: argparse.Namespace) -> BerthClient:
     from berth_client.client import BerthClient
 
     return BerthClient(args.url, args.token)
 
 
-def _guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def wrapped(args: argparse.Namespace) -> int:
         import http.client
 
@@ -194,10 +199,10 @@ def _slots(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, A
     return {"count": args.slots, "per_slot": args.per_slot}, nodes
 
 
-@_guard
+@guard
 def run_submit(args: argparse.Namespace) -> int:
     slots, nodes = _slots(args)
-    with _client(args) as client:
+    with client_of(args) as client:
         answer = client.submit(
             args.resources,
             args.time_limit,
@@ -213,9 +218,10 @@ def run_submit(args: argparse.Namespace) -> int:
             output=args.output,
             error=args.error,
             requeue=args.requeue or None,
+            partition=args.partition,
         )
     if args.json:
-        print(_json(answer, indent=2))
+        print(to_json(answer, indent=2))
         return 0 if answer["accepted"] else 3
     job = answer["job"]
     if not answer["accepted"]:
@@ -231,9 +237,9 @@ def run_submit(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def run_queue(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         jobs: list[dict[str, Any]] = []
         offset = 0
         while True:
@@ -248,7 +254,7 @@ def run_queue(args: argparse.Namespace) -> int:
         plan = client.schedule()
     predicted = {w["job_id"]: w["start"] for w in plan["planned"]}
     if args.json:
-        print(_json({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
+        print(to_json({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
         return 0
     now = plan["now"]
     header = (
@@ -267,13 +273,13 @@ def run_queue(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
+@guard
 def run_show(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         job = client.job(args.job_id)
         start = client.start(args.job_id)
     if args.json:
-        print(_json({"job": job, "start": start}, indent=2))
+        print(to_json({"job": job, "start": start}, indent=2))
         return 0
     now = start["computed_at"]
     for key, value in job.items():
@@ -282,24 +288,35 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"{'predicted_start':>18}: {when(start['predicted_start'], now)}  ({start['based_on']})")
     if start["blocked_by"]:
         print(f"{'blocked_by':>18}: {start['blocked_by']}")
+    gang = start.get("gang")
+    if gang:
+        rows = ", ".join(map(str, gang["rows"])) or "none yet"
+        print(
+            f"{'gang':>18}: row(s) {rows} of {gang['row_count']}, "
+            f"{gang['slot_seconds']}-s slots, next slot {when(gang['next_slot'], now)}"
+        )
+        print(
+            f"{'completion':>18}: {when(gang['completion_forecast'], now)}  "
+            f"({gang['completion_basis']})"
+        )
     return 0
 
 
-@_guard
+@guard
 def run_cancel(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         job = client.cancel(args.job_id)
-    print(_json(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
+    print(to_json(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
     return 0
 
 
-@_guard
+@guard
 def run_admin(args: argparse.Namespace) -> int:
-    with _client(args) as client:
+    with client_of(args) as client:
         if args.admin_command == "node-token":
             answer = client.node_token(args.name)
             if args.json:
-                print(_json(answer, indent=2))
+                print(to_json(answer, indent=2))
             else:
                 print(answer["token"])
                 print(
@@ -310,7 +327,7 @@ def run_admin(args: argparse.Namespace) -> int:
             return 0
         answer = client.agents()
     if args.json:
-        print(_json(answer, indent=2))
+        print(to_json(answer, indent=2))
         return 0
     print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} REASON")
     for row in answer["agents"]:

@@ -73,7 +73,7 @@ class BerthClient:
                 text = raw.decode(errors="replace")
                 raise BerthError(response.status, "error", text, None) from None
             raise BerthError(response.status, error["code"], error["message"], error.get("field"))
-        return json.loads(raw)
+        return json.loads(raw) if raw else None  # 204 No Content has no body
 
     # ------------------------------------------------------------------ jobs
     def submit(
@@ -155,6 +155,15 @@ class BerthClient:
 
     def cluster(self) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", "/v1/cluster")
+        return result
+
+    def partitions(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", "/v1/partitions")
+        return result
+
+    def matrix(self, name: str) -> dict[str, Any]:
+        """A gang partition's matrix: rows x processors with the job in each cell."""
+        result: dict[str, Any] = self._call("GET", f"/v1/partitions/{name}/matrix")
         return result
 
     def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from berth.runtime.main import main
-from tests.integration.conftest import ALICE, DaemonProcess
+from tests.integration.conftest import ALICE, OPERATOR, DaemonProcess
 
 
 @pytest.fixture
@@ -92,3 +92,28 @@ def test_submit_slots_on_nodes(daemon: DaemonProcess, capsys: pytest.CaptureFixt
         main(["submit", *auth, "--slots", "4", "-t", "60"])
     with pytest.raises(SystemExit, match="--resources or --slots, not both"):
         main(["submit", *auth, "-r", "cpus=1", "--slots", "1", "--per-slot", "cpus=1", "-t", "6"])
+
+
+def test_partition_commands(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    """An operator makes a gang partition; jobs go to it; the matrix is drawn."""
+    admin = ["--url", daemon.url, "--token", OPERATOR]
+    auth = ["--url", daemon.url, "--token", ALICE]
+    create = ["partition", "create", "g", "--nodes", "node001,node002", "--scheme", "bc"]
+    assert main([*create, "--slot-seconds", "3600", *admin]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["g", "gang"]
+    for _ in range(2):
+        assert main(["submit", *auth, "-r", "cpus=16", "-t", "600", "-p", "g"]) == 0
+    capsys.readouterr()
+    assert main(["partition", "list", *auth]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in table[1:]] == [["default", "conservative"], ["g", "gang"]]
+    assert main(["partition", "matrix", "g", *auth]) == 0
+    drawn = capsys.readouterr().out.splitlines()
+    assert drawn[0].startswith("gang partition g: bc, 3600-s slots,")
+    assert drawn[1] == "    nodes: node001, node002"
+    assert main(["partition", "delete", "g", *admin]) == 1  # it has jobs
+    assert "still has 2 job(s)" in capsys.readouterr().err
+    assert main(["partition", "drain", "g", *admin]) == 0
+    assert "gang (drained)" in capsys.readouterr().out
+    assert main(["submit", *auth, "-r", "cpus=1", "-t", "60", "-p", "g"]) == 1
+    assert "drained" in capsys.readouterr().err

@@ -13,7 +13,8 @@ import time
 class ScaledClock:
     def __init__(self, scale: float = 1.0, not_before: int = 0) -> None:
         self.scale = scale
-        self._origin = max(int(time.time()), not_before)
+        # Keep the fraction: with scale 1 the cluster's seconds tick with Unix time's.
+        self._origin = max(time.time(), float(not_before))
         self._mono = time.monotonic()
 
     def _exact(self) -> float:

@@ -11,6 +11,12 @@ the policy itself changes, and on restart: running jobs are adopted with what th
 waiting jobs in arrival order with their planned start and guarantee (kept where still
 feasible). A rebuild reports every guarantee it cannot keep; operator commands refuse
 such a change unless forced, a node failure applies it and announces the new times.
+
+Jobs run in partitions: the default partition is the policy above over every node no
+other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
+matrix and move it on at each slot boundary, inside the same scheduling pass. Node,
+partition and policy commands, and the outputs for the shell, are mixins kept in their
+own modules.
 """
 
 from __future__ import annotations
@@ -21,14 +27,13 @@ from contextlib import contextmanager
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.core.policies import policy_problem
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.nodes import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
 from berth.service.answers import start_info, what_if
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
-from berth.service.gang import GangPartition, GangSpec
+from berth.service.gang import GangPartition
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
     Event,
@@ -40,9 +45,11 @@ from berth.service.model import (
 )
 from berth.service.node_commands import NodeCommands
 from berth.service.partitions import PartitionCommands
-from berth.service.ports import Changes, NodeBackend, Snapshot
-from berth.service.replan import Replan, build_policy, places_on_nodes, replan
-from berth.service.rows import job_row, node_row
+from berth.service.policy_commands import PolicyCommands
+from berth.service.ports import NodeBackend, Snapshot
+from berth.service.replan import Replan, build_policy, replan
+from berth.service.restore import restore_engine
+from berth.service.shell import ShellOutputs
 
 #: The event announcing each way a running job can end.
 END_EVENT = {
@@ -54,7 +61,7 @@ END_EVENT = {
 }
 
 
-class Engine(NodeCommands, PartitionCommands):
+class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
     """Job and node records, one policy, and the commands that change them."""
 
     def __init__(
@@ -163,54 +170,11 @@ class Engine(NodeCommands, PartitionCommands):
         default_options: dict[str, object],
         hold_intents: bool = False,
     ) -> Engine:
-        """The engine a (re)started daemon resumes with: persisted jobs, nodes and policy
-        (defaults on a fresh store), running jobs handed back to the backend, then one
-        :meth:`advance` for whatever should have happened while it was down. A daemon
-        passes ``hold_intents``: what that catch-up starts or kills is sent only after
-        the coordinator's start-up commit."""
-        fresh = not snapshot.nodes
-        nodes = list(default_nodes) if fresh else snapshot.nodes
-        policy = str(snapshot.config.get("policy", default_policy))
-        options = snapshot.config.get("policy_options", default_options)
-        assert isinstance(options, dict)
-        engine = cls(nodes, policy, options, backend)
-        engine.hold_intents = hold_intents
-        partitions = snapshot.config.get("partitions", [])
-        assert isinstance(partitions, list)
-        for row in partitions:
-            spec = GangSpec.from_dict(row)
-            engine.gang[spec.name] = GangPartition(spec, engine.cluster.nodes)
-        if engine.gang:
-            engine.timeline.policy = engine._build_policy(policy, options)
-        tokens = snapshot.config.get("node_tokens", {})
-        assert isinstance(tokens, dict)
-        engine.node_tokens.update({str(k): str(v) for k, v in tokens.items()})
-        if fresh:
-            engine._dirty_nodes.update(engine.cluster.nodes)
-            engine._config_dirty = True
-        for record in sorted(snapshot.jobs, key=lambda r: r.id):
-            engine.jobs[record.id] = record
-            if record.idempotency_key is not None:
-                engine._idempotency[(record.user, record.idempotency_key)] = record.id
-            part = engine.gang_of(record)
-            if record.state is JobState.PENDING:
-                engine.pending[record.id] = record
-                if part is not None:  # it joins the rebuilt matrix in order
-                    part.arrive(record.id, record.resources, record.submit_time)
-            elif record.state is JobState.RUNNING:
-                engine.running[record.id] = record
-                engine.cluster.bind(record.allocation)
-                backend.adopt(record, now)
-                if part is not None and record.gang_offset is not None:
-                    running = record.suspended_at is None
-                    part.restore(record.id, record.resources, record.gang_offset, running, now)
-        engine.next_id = max(engine.jobs, default=0) + 1
-        engine._install(engine._replan(policy, options, now, keep_plan=True), now, restoring=True)
-        # No catch-up across the downtime: nothing could start while the daemon was down;
-        # ends and kills that fell in it are still recorded at their own times.
-        engine._stepped = now
-        engine.advance(now)
-        return engine
+        """The engine a (re)started daemon resumes with: see :func:`restore_engine`."""
+        return restore_engine(
+            cls, snapshot, backend, now, default_nodes, default_policy, default_options,
+            hold_intents,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ time
     def advance(self, now: int) -> None:
@@ -372,48 +336,6 @@ class Engine(NodeCommands, PartitionCommands):
         self._emit("job.priority_changed", now, job_id, political_priority=value)
         return record
 
-    def change_policy(
-        self, name: str, options: dict[str, object], now: int, force: bool = False
-    ) -> None:
-        """Switch policy, keeping every guarantee given, or refuse naming those it breaks."""
-        problem = policy_problem(name, options)
-        if problem is not None:
-            option, message = problem
-            raise RequestError("invalid", message, "policy" if option is None else "options")
-        if not places_on_nodes(name, options) and not force:
-            shaped = [
-                r.id
-                for r in self.jobs.values()
-                if r.shape is not None and not r.final and r.partition is None
-            ]
-            if shaped:
-                raise RequestError(
-                    "conflict",
-                    f"policy {name} plans on a pool and cannot honour slots, but job(s) "
-                    f"{', '.join(map(str, shaped[:10]))}{', ...' if len(shaped) > 10 else ''} "
-                    "asked for slots (force=true switches anyway; they are then planned by "
-                    "their totals)",
-                    "policy",
-                )
-        try:
-            replan = self._replan(name, options, now, keep_plan=False)
-        except (ValueError, TypeError) as error:
-            raise RequestError("invalid", str(error), "options") from None
-        if replan.broken and not force:
-            raise RequestError(
-                "conflict",
-                f"switching to {name} would break {len(replan.broken)} guarantee(s): "
-                + "; ".join(replan.broken[:10])
-                + ("" if len(replan.broken) <= 10 else "; ...")
-                + " (force=true switches anyway)",
-                "policy",
-            )
-        self.policy_name, self.policy_options = name, dict(options)
-        self._config_dirty = True
-        self._install(replan, now)
-        self._emit("policy.changed", now, policy=name, options=dict(options))
-        self._pass(now)
-
     # ------------------------------------------------------------------ queries
     def job(self, job_id: int) -> JobRecord:
         record = self.jobs.get(job_id)
@@ -444,47 +366,6 @@ class Engine(NodeCommands, PartitionCommands):
             )
         self._forecast = (self.version, now, predicted)
         return now, predicted
-
-    # ------------------------------------------------------------------ for the shell
-    def take_changes(self) -> Changes:
-        changes = Changes(
-            jobs={i: job_row(self.jobs[i]) for i in self._dirty_jobs},
-            nodes={n: node_row(self.cluster.nodes[n]) for n in self._dirty_nodes},
-            config=(
-                {
-                    "policy": self.policy_name,
-                    "policy_options": dict(self.policy_options),
-                    "node_tokens": dict(self.node_tokens),
-                    "partitions": [p.spec.as_dict() for p in self.gang.values()],
-                }
-                if self._config_dirty
-                else {}
-            ),
-        )
-        self._dirty_jobs.clear()
-        self._dirty_nodes.clear()
-        self._config_dirty = False
-        return changes
-
-    def take_events(self) -> list[Event]:
-        events, self._events = self._events, []
-        return events
-
-    def _intend(self, intent: Intent) -> None:
-        if self.hold_intents:
-            self._intents.append(intent)
-        else:
-            intent.send(self.backend)
-
-    def take_intents(self) -> list[Intent]:
-        """The node commands of the changes made since the last call, in order."""
-        intents, self._intents = self._intents, []
-        return intents
-
-    def dispatch(self) -> None:
-        """Send the pending intents to the node backend now (after their commit)."""
-        for intent in self.take_intents():
-            intent.send(self.backend)
 
     # ------------------------------------------------------------------ internals
     def _admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
@@ -642,22 +523,3 @@ class Engine(NodeCommands, PartitionCommands):
         record.state = state
         record.state_reason = reason
         self._touch(record)
-
-    def touch(self, record: JobRecord) -> None:
-        """Note a record changed from outside the engine's commands (agent reports)."""
-        self._touch(record)
-
-    def _touch(self, record: JobRecord) -> None:
-        """Note a changed record: to persist, and to recompute predictions from."""
-        self._dirty_jobs.add(record.id)
-        self.version += 1
-
-    def _emit(
-        self,
-        kind: str,
-        time: int,
-        job_id: int | None = None,
-        node: str | None = None,
-        **detail: object,
-    ) -> None:
-        self._events.append(Event(kind, time, job_id, node, dict(detail)))

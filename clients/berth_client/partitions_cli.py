@@ -1,0 +1,116 @@
+"""``berth partition``: list partitions, draw a gang partition's matrix, and (operators)
+create, change, drain, resume and delete gang partitions."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from berth_client.cli import client_of, guard, to_json, when
+
+
+def add_commands(
+    commands: Any, common: Callable[[argparse.ArgumentParser], None]
+) -> dict[str, Callable[[argparse.Namespace], int]]:
+    partition = commands.add_parser("partition", help="partitions and gang matrices")
+    actions = partition.add_subparsers(dest="partition_command", required=True)
+    common(actions.add_parser("list", help="every partition: policy, nodes, jobs"))
+    matrix = actions.add_parser("matrix", help="a gang partition's rows x processors")
+    common(matrix)
+    matrix.add_argument("name")
+    create = actions.add_parser("create", help="a gang partition from idle default nodes")
+    common(create)
+    create.add_argument("name")
+    create.add_argument("--nodes", required=True, help="comma-separated, in processor order")
+    create.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"), default="brmms")
+    create.add_argument("--slot-seconds", type=int, default=30, help="time slot length")
+    create.add_argument("--max-rows", type=int, help="most rows; jobs beyond wait in order")
+    create.add_argument("--force", action="store_true", help="even if a guarantee breaks")
+    change = actions.add_parser("set", help="change slot length, row limit or (empty) scheme")
+    common(change)
+    change.add_argument("name")
+    change.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"))
+    change.add_argument("--slot-seconds", type=int)
+    change.add_argument("--max-rows", type=int)
+    change.add_argument("--no-max-rows", action="store_true", help="remove the row limit")
+    for verb, text in (
+        ("drain", "take no new jobs; those queued go on"),
+        ("resume", "take new jobs again"),
+        ("delete", "delete an empty partition; its nodes return to default"),
+    ):
+        parser = actions.add_parser(verb, help=text)
+        common(parser)
+        parser.add_argument("name")
+    return {"partition": run_partition}
+
+
+@guard
+def run_partition(args: argparse.Namespace) -> int:
+    action = args.partition_command
+    with client_of(args) as client:
+        if action == "list":
+            answer = client.partitions()
+        elif action == "matrix":
+            answer = client.matrix(args.name)
+        elif action == "create":
+            options = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
+                       "max_rows": args.max_rows}  # fmt: skip
+            nodes = [n.strip() for n in args.nodes.split(",") if n.strip()]
+            body = {"name": args.name, "nodes": nodes, "options": options, "force": args.force}
+            answer = client.admin("POST", "partitions", body)
+        elif action == "set":
+            body = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
+                    "max_rows": args.max_rows, "no_max_rows": args.no_max_rows}  # fmt: skip
+            body = {k: v for k, v in body.items() if v not in (None, False)}
+            answer = client.admin("PATCH", f"partitions/{args.name}", body)
+        elif action == "delete":
+            client.admin("DELETE", f"partitions/{args.name}")
+            print(f"partition {args.name} deleted; its nodes are back in the default partition")
+            return 0
+        else:
+            answer = client.admin("POST", f"partitions/{args.name}/{action}")
+    if args.json:
+        print(to_json(answer))
+    elif action == "list":
+        print(f"{'NAME':12} {'POLICY':14} {'NODES':>5} {'PEND':>5} {'RUN':>5} {'SUSP':>5} OPTIONS")
+        for row in answer["partitions"]:
+            _print_row(row)
+    elif action == "matrix":
+        print(draw(answer))
+    else:
+        _print_row(answer)
+    return 0
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    policy = row["policy"] + (" (drained)" if row["drained"] else "")
+    options = ",".join(f"{k}={v}" for k, v in row["options"].items() if v is not None)
+    print(
+        f"{row['name'][:12]:12} {policy[:14]:14} {len(row['nodes']):>5} {row['pending']:>5} "
+        f"{row['running']:>5} {row['suspended']:>5} {options}"
+    )
+
+
+def draw(matrix: dict[str, Any]) -> str:
+    """The matrix as text: a row per slot, a column per processor, job ids in cells,
+    ``>`` marking the row that runs now."""
+    processors = matrix["processors"]
+    rows = matrix["rows"]
+    width = max([len(str(c)) for row in rows for c in row if c is not None] + [1])
+    lines = [
+        f"gang partition {matrix['name']}: {matrix['scheme']}, {matrix['slot_seconds']}-s slots, "
+        f"{len(rows)} row(s), next boundary {when(matrix['next_boundary'])}"
+    ]
+    nodes: list[str] = []
+    for processor in processors:
+        if not nodes or nodes[-1] != processor["node"]:
+            nodes.append(processor["node"])
+    lines.append("    nodes: " + ", ".join(nodes))
+    for index, row in enumerate(rows):
+        mark = ">" if index == matrix["running_row"] else " "
+        cells = " ".join(("." if c is None else str(c)).rjust(width) for c in row)
+        lines.append(f"{mark} {index:>3}  {cells}")
+    if matrix["waiting"]:
+        lines.append("  waiting: " + ", ".join(map(str, matrix["waiting"])))
+    return "\n".join(lines)

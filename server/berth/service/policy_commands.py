@@ -1,0 +1,59 @@
+"""Switching the default partition's policy, keeping every guarantee given.
+
+The new policy is rebuilt from the records (a replan); a switch that would break a
+guarantee, or drop the slots jobs asked for, is refused naming them unless forced. A
+part of :class:`~berth.service.engine.Engine`. No I/O.
+"""
+
+from __future__ import annotations
+
+from berth.core.policies import policy_problem
+from berth.service.engine_base import EngineBase
+from berth.service.model import RequestError
+from berth.service.replan import places_on_nodes
+
+
+class PolicyCommands(EngineBase):
+    """The engine's policy command (a mixin)."""
+
+    def change_policy(
+        self, name: str, options: dict[str, object], now: int, force: bool = False
+    ) -> None:
+        """Switch policy, keeping every guarantee given, or refuse naming those it breaks."""
+        problem = policy_problem(name, options)
+        if problem is not None:
+            option, message = problem
+            raise RequestError("invalid", message, "policy" if option is None else "options")
+        if not places_on_nodes(name, options) and not force:
+            shaped = [
+                r.id
+                for r in self.jobs.values()
+                if r.shape is not None and not r.final and r.partition is None
+            ]
+            if shaped:
+                raise RequestError(
+                    "conflict",
+                    f"policy {name} plans on a pool and cannot honour slots, but job(s) "
+                    f"{', '.join(map(str, shaped[:10]))}{', ...' if len(shaped) > 10 else ''} "
+                    "asked for slots (force=true switches anyway; they are then planned by "
+                    "their totals)",
+                    "policy",
+                )
+        try:
+            replan = self._replan(name, options, now, keep_plan=False)
+        except (ValueError, TypeError) as error:
+            raise RequestError("invalid", str(error), "options") from None
+        if replan.broken and not force:
+            raise RequestError(
+                "conflict",
+                f"switching to {name} would break {len(replan.broken)} guarantee(s): "
+                + "; ".join(replan.broken[:10])
+                + ("" if len(replan.broken) <= 10 else "; ...")
+                + " (force=true switches anyway)",
+                "policy",
+            )
+        self.policy_name, self.policy_options = name, dict(options)
+        self._config_dirty = True
+        self._install(replan, now)
+        self._emit("policy.changed", now, policy=name, options=dict(options))
+        self._pass(now)
