@@ -9,6 +9,7 @@ merely says so.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from tests.integration.agents.cluster import Cluster
@@ -30,7 +31,7 @@ def stretches(samples: list[tuple[float, float]]) -> list[tuple[float, float, fl
     """The job's runs between suspensions: ``(start, end, cpu seconds used)``; a gap of
     more than 0.2 s between samples taken every 20 ms is a suspension."""
     runs, begin = [], samples[0]
-    for before, after in zip(samples, samples[1:], strict=False):
+    for before, after in itertools.pairwise(samples):
         if after[0] - before[0] > 0.2:
             runs.append((begin[0], before[0], before[1] - begin[1]))
             begin = after
