@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_admission.py
 	$(BIN)/python benchmarks/bench_api.py
 	$(BIN)/python benchmarks/bench_gang.py
+	$(BIN)/python benchmarks/bench_gang_live.py
 
 reproduce: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py

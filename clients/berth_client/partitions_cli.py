@@ -93,24 +93,36 @@ def _print_row(row: dict[str, Any]) -> None:
 
 
 def draw(matrix: dict[str, Any]) -> str:
-    """The matrix as text: a row per slot, a column per processor, job ids in cells,
-    ``>`` marking the row that runs now."""
-    processors = matrix["processors"]
+    """The matrix as text, one line per row: runs of processors with the job on them
+    (``.`` idle), ``>`` marking the row that runs now; then the node of each range."""
     rows = matrix["rows"]
-    width = max([len(str(c)) for row in rows for c in row if c is not None] + [1])
     lines = [
         f"gang partition {matrix['name']}: {matrix['scheme']}, {matrix['slot_seconds']}-s slots, "
         f"{len(rows)} row(s), next boundary {when(matrix['next_boundary'])}"
     ]
-    nodes: list[str] = []
-    for processor in processors:
-        if not nodes or nodes[-1] != processor["node"]:
-            nodes.append(processor["node"])
-    lines.append("    nodes: " + ", ".join(nodes))
     for index, row in enumerate(rows):
         mark = ">" if index == matrix["running_row"] else " "
-        cells = " ".join(("." if c is None else str(c)).rjust(width) for c in row)
-        lines.append(f"{mark} {index:>3}  {cells}")
+        runs = "  ".join(
+            f"{'.' if job is None else job} [{span_of(a, b)}]" for job, a, b in runs_of(row)
+        )
+        lines.append(f"{mark} row {index:<3} {runs}")
+    nodes = runs_of([p["node"] for p in matrix["processors"]])
+    lines.append("  processors: " + ", ".join(f"{node} [{span_of(a, b)}]" for node, a, b in nodes))
     if matrix["waiting"]:
         lines.append("  waiting: " + ", ".join(map(str, matrix["waiting"])))
     return "\n".join(lines)
+
+
+def runs_of(cells: list[Any]) -> list[tuple[Any, int, int]]:
+    """Consecutive equal cells as ``(value, first, last)``."""
+    runs: list[tuple[Any, int, int]] = []
+    for index, value in enumerate(cells):
+        if runs and runs[-1][0] == value:
+            runs[-1] = (value, runs[-1][1], index)
+        else:
+            runs.append((value, index, index))
+    return runs
+
+
+def span_of(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"

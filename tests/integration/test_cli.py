@@ -10,6 +10,7 @@ import pytest
 
 from berth.runtime.main import main
 from tests.integration.conftest import ALICE, OPERATOR, DaemonProcess
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -99,7 +100,7 @@ def test_partition_commands(daemon: DaemonProcess, capsys: pytest.CaptureFixture
     admin = ["--url", daemon.url, "--token", OPERATOR]
     auth = ["--url", daemon.url, "--token", ALICE]
     create = ["partition", "create", "g", "--nodes", "node001,node002", "--scheme", "bc"]
-    assert main([*create, "--slot-seconds", "3600", *admin]) == 0
+    assert main([*create, "--slot-seconds", "1", *admin]) == 0
     assert capsys.readouterr().out.split()[:2] == ["g", "gang"]
     for _ in range(2):
         assert main(["submit", *auth, "-r", "cpus=16", "-t", "600", "-p", "g"]) == 0
@@ -107,10 +108,17 @@ def test_partition_commands(daemon: DaemonProcess, capsys: pytest.CaptureFixture
     assert main(["partition", "list", *auth]) == 0
     table = capsys.readouterr().out.splitlines()
     assert [line.split()[:2] for line in table[1:]] == [["default", "conservative"], ["g", "gang"]]
-    assert main(["partition", "matrix", "g", *auth]) == 0
-    drawn = capsys.readouterr().out.splitlines()
-    assert drawn[0].startswith("gang partition g: bc, 3600-s slots,")
-    assert drawn[1] == "    nodes: node001, node002"
+
+    def drawn() -> list[str]:
+        assert main(["partition", "matrix", "g", *auth]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    # Both join at the next one-second boundary: two rows, one job each, taking turns.
+    lines = wait_until(lambda: (d := drawn()) and "2 row(s)" in d[0] and d, 10, "two rows")
+    assert lines[0].startswith("gang partition g: bc, 1-s slots, 2 row(s)")
+    assert sorted(line[2:] for line in lines[1:3]) == ["row 0   1 [0-15]", "row 1   2 [0-15]"]
+    assert sum(line.startswith(">") for line in lines[1:3]) == 1
+    assert lines[3] == "  processors: node001 [0-7], node002 [8-15]"
     assert main(["partition", "delete", "g", *admin]) == 1  # it has jobs
     assert "still has 2 job(s)" in capsys.readouterr().err
     assert main(["partition", "drain", "g", *admin]) == 0

@@ -113,14 +113,19 @@ def _hash_plaintext_tokens(path: Path, credentials: Path) -> None:
 async def dry_run(
     engine: Engine, policy: str, options: dict[str, object], now: int
 ) -> dict[str, object]:
-    """Replay the live jobs forward under ``policy`` in the emulator (off the event loop)."""
+    """Replay the default partition's jobs forward under ``policy`` in the emulator (off
+    the event loop); gang partitions keep their own nodes and are not replayed."""
     running = [
         (TraceJob(r.as_job(), EmulatedNodes.runtime(r)), r.start_time)
         for r in engine.running.values()
-        if r.start_time is not None
+        if r.start_time is not None and r.partition is None
     ]
-    waiting = [TraceJob(r.as_job(), EmulatedNodes.runtime(r)) for r in engine.pending.values()]
-    capacity = engine.cluster.full_capacity()
+    waiting = [
+        TraceJob(r.as_job(), EmulatedNodes.runtime(r))
+        for r in engine.pending.values()
+        if r.partition is None
+    ]
+    capacity = engine.pool().full_capacity()
     try:
         records, report = await asyncio.to_thread(
             replay_live, running, waiting, policy, options, capacity, now
