@@ -1,5 +1,5 @@
 """``berth partition``: list partitions, draw a gang partition's matrix, and (operators)
-create, change, drain, resume and delete gang partitions."""
+create, change, drain, resume and delete partitions, gang or backfilling."""
 
 from __future__ import annotations
 
@@ -19,17 +19,26 @@ def add_commands(
     matrix = actions.add_parser("matrix", help="a gang partition's rows x processors")
     common(matrix)
     matrix.add_argument("name")
-    create = actions.add_parser("create", help="a gang partition from idle default nodes")
+    create = actions.add_parser("create", help="a partition from idle default nodes")
     common(create)
     create.add_argument("name")
     create.add_argument("--nodes", required=True, help="comma-separated, in processor order")
+    create.add_argument(
+        "--policy", default="gang", help="gang (default), or a backfilling policy (easy, ...)"
+    )
+    create.add_argument("--option", action="append", default=[], help="backfilling: NAME=VALUE")
     create.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"), default="brmms")
     create.add_argument("--slot-seconds", type=int, default=30, help="time slot length")
     create.add_argument("--max-rows", type=int, help="most rows; jobs beyond wait in order")
     create.add_argument("--force", action="store_true", help="even if a guarantee breaks")
-    change = actions.add_parser("set", help="change slot length, row limit or (empty) scheme")
+    change = actions.add_parser(
+        "set", help="a new policy (backfilling), or slot length, row limit, scheme (gang)"
+    )
     common(change)
     change.add_argument("name")
+    change.add_argument("--policy", help="backfilling partitions (and default): a new policy")
+    change.add_argument("--option", action="append", help="backfilling: NAME=VALUE")
+    change.add_argument("--force", action="store_true", help="even if a guarantee breaks")
     change.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"))
     change.add_argument("--slot-seconds", type=int)
     change.add_argument("--max-rows", type=int)
@@ -54,14 +63,19 @@ def run_partition(args: argparse.Namespace) -> int:
         elif action == "matrix":
             answer = client.matrix(args.name)
         elif action == "create":
-            options = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
-                       "max_rows": args.max_rows}  # fmt: skip
+            options: dict[str, Any] = options_of(args.option)
+            if args.policy == "gang":
+                options = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
+                           "max_rows": args.max_rows}  # fmt: skip
             nodes = [n.strip() for n in args.nodes.split(",") if n.strip()]
-            body = {"name": args.name, "nodes": nodes, "options": options, "force": args.force}
+            body = {"name": args.name, "nodes": nodes, "policy": args.policy,
+                    "options": options, "force": args.force}  # fmt: skip
             answer = client.admin("POST", "partitions", body)
         elif action == "set":
             body = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
-                    "max_rows": args.max_rows, "no_max_rows": args.no_max_rows}  # fmt: skip
+                    "max_rows": args.max_rows, "no_max_rows": args.no_max_rows,
+                    "policy": args.policy, "force": args.force,
+                    "options": None if args.option is None else options_of(args.option)}  # fmt: skip
             body = {k: v for k, v in body.items() if v not in (None, False)}
             answer = client.admin("PATCH", f"partitions/{args.name}", body)
         elif action == "delete":
@@ -81,6 +95,23 @@ def run_partition(args: argparse.Namespace) -> int:
     else:
         _print_row(answer)
     return 0
+
+
+def options_of(pairs: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` flags as policy options (numbers as numbers); exits 2 on a bad one."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"berth partition: --option expects NAME=VALUE, got {pair!r}")
+        try:
+            options[name] = int(value)
+        except ValueError:
+            try:
+                options[name] = float(value)
+            except ValueError:
+                options[name] = value
+    return options
 
 
 def _print_row(row: dict[str, Any]) -> None:

@@ -125,3 +125,20 @@ def test_partition_commands(daemon: DaemonProcess, capsys: pytest.CaptureFixture
     assert "gang (drained)" in capsys.readouterr().out
     assert main(["submit", *auth, "-r", "cpus=1", "-t", "60", "-p", "g"]) == 1
     assert "drained" in capsys.readouterr().err
+
+
+def test_a_backfilling_partition_from_the_cli(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin = ["--url", daemon.url, "--token", OPERATOR]
+    auth = ["--url", daemon.url, "--token", ALICE]
+    create = ["partition", "create", "b", "--nodes", "node003,node004", "--policy", "easy"]
+    assert main([*create, "--option", "selection=bl", *admin]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["b", "easy"]
+    assert main(["submit", *auth, "-r", "cpus=16", "-t", "60", "-p", "b", "--json"]) == 0
+    job = json.loads(capsys.readouterr().out)["job"]
+    assert sorted(job["nodes"]) == ["node003", "node004"]
+    assert main(["partition", "set", "b", "--policy", "conservative", *admin]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["b", "conservative"]
+    assert main(["partition", "set", "b", "--option", "nope=1", *admin]) == 1
+    assert "does not take 'nope'" in capsys.readouterr().err

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from berth.core.catalog import GANG_SCHEMES
 from berth.service.gang import DEFAULT_SLOT_SECONDS, GangPartition, GangSpec
-from berth.service.model import JobRecord, JobState
+from berth.service.model import RequestError
+from berth.service.partitions import BackfillSpec
 
 Name = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 Scheme = Literal["bc", "br", "brms", "brmms"]
@@ -30,28 +31,39 @@ class PartitionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Name
     nodes: list[str] = Field(..., min_length=1, max_length=10_000)
-    policy: Literal["gang"] = Field(
-        "gang", description="gang (the default partition runs the backfilling policy)"
+    policy: str = Field(
+        "gang", description="gang, or any backfilling policy (conservative, easy, qops, ...)"
     )
-    options: GangOptions = Field(default_factory=lambda: GangOptions.model_validate({}))
+    options: dict[str, str | int | float | None] = Field(
+        default_factory=dict,
+        description="gang: scheme, slot_seconds, max_rows; otherwise the policy's options",
+    )
     force: bool = Field(False, description="take the nodes even if a guarantee breaks")
 
-    def spec(self) -> GangSpec:
-        return GangSpec(
-            self.name,
-            list(self.nodes),
-            self.options.scheme,
-            self.options.slot_seconds,
-            self.options.max_rows,
-        )
+    def spec(self) -> GangSpec | BackfillSpec:
+        if self.policy != "gang":
+            options: dict[str, object] = {k: v for k, v in self.options.items() if v is not None}
+            return BackfillSpec(self.name, list(self.nodes), self.policy, options)
+        try:
+            gang = GangOptions.model_validate(self.options)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise RequestError("invalid", first["msg"], f"options.{where}") from None
+        return GangSpec(self.name, list(self.nodes), gang.scheme, gang.slot_seconds, gang.max_rows)
 
 
 class PartitionChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    scheme: Scheme | None = Field(None, description="only while the partition has no job")
+    policy: str | None = Field(None, description="backfilling partitions: a new policy")
+    options: dict[str, str | int | float] | None = Field(
+        None, description="backfilling partitions: the policy's options"
+    )
+    force: bool = Field(False, description="switch even if a guarantee breaks")
+    scheme: Scheme | None = Field(None, description="gang: only while it has no job")
     slot_seconds: int | None = Field(None, ge=1, le=86_400)
     max_rows: int | None = Field(None, ge=1, le=1000)
-    no_max_rows: bool = Field(False, description="remove the row limit")
+    no_max_rows: bool = Field(False, description="gang: remove the row limit")
 
 
 class PartitionOut(BaseModel):
@@ -63,47 +75,8 @@ class PartitionOut(BaseModel):
     processors: int | None = Field(None, description="gang: cpus in the matrix")
     rows: int | None = Field(None, description="gang: rows in the matrix now")
     pending: int
-    running: int
+    running: int = Field(description="started and not ended (suspended ones included)")
     suspended: int
-
-    @classmethod
-    def of_gang(cls, part: GangPartition) -> PartitionOut:
-        spec = part.spec
-        started = part.started
-        return cls(
-            name=spec.name,
-            policy="gang",
-            options={
-                "scheme": spec.scheme,
-                "slot_seconds": spec.slot_seconds,
-                "max_rows": spec.max_rows,
-            },
-            nodes=list(spec.nodes),
-            drained=spec.drained,
-            processors=part.processors,
-            rows=len(part.rotation.scheduler.matrix.rows),
-            pending=sum(1 for j in part.jobs() if j not in started),
-            running=len(started),
-            suspended=len(started - part.active),
-        )
-
-
-def default_out(
-    policy: str, options: dict[str, object], nodes: list[str], jobs: list[JobRecord]
-) -> PartitionOut:
-    """The default partition: the daemon's policy over every node no partition names."""
-    return PartitionOut(
-        name="default",
-        policy=policy,
-        options=dict(options),
-        nodes=nodes,
-        drained=False,
-        processors=None,
-        rows=None,
-        pending=sum(1 for r in jobs if r.state is JobState.PENDING),
-        running=sum(1 for r in jobs if r.state is JobState.RUNNING),
-        suspended=0,
-    )
 
 
 class PartitionList(BaseModel):

@@ -25,7 +25,7 @@ AHEAD_SHOWN = 20
 def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     """The decision and start ``request`` would get now, on a copy of the policy."""
     engine.validate(request, now)
-    if request.partition is not None:
+    if request.partition is not None and request.partition not in engine.lanes:
         part = engine.partition(request.partition)
         if request.deadline is not None:
             return {"accepted": False, "reason": "a gang partition cannot guarantee a deadline"}
@@ -37,7 +37,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_start": None,
             "guaranteed_end": None,
         }
-    twin = copy.deepcopy(engine.policy)
+    twin = copy.deepcopy(engine.lanes[request.partition].policy)
     job = JobRecord.from_request(engine.next_id, request, now).as_job()
     decision = twin.submit(job, now)
     if isinstance(decision, Reject):
@@ -80,30 +80,33 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         return info
     computed_at, predicted = engine.predictions(now)
     start = predicted.get(job_id)
-    if engine.policy.reserves_every_job:
+    policy = engine.lanes[record.partition].policy
+    policy_name = engine.policy_spec(record.partition)[0]
+    if policy.reserves_every_job:
         basis = (
-            f"the reservation {engine.policy_name} holds for the job: it never moves later "
+            f"the reservation {policy_name} holds for the job: it never moves later "
             "than the guarantee, and moves earlier when jobs end early"
         )
     else:
         basis = (
-            f"a forecast of {engine.policy_name}, assuming every running job runs to its time "
+            f"a forecast of {policy_name}, assuming every running job runs to its time "
             "limit and no job arrives; not a promise"
         )
-    space = engine.policy.space
+    space = policy.space
     known = {n: a for n, a in record.resources.items() if n in space.capacity}
-    short = space.blocking(engine.policy.free, space.pack(known))
+    short = space.blocking(policy.free, space.pack(known))
+    same = [(i, r) for i, r in engine.pending.items() if r.partition == record.partition]
     if start is None:
         ahead_ids: list[int] = []
-    elif engine.policy.reserves_every_job:
+    elif policy.reserves_every_job:
         ahead_ids = [
             i
-            for i, r in engine.pending.items()
+            for i, r in same
             if i != job_id and r.planned_start is not None and r.planned_start <= start
         ]
     else:
         ahead_ids = []
-        for i in engine.pending:
+        for i, _ in same:
             if i == job_id:
                 break
             ahead_ids.append(i)
@@ -111,7 +114,8 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         (
             r
             for r in engine.running.values()
-            if start is not None
+            if r.partition == record.partition
+            and start is not None
             and r.start_time is not None
             and r.start_time + r.time_limit <= start
         ),
@@ -125,7 +129,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             "resources": {
                 n: {
                     "requested": record.resources[n],
-                    "free_now": space.amount(engine.policy.free, n),
+                    "free_now": space.amount(policy.free, n),
                 }
                 for n in short
             },

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.model import JobRecord, JobRequest, NodeRecord
+from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
-    from berth.service.gang import GangPartition, GangSpec
+    from berth.service.gang import GangSpec
+    from berth.service.partitions import BackfillSpec
 
 
 class Command(Protocol):
@@ -168,38 +169,72 @@ class IssueNodeToken:
 
 @dataclass(frozen=True, slots=True)
 class CreatePartition:
-    """A gang partition from nodes of the default partition; the result is the partition."""
+    """A partition from nodes of the default partition; the result is its summary."""
 
-    spec: GangSpec = field(hash=False)
+    spec: GangSpec | BackfillSpec = field(hash=False)
     force: bool = False
 
-    def apply(self, engine: Engine, now: int) -> GangPartition:
-        return engine.create_partition(self.spec, now, self.force)
+    def apply(self, engine: Engine, now: int) -> dict[str, object]:
+        engine.create_partition(self.spec, now, self.force)
+        return engine.partition_summary(self.spec.name)
 
 
 @dataclass(frozen=True, slots=True)
 class ChangePartition:
+    """A backfilling partition's policy (``policy``, ``options``, ``force``), or a gang
+    partition's scheme, slot length and row limit; the result is its summary."""
+
     name: str
     scheme: str | None = None
     slot_seconds: int | None = None
     max_rows: int | None = None
     clear_max_rows: bool = False
+    policy: str | None = None
+    options: dict[str, object] | None = field(default=None, hash=False)
+    force: bool = False
 
-    def apply(self, engine: Engine, now: int) -> GangPartition:
-        return engine.change_partition(
-            self.name, now, self.scheme, self.slot_seconds, self.max_rows, self.clear_max_rows
+    def apply(self, engine: Engine, now: int) -> dict[str, object]:
+        if self.name in engine.gang:
+            if self.policy not in (None, "gang") or self.options:
+                raise RequestError(
+                    "invalid",
+                    f"partition {self.name!r} is a gang partition: change its scheme, "
+                    "slot_seconds or max_rows (or delete it and create another)",
+                    "policy",
+                )
+            engine.change_partition(
+                self.name, now, self.scheme, self.slot_seconds, self.max_rows,
+                self.clear_max_rows,
+            )  # fmt: skip
+            return engine.partition_summary(self.name)
+        lane = None if self.name == "default" else self.name
+        if lane is not None and lane not in engine.backfill:
+            engine.partition(self.name)  # raises not_found, naming the partitions
+        if self.scheme or self.slot_seconds or self.max_rows or self.clear_max_rows:
+            raise RequestError(
+                "invalid", f"partition {self.name!r} is not a gang partition", "scheme"
+            )
+        policy, options = engine.policy_spec(lane)
+        engine.change_policy(
+            self.policy or policy,
+            dict(options) if self.options is None else self.options,
+            now,
+            self.force,
+            partition=lane,
         )
+        return engine.partition_summary(self.name)
 
 
 @dataclass(frozen=True, slots=True)
 class DrainPartition:
-    """Drain (``drained``) or reopen a partition."""
+    """Drain (``drained``) or reopen a partition; the result is its summary."""
 
     name: str
     drained: bool
 
-    def apply(self, engine: Engine, now: int) -> GangPartition:
-        return engine.drain_partition(self.name, self.drained, now)
+    def apply(self, engine: Engine, now: int) -> dict[str, object]:
+        engine.drain_partition(self.name, self.drained, now)
+        return engine.partition_summary(self.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from berth.service.answers import start_info, what_if
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.gang import GangPartition
+from berth.service.gang_slots import GangSlots
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
     Event,
@@ -44,7 +45,7 @@ from berth.service.model import (
     RequestError,
 )
 from berth.service.node_commands import NodeCommands
-from berth.service.partitions import PartitionCommands
+from berth.service.partitions import BackfillSpec, PartitionCommands
 from berth.service.policy_commands import PolicyCommands
 from berth.service.ports import NodeBackend, Snapshot
 from berth.service.replan import Replan, build_policy, replan
@@ -61,7 +62,7 @@ END_EVENT = {
 }
 
 
-class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
+class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOutputs):
     """Job and node records, one policy, and the commands that change them."""
 
     def __init__(
@@ -72,8 +73,10 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
         backend: NodeBackend,
     ) -> None:
         self.cluster = Cluster(nodes)
-        #: Gang partitions by name (every other node is in the default partition).
+        #: Gang partitions, and backfilling partitions besides the default one, by name
+        #: (every node no partition names is in the default partition).
         self.gang: dict[str, GangPartition] = {}
+        self.backfill: dict[str, BackfillSpec] = {}
         self.backend = backend
         self.policy_name = policy_name
         self.policy_options = dict(policy_options)
@@ -101,27 +104,44 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
         self.counters: Counter[str] = Counter()
         #: The latest time the engine has been advanced to.
         self._stepped = -(1 << 62)
-        #: The order of events at each instant, shared with the emulator.
-        self.timeline: Timeline[LivePolicy] = Timeline(
-            self._build_policy(policy_name, self.policy_options)
-        )
+        #: Each backfilling partition's policy in its timeline (None: the default
+        #: partition), ordering events at each instant as the emulator does.
+        self.lanes: dict[str | None, Timeline[LivePolicy]] = {
+            None: Timeline(self._build_policy(policy_name, self.policy_options))
+        }
         #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
         #: the batch's end.
         self._batching = False
 
     @property
+    def timeline(self) -> Timeline[LivePolicy]:
+        """The default partition's timeline."""
+        return self.lanes[None]
+
+    @property
     def policy(self) -> LivePolicy:
-        return self.timeline.policy
+        """The default partition's policy."""
+        return self.lanes[None].policy
 
-    def _build_policy(self, name: str, options: dict[str, object]) -> LivePolicy:
-        return build_policy(self.pool(), name, options)
+    def _build_policy(
+        self, name: str, options: dict[str, object], partition: str | None = None
+    ) -> LivePolicy:
+        return build_policy(self.pool(partition), name, options)
 
-    def _replan(self, name: str, options: dict[str, object], now: int, keep_plan: bool) -> Replan:
-        """The default partition's policy rebuilt from its jobs."""
+    def _replan(
+        self,
+        name: str,
+        options: dict[str, object],
+        now: int,
+        keep_plan: bool,
+        partition: str | None = None,
+    ) -> Replan:
+        """A backfilling partition's policy (the default one's unless named) rebuilt from
+        its jobs."""
         return replan(
-            self.pool(),
-            [r for r in self.running.values() if r.partition is None],
-            [r for r in self.pending.values() if r.partition is None],
+            self.pool(partition),
+            [r for r in self.running.values() if r.partition == partition],
+            [r for r in self.pending.values() if r.partition == partition],
             name,
             options,
             now,
@@ -130,10 +150,13 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
 
     def validate(self, request: JobRequest, now: int) -> None:
         """Refuse (:class:`RequestError`) what no configured node set could hold."""
-        if request.partition is None:
-            check_request(request, self.pool(), self.policy, self.policy_name, now)
+        lane = request.partition
+        if lane is None or lane in self.backfill:
+            self.check_open(lane)
+            name, _ = self.policy_spec(lane)
+            check_request(request, self.pool(lane), self.lanes[lane].policy, name, now)
             return
-        part = self.partition(request.partition)
+        part = self.partition(lane)
         error = self.gang_request_problem(part, JobRecord.from_request(0, request, now))
         if error is not None:
             raise error
@@ -216,7 +239,7 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
                     f"killed on reaching its time limit of {record.time_limit} s",
                 )
                 done.append(record.id)
-        self.timeline.end([j for j in done if self.jobs[j].partition is None], now)
+        self._ended_in_lanes(done, now)
         self._requeue(now)
         if catching_up:
             self._run_pass(now)
@@ -226,7 +249,11 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
     def next_event(self) -> int | None:
         """The next cluster time the engine must be advanced at, without any command."""
         times = [t for r in self.running.values() if (t := r.limit_at) is not None]
-        more = (self.policy.next_wakeup(), self.backend.next_event(), self.gang_next_event())
+        more = (
+            *(lane.policy.next_wakeup() for lane in self.lanes.values()),
+            self.backend.next_event(),
+            self.gang_next_event(),
+        )
         times.extend(t for t in more if t is not None)
         return min(times, default=None)
 
@@ -263,19 +290,20 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
                 )
             part.arrive(record.id, record.resources, now)
             return None
-        decision = self.timeline.arrive(record.as_job(), now)
+        lane = self.lanes[record.partition]
+        decision = lane.arrive(record.as_job(), now)
         if record.deadline is None or isinstance(decision, Reject):
             return decision
         if decision is None or decision.guarantee is None:
-            self.policy.withdraw(record.id, now)
+            lane.policy.withdraw(record.id, now)
             return Reject(
                 record.id,
-                f"policy {self.policy_name} makes no promises, so it cannot "
+                f"policy {self.policy_spec(record.partition)[0]} makes no promises, so it cannot "
                 "guarantee a deadline (use conservative, slack, qops, msb or mrt)",
             )
         completion = decision.completion or decision.guarantee + record.time_limit
         if completion > record.deadline:
-            self.policy.withdraw(record.id, now)
+            lane.policy.withdraw(record.id, now)
             return Reject(
                 record.id,
                 f"its deadline {record.deadline} cannot be guaranteed: the "
@@ -292,8 +320,7 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
         if record.state is JobState.RUNNING:
             self._intend(Kill(job_id, now))
             self._end(record, JobState.CANCELLED, now, reason)
-            if record.partition is None:
-                self.timeline.end([job_id], now)
+            self._ended_in_lanes([job_id], now)
         else:
             if record.state is JobState.PENDING:
                 self._withdraw(record, now)
@@ -353,17 +380,14 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
         """``(computed_at, predicted start of every pending job)``, cached per change."""
         if self._forecast is not None and self._forecast[0] == self.version:
             return self._forecast[1], self._forecast[2]
-        if self.policy.reserves_every_job:
-            predicted = {
-                i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
-            }
-        else:
-            predicted = forecast(self.policy, now)
-            predicted.update(
-                (i, r.planned_start)
-                for i, r in self.pending.items()
-                if r.partition is not None and r.planned_start is not None
-            )
+        # Reserving policies' plans and gang forecasts are on the records; the others
+        # run a copy of their policy forward.
+        predicted = {
+            i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
+        }
+        for lane in self.lanes.values():
+            if not lane.policy.reserves_every_job:
+                predicted.update(forecast(lane.policy, now))
         self._forecast = (self.version, now, predicted)
         return now, predicted
 
@@ -381,7 +405,7 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
             self._gang_reason(part, record, now)
             reason = record.state_reason
         else:
-            reason = self.policy.wait_reason(record.id) or "queued"
+            reason = self.lanes[record.partition].policy.wait_reason(record.id) or "queued"
         if isinstance(decision, Reserve):
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
@@ -404,25 +428,41 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
             self._run_pass(now)
 
     def _run_pass(self, now: int) -> None:
-        for start in self.timeline.close(now):
+        for lane in self.lanes:
+            self._run_lane(lane, now)
+        self._gang_boundaries(now)
+
+    def _run_lane(self, lane: str | None, now: int) -> None:
+        """One backfilling partition's pass: its starts, then its moved reservations."""
+        timeline = self.lanes[lane]
+        for start in timeline.close(now):
             record = self.pending.pop(start.job_id)
             if start.placement is not None:  # the policy placed it on named nodes
                 record.allocation = {n: dict(a) for n, a in start.placement.items()}
                 self.cluster.bind(record.allocation)
             else:
-                record.allocation = self.pool().allocate(record)
+                record.allocation = self.pool(lane).allocate(record)
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
             self._intend(StartOn(record, now))
             self.counters["started"] += 1
             self._emit("job.started", now, record.id, nodes=sorted(record.allocation))
-        for job_id in self.policy.take_replanned():
+        for job_id in timeline.policy.take_replanned():
             moved = self.pending.get(job_id)
             if moved is not None:
-                moved.planned_start = self.policy.planned_start(job_id)
+                moved.planned_start = timeline.policy.planned_start(job_id)
                 self._touch(moved)
-        self._gang_boundaries(now)
+
+    def _ended_in_lanes(self, job_ids: list[int], now: int) -> None:
+        """Tell each backfilling partition's timeline which of its jobs ended."""
+        by_lane: dict[str | None, list[int]] = {}
+        for job_id in job_ids:
+            lane = self.jobs[job_id].partition
+            if lane in self.lanes:
+                by_lane.setdefault(lane, []).append(job_id)
+        for lane, ended in by_lane.items():
+            self.lanes[lane].end(ended, now)
 
     def _withdraw(self, record: JobRecord, now: int) -> None:
         """A pending job leaves its partition's plan (cancelled or held)."""
@@ -430,7 +470,7 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
         if part is not None:
             part.withdraw(record.id)
         else:
-            self.policy.withdraw(record.id, now)
+            self.lanes[record.partition].policy.withdraw(record.id, now)
         del self.pending[record.id]
 
     def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
@@ -470,10 +510,17 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
                 self.pending[record.id] = record
                 self._set_state(record, JobState.PENDING, "requeued after a node failure")
 
-    def _install(self, replan: Replan, now: int, restoring: bool = False) -> None:
-        """Adopt a replan. Restoring keeps every guarantee on record: one the downtime
-        made impossible is reported missed, never silently rewritten."""
-        self.timeline.policy = replan.policy
+    def _install(
+        self, replan: Replan, now: int, restoring: bool = False, partition: str | None = None
+    ) -> None:
+        """Adopt a replan of a backfilling partition (the default one unless named).
+        Restoring keeps every guarantee on record: one the downtime made impossible is
+        reported missed, never silently rewritten."""
+        policy = replan.policy
+        if partition in self.lanes:
+            self.lanes[partition].policy = policy
+        else:
+            self.lanes[partition] = Timeline(policy)
         for job_id, decision in replan.decisions.items():
             record = self.pending[job_id]
             if isinstance(decision, Reject):
@@ -487,13 +534,13 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
             completion = decision.completion if isinstance(decision, Reserve) else None
-            waits = self.policy.wait_reason(job_id)
+            waits = policy.wait_reason(job_id)
             if waits is not None:
                 record.state_reason = waits
             elif record.state_reason.startswith(WAITS_FOR_NODES) and decision is not None:
                 record.state_reason = decision.reason  # its nodes are back: planned again
             if restoring:
-                planned = self.policy.planned_start(job_id)
+                planned = policy.planned_start(job_id)
                 promised = record.guaranteed_start
                 if promised is not None and planned is not None and planned > promised:
                     self._emit(
@@ -514,9 +561,9 @@ class Engine(NodeCommands, PartitionCommands, PolicyCommands, ShellOutputs):
                     guaranteed_end=completion,
                 )
                 record.guaranteed_start, record.guaranteed_end = guarantee, completion
-            record.planned_start = self.policy.planned_start(job_id)
+            record.planned_start = policy.planned_start(job_id)
             self._touch(record)
-        self.policy.take_replanned()
+        policy.take_replanned()
         self.version += 1
 
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:

@@ -14,10 +14,13 @@ if TYPE_CHECKING:
     from collections import Counter
 
     from berth.core.decisions import Reject, Reserve
+    from berth.core.policies.base import LivePolicy
+    from berth.core.timeline import Timeline
     from berth.service.cluster import Cluster
     from berth.service.gang import GangPartition
     from berth.service.intents import Intent
     from berth.service.model import JobRecord, JobState, NodeRecord
+    from berth.service.partitions import BackfillSpec
     from berth.service.replan import Replan
 
 
@@ -32,6 +35,8 @@ class EngineBase:
         pending: dict[int, JobRecord]
         running: dict[int, JobRecord]
         gang: dict[str, GangPartition]
+        backfill: dict[str, BackfillSpec]
+        lanes: dict[str | None, Timeline[LivePolicy]]
         node_tokens: dict[str, str]
         counters: Counter[str]
         _dirty_nodes: set[str]
@@ -40,10 +45,27 @@ class EngineBase:
         def node(self, name: str) -> NodeRecord: ...
 
         def _replan(
-            self, name: str, options: dict[str, object], now: int, keep_plan: bool
+            self,
+            name: str,
+            options: dict[str, object],
+            now: int,
+            keep_plan: bool,
+            partition: str | None = None,
         ) -> Replan: ...
 
-        def _install(self, replan: Replan, now: int, restoring: bool = False) -> None: ...
+        def _install(
+            self,
+            replan: Replan,
+            now: int,
+            restoring: bool = False,
+            partition: str | None = None,
+        ) -> None: ...
+
+        def pool(self, partition: str | None = None) -> Cluster: ...
+
+        def policy_spec(self, partition: str | None) -> tuple[str, dict[str, object]]: ...
+
+        def lane_of_node(self, name: str) -> str | None: ...
 
         def _pass(self, now: int) -> None: ...
 

@@ -41,7 +41,9 @@ class NodeCommands(EngineBase):
         before = node.resources
         node.resources = dict(resources)
         self._dirty_nodes.add(name)
-        self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
+        lane = self.lane_of_node(name)
+        policy, options = self.policy_spec(lane)
+        self._install(self._replan(policy, options, now, True, lane), now, partition=lane)
         self._emit("node.resized", now, node=name, before=before, resources=dict(resources))
         self._pass(now)
         return node
@@ -85,8 +87,10 @@ class NodeCommands(EngineBase):
     ) -> NodeRecord:
         before = (node.state, node.reason)
         node.state, node.reason = state, reason
+        lane = self.lane_of_node(node.name)
+        policy, options = self.policy_spec(lane)
         try:
-            replan = self._replan(self.policy_name, self.policy_options, now, keep_plan=True)
+            replan = self._replan(policy, options, now, True, partition=lane)
         except ValueError:
             node.state, node.reason = before
             raise RequestError(
@@ -105,7 +109,7 @@ class NodeCommands(EngineBase):
                 "name",
             )
         self._dirty_nodes.add(node.name)
-        self._install(replan, now)
+        self._install(replan, now, partition=lane)
         self._emit(event, now, node=node.name, reason=reason)
         self._pass(now)
         return node

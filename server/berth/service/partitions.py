@@ -1,67 +1,214 @@
-"""Partitions: named sets of nodes with their own policy, and gang partitions in time.
+"""Partitions: named sets of nodes, each with its own policy.
 
 Every node belongs to one partition. The *default* partition holds every node no other
-partition names and runs the daemon's backfilling policy (``PUT /v1/admin/policy``).
-Operators create gang partitions from nodes that run nothing of the default partition
-(taking nodes out of it is refused, unless forced, if a guarantee would break), change
-their scheme (only while empty), slot length and row limit, drain them (no new jobs;
-those queued go on), and delete them once empty (their nodes return to the default
-partition). At each slot boundary a gang partition's matrix moves on, and the jobs of
-the outgoing row are suspended, those of the incoming row resumed or started, through
-the same intents as every other node command. A part of
-:class:`~berth.service.engine.Engine`. No I/O.
+partition names and runs the daemon's policy (``PUT /v1/admin/policy``). Operators make
+other partitions from nodes of the default partition that run nothing of it (refused,
+unless forced, if a guarantee of the default partition would break): a *backfilling*
+partition runs any policy Berth has, over its own nodes, with its own guarantees; a
+*gang* partition keeps Zhou's matrix (:mod:`berth.service.gang_slots`). Operators change
+a partition's policy (backfilling: refused if a guarantee would break, unless forced;
+gang: slot length and row limit at once, the scheme only while empty), drain it (no new
+jobs; those it has go on) and delete it once empty (its nodes return to the default
+partition). A part of :class:`~berth.service.engine.Engine`. No I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from berth.core.policies import policy_problem
 from berth.service.cluster import Cluster
 from berth.service.engine_base import EngineBase
 from berth.service.gang import GangPartition, GangSpec
-from berth.service.intents import Resume, StartOn, Suspend
-from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.model import JobRecord, RequestError
 
 #: The partition of every job that names none, and of every node no partition names.
 DEFAULT_PARTITION = "default"
 
 
+@dataclass(slots=True)
+class BackfillSpec:
+    """A backfilling partition: its nodes and policy."""
+
+    name: str
+    nodes: list[str]
+    policy: str
+    options: dict[str, object] = field(default_factory=dict)
+    drained: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "nodes": list(self.nodes), "policy": self.policy,
+                "options": dict(self.options), "drained": self.drained}  # fmt: skip
+
+
+def spec_from_dict(row: Mapping[str, object]) -> GangSpec | BackfillSpec:
+    """A stored partition: gang or backfilling, by its policy."""
+    if row.get("policy", "gang") == "gang":
+        return GangSpec.from_dict(row)
+    nodes, options = row.get("nodes") or [], row.get("options") or {}
+    assert isinstance(nodes, list)
+    assert isinstance(options, dict)
+    return BackfillSpec(str(row["name"]), [str(n) for n in nodes], str(row["policy"]),
+                        dict(options), bool(row.get("drained", False)))  # fmt: skip
+
+
 class PartitionCommands(EngineBase):
-    """The engine's partition commands and slot boundaries (a mixin)."""
+    """The engine's partitions: lookups and operator commands (a mixin)."""
 
     # ------------------------------------------------------------------ lookups
-    def pool(self) -> Cluster:
-        """The default partition's nodes (the records are the cluster's own)."""
-        if not self.gang:
-            return self.cluster
+    def _named_nodes(self) -> set[str]:
         taken = {node for part in self.gang.values() for node in part.spec.nodes}
+        taken.update(node for spec in self.backfill.values() for node in spec.nodes)
+        return taken
+
+    def pool(self, partition: str | None = None) -> Cluster:
+        """A backfilling partition's nodes, the default one's unless named (the records
+        are the cluster's own)."""
+        if partition is not None:
+            nodes = self.cluster.nodes
+            return Cluster(nodes[n] for n in self.backfill[partition].nodes if n in nodes)
+        if not self.gang and not self.backfill:
+            return self.cluster
+        taken = self._named_nodes()
         return Cluster(r for n, r in self.cluster.nodes.items() if n not in taken)
+
+    def policy_spec(self, partition: str | None) -> tuple[str, dict[str, object]]:
+        """A backfilling partition's policy name and options."""
+        if partition is None:
+            return self.policy_name, self.policy_options
+        spec = self.backfill[partition]
+        return spec.policy, spec.options
 
     def partition_of_node(self, name: str) -> str:
         for part in self.gang.values():
             if name in part.spec.nodes:
                 return part.spec.name
+        for spec in self.backfill.values():
+            if name in spec.nodes:
+                return spec.name
         return DEFAULT_PARTITION
+
+    def lane_of_node(self, name: str) -> str | None:
+        """The backfilling partition to replan when node ``name`` changes (a gang
+        partition's node: the default one, which it does not change)."""
+        owner = self.partition_of_node(name)
+        return owner if owner in self.backfill else None
 
     def gang_of(self, record: JobRecord) -> GangPartition | None:
         return None if record.partition is None else self.gang.get(record.partition)
 
+    def _missing(self, name: str, kind: str = "") -> RequestError:
+        known = ", ".join([DEFAULT_PARTITION, *sorted([*self.gang, *self.backfill])])
+        return RequestError("not_found", f"no {kind}partition {name!r} (known: {known})", "name")
+
     def partition(self, name: str) -> GangPartition:
+        """A gang partition by name."""
         part = self.gang.get(name)
         if part is None:
-            known = ", ".join([DEFAULT_PARTITION, *sorted(self.gang)])
-            raise RequestError("not_found", f"no gang partition {name!r} (known: {known})", "name")
+            raise self._missing(name, "gang " if name in self.backfill else "")
         return part
+
+    def check_open(self, partition: str | None) -> None:
+        """Refuse a job for a drained backfilling partition."""
+        if partition is not None and self.backfill[partition].drained:
+            raise RequestError(
+                "conflict", f"partition {partition!r} is drained: it takes no new jobs", "partition"
+            )
+
+    def partition_summary(self, name: str) -> dict[str, object]:
+        """One partition as the API shows it: policy, options, nodes, jobs by state."""
+        lane: str | None = None if name == DEFAULT_PARTITION else name
+        jobs = [r for r in self.jobs.values() if r.partition == lane and not r.final]
+        summary: dict[str, object] = {
+            "name": name,
+            "pending": sum(1 for r in jobs if r.start_time is None),
+            "running": sum(1 for r in jobs if r.start_time is not None),
+            "suspended": sum(1 for r in jobs if r.suspended_at is not None),
+            "processors": None,
+            "rows": None,
+        }
+        if lane is None or lane in self.backfill:
+            policy, options = self.policy_spec(lane)
+            drained = lane is not None and self.backfill[lane].drained
+            nodes = sorted(self.pool(lane).nodes) if lane is None else self.backfill[lane].nodes
+            summary.update(policy=policy, options=dict(options), nodes=list(nodes),
+                           drained=drained)  # fmt: skip
+            return summary
+        part = self.partition(name)
+        spec = part.spec.as_dict()
+        summary.update(policy="gang", options=spec["options"], nodes=list(part.spec.nodes),
+                       drained=part.spec.drained, processors=part.processors,
+                       rows=len(part.rotation.scheduler.matrix.rows))  # fmt: skip
+        return summary
+
+    def partition_names(self) -> list[str]:
+        return [DEFAULT_PARTITION, *sorted([*self.gang, *self.backfill])]
 
     def _unfinished(self, name: str) -> list[int]:
         return [i for i, r in self.jobs.items() if r.partition == name and not r.final]
 
     # ------------------------------------------------------------------ operator commands
-    def create_partition(self, spec: GangSpec, now: int, force: bool = False) -> GangPartition:
-        """A gang partition over nodes taken from the default partition."""
-        if spec.name == DEFAULT_PARTITION or spec.name in self.gang:
-            raise RequestError("conflict", f"partition {spec.name!r} already exists", "name")
-        problem = GangPartition.problem(spec, self.cluster.nodes)
-        if problem is not None:
-            raise RequestError("invalid", problem[1], problem[0])
+    def create_partition(
+        self, spec: GangSpec | BackfillSpec, now: int, force: bool = False
+    ) -> GangPartition | BackfillSpec:
+        """A partition over nodes taken from the default partition."""
+        name = spec.name
+        if name == DEFAULT_PARTITION or name in self.gang or name in self.backfill:
+            raise RequestError("conflict", f"partition {name!r} already exists", "name")
+        self._check_nodes(spec)
+        made: GangPartition | BackfillSpec
+        if isinstance(spec, GangSpec):
+            made = self.gang[name] = GangPartition(spec, self.cluster.nodes)
+        else:
+            made = self.backfill[name] = spec
+        try:
+            replan = self._replan(self.policy_name, self.policy_options, now, keep_plan=True)
+            own = None
+            if isinstance(spec, BackfillSpec):
+                own = self._replan(spec.policy, spec.options, now, False, partition=name)
+        except (ValueError, TypeError) as error:
+            self._forget(name)
+            if isinstance(spec, BackfillSpec) and self.pool().nodes:
+                raise RequestError("invalid", str(error), "options") from None
+            raise RequestError(
+                "conflict",
+                "the default partition would have no node left for its waiting jobs",
+                "nodes",
+            ) from None
+        if replan.broken and not force:
+            self._forget(name)
+            raise RequestError(
+                "conflict",
+                f"taking these nodes from the default partition would break "
+                f"{len(replan.broken)} guarantee(s): "
+                + "; ".join(replan.broken[:10])
+                + " (force=true does it anyway)",
+                "nodes",
+            )
+        self._config_dirty = True
+        self._install(replan, now)
+        if own is not None:
+            self._install(own, now, partition=name)
+        self._emit("partition.created", now, partition=spec.as_dict())
+        self._pass(now)
+        return made
+
+    def _check_nodes(self, spec: GangSpec | BackfillSpec) -> None:
+        if isinstance(spec, GangSpec):
+            problem = GangPartition.problem(spec, self.cluster.nodes)
+            if problem is not None:
+                raise RequestError("invalid", problem[1], problem[0])
+        else:
+            policy = policy_problem(spec.policy, spec.options)
+            if policy is not None:
+                option, message = policy
+                raise RequestError("invalid", message, "policy" if option is None else "options")
+            unknown = [n for n in spec.nodes if n not in self.cluster.nodes]
+            if not spec.nodes or unknown:
+                raise RequestError(
+                    "invalid", f"no node {unknown[0]!r}" if unknown else "no nodes", "nodes"
+                )
         for node in spec.nodes:
             owner = self.partition_of_node(node)
             if owner != DEFAULT_PARTITION:
@@ -77,32 +224,11 @@ class PartitionCommands(EngineBase):
                     "nodes",
                     {"job_ids": busy},
                 )
-        part = GangPartition(spec, self.cluster.nodes)
-        self.gang[spec.name] = part
-        try:
-            replan = self._replan(self.policy_name, self.policy_options, now, keep_plan=True)
-        except ValueError:
-            del self.gang[spec.name]
-            raise RequestError(
-                "conflict",
-                "the default partition would have no node left for its waiting jobs",
-                "nodes",
-            ) from None
-        if replan.broken and not force:
-            del self.gang[spec.name]
-            raise RequestError(
-                "conflict",
-                f"taking these nodes from the default partition would break "
-                f"{len(replan.broken)} guarantee(s): "
-                + "; ".join(replan.broken[:10])
-                + " (force=true does it anyway)",
-                "nodes",
-            )
-        self._config_dirty = True
-        self._install(replan, now)
-        self._emit("partition.created", now, partition=spec.as_dict())
-        self._pass(now)
-        return part
+
+    def _forget(self, name: str) -> None:
+        self.gang.pop(name, None)
+        self.backfill.pop(name, None)
+        self.lanes.pop(name, None)
 
     def change_partition(
         self,
@@ -113,8 +239,8 @@ class PartitionCommands(EngineBase):
         max_rows: int | None = None,
         clear_max_rows: bool = False,
     ) -> GangPartition:
-        """New slot length or row limit (from the next boundary); a new scheme only while
-        the partition has no job."""
+        """A gang partition's new slot length or row limit (from the next boundary); a
+        new scheme only while it has no job."""
         part = self.partition(name)
         spec = GangSpec(
             name,
@@ -144,17 +270,23 @@ class PartitionCommands(EngineBase):
         self._emit("partition.changed", now, partition=spec.as_dict())
         return part
 
-    def drain_partition(self, name: str, drained: bool, now: int) -> GangPartition:
+    def drain_partition(self, name: str, drained: bool, now: int) -> GangPartition | BackfillSpec:
         """A drained partition refuses new jobs; those it has go on."""
-        part = self.partition(name)
-        part.spec.drained = drained
+        made: GangPartition | BackfillSpec
+        if name in self.backfill:
+            made = self.backfill[name]
+            made.drained = drained
+        else:
+            made = self.partition(name)
+            made.spec.drained = drained
         self._config_dirty = True
         self._emit("partition.drained" if drained else "partition.resumed", now, partition=name)
-        return part
+        return made
 
     def delete_partition(self, name: str, now: int) -> None:
         """An empty partition goes; its nodes return to the default partition."""
-        part = self.partition(name)
+        if name not in self.backfill and name not in self.gang:
+            raise self._missing(name)
         jobs = self._unfinished(name)
         if jobs:
             raise RequestError(
@@ -164,98 +296,9 @@ class PartitionCommands(EngineBase):
                 "name",
                 {"job_ids": jobs},
             )
-        del self.gang[name]
+        nodes = (self.backfill[name] if name in self.backfill else self.gang[name].spec).nodes
+        self._forget(name)
         self._config_dirty = True
         self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
-        self._emit("partition.deleted", now, partition=name, nodes=list(part.spec.nodes))
+        self._emit("partition.deleted", now, partition=name, nodes=list(nodes))
         self._pass(now)
-
-    # ------------------------------------------------------------------ jobs
-    def gang_request_problem(self, part: GangPartition, record: JobRecord) -> RequestError | None:
-        name = part.spec.name
-        if part.spec.drained:
-            return RequestError(
-                "conflict", f"partition {name!r} is drained: it takes no new jobs", "partition"
-            )
-        if record.shape is not None:
-            return RequestError(
-                "invalid",
-                f"gang partition {name!r} places jobs by cpus; slots are not supported there",
-                "slots",
-            )
-        problem = part.request_problem(record.resources)
-        if problem is not None:
-            return RequestError("invalid", problem[1], problem[0])
-        return None
-
-    def _gang_reason(self, part: GangPartition, record: JobRecord, now: int) -> None:
-        """A waiting gang job's reason and forecast start."""
-        name = part.spec.name
-        planned = part.next_run(record.id, now)
-        if planned is not None:
-            rows = part.rows_of(record.id)
-            record.state_reason = (
-                f"placed in row {rows[0]} of gang partition {name!r}; starts when that row runs"
-            )
-        elif record.id in part.rotation.scheduler.matrix.jobs:
-            record.state_reason = f"placed in gang partition {name!r} on a node that is not up"
-        elif any(j == record.id for j, _ in part.rotation.scheduler.waiting):
-            limit = part.spec.max_rows
-            record.state_reason = (
-                f"waits in order in gang partition {name!r}: "
-                + (f"its {limit} rows are full, or " if limit is not None else "")
-                + "its nodes lack the memory or GPUs it holds while suspended"
-            )
-        else:
-            planned = part.due()
-            record.state_reason = f"joins gang partition {name!r} at the next slot boundary"
-        if planned != record.planned_start:
-            record.planned_start = planned
-        self._touch(record)
-
-    # ------------------------------------------------------------------ time
-    def gang_next_event(self) -> int | None:
-        return min((d for p in self.gang.values() if (d := p.due()) is not None), default=None)
-
-    def _gang_boundaries(self, now: int) -> None:
-        for part in self.gang.values():
-            due = part.due()
-            if due is not None and due <= now:
-                self._boundary(part, now)
-
-    def _boundary(self, part: GangPartition, now: int) -> None:
-        """One slot boundary: the outgoing row stops, the incoming one runs."""
-        change = part.boundary(now)
-        name = part.spec.name
-        for job_id in change.suspend:
-            record = self.running[job_id]
-            record.suspended_at = now
-            self._intend(Suspend(job_id, now))
-            self._touch(record)
-            self._emit("job.suspended", now, job_id, partition=name)
-        for job_id in change.resume:
-            record = self.running[job_id]
-            assert record.suspended_at is not None
-            record.suspended_for += now - record.suspended_at
-            record.suspended_at = None
-            self._intend(Resume(job_id, now))
-            self._touch(record)
-            self._emit("job.resumed", now, job_id, partition=name)
-        for job_id in change.start:
-            record = self.pending.pop(job_id)
-            record.allocation = part.allocation(job_id)
-            record.gang_offset = part.offset_of(job_id)
-            self.cluster.bind(record.allocation)
-            record.start_time = record.planned_start = now
-            rows = len(part.rotation.scheduler.matrix.rows)
-            self._set_state(
-                record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
-            )
-            self.running[job_id] = record
-            self._intend(StartOn(record, now))
-            self.counters["started"] += 1
-            self._emit("job.started", now, job_id, nodes=sorted(record.allocation))
-        for job_id in part.jobs():
-            waiting = self.pending.get(job_id)
-            if waiting is not None:
-                self._gang_reason(part, waiting, now)

@@ -1,4 +1,4 @@
-"""Switching the default partition's policy, keeping every guarantee given.
+"""Switching a backfilling partition's policy, keeping every guarantee given.
 
 The new policy is rebuilt from the records (a replan); a switch that would break a
 guarantee, or drop the slots jobs asked for, is refused naming them unless forced. A
@@ -17,9 +17,17 @@ class PolicyCommands(EngineBase):
     """The engine's policy command (a mixin)."""
 
     def change_policy(
-        self, name: str, options: dict[str, object], now: int, force: bool = False
+        self,
+        name: str,
+        options: dict[str, object],
+        now: int,
+        force: bool = False,
+        partition: str | None = None,
     ) -> None:
-        """Switch policy, keeping every guarantee given, or refuse naming those it breaks."""
+        """Switch a backfilling partition's policy (the default one's unless named),
+        keeping every guarantee given, or refuse naming those it breaks."""
+        if partition is not None and partition not in self.backfill:
+            raise RequestError("not_found", f"no backfilling partition {partition!r}", "name")
         problem = policy_problem(name, options)
         if problem is not None:
             option, message = problem
@@ -28,7 +36,7 @@ class PolicyCommands(EngineBase):
             shaped = [
                 r.id
                 for r in self.jobs.values()
-                if r.shape is not None and not r.final and r.partition is None
+                if r.shape is not None and not r.final and r.partition == partition
             ]
             if shaped:
                 raise RequestError(
@@ -40,7 +48,7 @@ class PolicyCommands(EngineBase):
                     "policy",
                 )
         try:
-            replan = self._replan(name, options, now, keep_plan=False)
+            replan = self._replan(name, options, now, keep_plan=False, partition=partition)
         except (ValueError, TypeError) as error:
             raise RequestError("invalid", str(error), "options") from None
         if replan.broken and not force:
@@ -52,8 +60,12 @@ class PolicyCommands(EngineBase):
                 + " (force=true switches anyway)",
                 "policy",
             )
-        self.policy_name, self.policy_options = name, dict(options)
+        if partition is None:
+            self.policy_name, self.policy_options = name, dict(options)
+        else:
+            self.backfill[partition].policy = name
+            self.backfill[partition].options = dict(options)
         self._config_dirty = True
-        self._install(replan, now)
-        self._emit("policy.changed", now, policy=name, options=dict(options))
+        self._install(replan, now, partition=partition)
+        self._emit("policy.changed", now, policy=name, options=dict(options), partition=partition)
         self._pass(now)

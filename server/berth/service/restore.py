@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from berth.service.gang import GangPartition, GangSpec
 from berth.service.model import JobState, NodeRecord
+from berth.service.partitions import spec_from_dict
 from berth.service.ports import NodeBackend, Snapshot
 
 if TYPE_CHECKING:
@@ -43,8 +44,11 @@ def restore_engine(
     partitions = snapshot.config.get("partitions", [])
     assert isinstance(partitions, list)
     for row in partitions:
-        spec = GangSpec.from_dict(row)
-        engine.gang[spec.name] = GangPartition(spec, engine.cluster.nodes)
+        spec = spec_from_dict(row)
+        if isinstance(spec, GangSpec):
+            engine.gang[spec.name] = GangPartition(spec, engine.cluster.nodes)
+        else:
+            engine.backfill[spec.name] = spec
     tokens = snapshot.config.get("node_tokens", {})
     assert isinstance(tokens, dict)
     engine.node_tokens.update({str(k): str(v) for k, v in tokens.items()})
@@ -68,7 +72,10 @@ def restore_engine(
                 running = record.suspended_at is None
                 part.restore(record.id, record.resources, record.gang_offset, running, now)
     engine.next_id = max(engine.jobs, default=0) + 1
-    engine._install(engine._replan(policy, options, now, keep_plan=True), now, restoring=True)
+    for lane in [None, *engine.backfill]:
+        name, settings = engine.policy_spec(lane)
+        replan = engine._replan(name, settings, now, True, partition=lane)
+        engine._install(replan, now, restoring=True, partition=lane)
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.
     engine._stepped = now

@@ -34,7 +34,10 @@ class ShellOutputs(EngineBase):
                     "policy": self.policy_name,
                     "policy_options": dict(self.policy_options),
                     "node_tokens": dict(self.node_tokens),
-                    "partitions": [p.spec.as_dict() for p in self.gang.values()],
+                    "partitions": [
+                        *(p.spec.as_dict() for p in self.gang.values()),
+                        *(spec.as_dict() for spec in self.backfill.values()),
+                    ],
                 }
                 if self._config_dirty
                 else {}

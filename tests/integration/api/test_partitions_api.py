@@ -108,3 +108,37 @@ def test_partition_mistakes_are_4xx_naming_the_field(api: Api) -> None:
     assert changed.json()["options"]["scheme"] == "br"
     assert api.call("DELETE", "/v1/admin/partitions/g", OPERATOR).status_code == 204
     assert api.call("GET", "/v1/partitions/g/matrix").status_code == 404
+
+
+def test_a_backfilling_partition_runs_its_own_policy(api: Api) -> None:
+    body = {"name": "short", "nodes": ["node003", "node004"], "policy": "easy"}
+    made = api.call("POST", "/v1/admin/partitions", OPERATOR, json=body)
+    assert made.status_code == 201, made.text
+    assert made.json()["policy"] == "easy"
+    listed = {p["name"]: p for p in api.call("GET", "/v1/partitions").json()["partitions"]}
+    assert listed["default"]["nodes"] == ["node001", "node002"]
+    assert listed["short"]["nodes"] == ["node003", "node004"]
+    job = api.submit(resources={"cpus": 16}, time_limit=100, partition="short").json()["job"]
+    assert sorted(job["nodes"]) == ["node003", "node004"]
+    assert job["partition"] == "short"
+    bad = api.call(
+        "PATCH", "/v1/admin/partitions/short", OPERATOR, json={"policy": "conservative",
+                                                               "options": {"selection": "xx"}}
+    )  # fmt: skip
+    assert bad.status_code == 422, bad.text
+    assert error_of(bad)["field"] == "options"
+    changed = api.call(
+        "PATCH", "/v1/admin/partitions/short", OPERATOR, json={"policy": "conservative"}
+    )
+    assert changed.json()["policy"] == "conservative"
+    assert changed.json()["running"] == 1
+    gang_option = api.call("PATCH", "/v1/admin/partitions/short", OPERATOR, json={"scheme": "br"})
+    assert gang_option.status_code == 422
+    bad_gang = api.call(
+        "POST",
+        "/v1/admin/partitions",
+        OPERATOR,
+        json={"name": "g", "nodes": ["node001"], "options": {"slot_seconds": 0}},
+    )
+    assert bad_gang.status_code == 422
+    assert error_of(bad_gang)["field"] == "options.slot_seconds"

@@ -3,6 +3,8 @@ operator's create, change, drain, resume and delete."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter, Response
 
 from berth.api.deps import DaemonDep, OperatorDep, PrincipalDep
@@ -12,7 +14,6 @@ from berth.api.partition_schemas import (
     PartitionIn,
     PartitionList,
     PartitionOut,
-    default_out,
 )
 from berth.service.commands import (
     ChangePartition,
@@ -21,23 +22,19 @@ from berth.service.commands import (
     DrainPartition,
 )
 from berth.service.engine import Engine
-from berth.service.partitions import DEFAULT_PARTITION
 
 router = APIRouter(tags=["partitions"])
 
 
-def _default(engine: Engine) -> PartitionOut:
-    unfinished = [r for r in engine.jobs.values() if r.partition is None and not r.final]
-    return default_out(
-        engine.policy_name, engine.policy_options, sorted(engine.pool().nodes), unfinished
-    )
+def _summary(name: str) -> Callable[[Engine], PartitionOut]:
+    return lambda engine: PartitionOut.model_validate(engine.partition_summary(name))
 
 
 @router.get("/v1/partitions", response_model=PartitionList, summary="Every partition")
 async def list_partitions(daemon: DaemonDep, _: PrincipalDep) -> PartitionList:
     def view(engine: Engine) -> PartitionList:
-        gang = [PartitionOut.of_gang(engine.gang[n]) for n in sorted(engine.gang)]
-        return PartitionList(partitions=[_default(engine), *gang])
+        names = engine.partition_names()
+        return PartitionList(partitions=[_summary(name)(engine) for name in names])
 
     return await daemon.coordinator.read(view)
 
@@ -45,9 +42,9 @@ async def list_partitions(daemon: DaemonDep, _: PrincipalDep) -> PartitionList:
 @router.get("/v1/partitions/{name}", response_model=PartitionOut, summary="One partition")
 async def show_partition(name: str, daemon: DaemonDep, _: PrincipalDep) -> PartitionOut:
     def view(engine: Engine) -> PartitionOut:
-        if name == DEFAULT_PARTITION:
-            return _default(engine)
-        return PartitionOut.of_gang(engine.partition(name))
+        if name not in engine.partition_names():
+            engine.partition(name)  # not found, naming the partitions there are
+        return _summary(name)(engine)
 
     return await daemon.coordinator.read(view)
 
@@ -65,25 +62,35 @@ async def matrix(name: str, daemon: DaemonDep, _: PrincipalDep) -> MatrixOut:
     "/v1/admin/partitions",
     response_model=PartitionOut,
     status_code=201,
-    summary="Create a gang partition from idle nodes of the default partition",
+    summary="Create a partition (gang or backfilling) from idle nodes of the default partition",
 )
 async def create(body: PartitionIn, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
     return await daemon.coordinator.call(
         CreatePartition(body.spec(), body.force),
-        PartitionOut.of_gang,
+        PartitionOut.model_validate,
     )
 
 
 @router.patch(
     "/v1/admin/partitions/{name}",
     response_model=PartitionOut,
-    summary="Change a gang partition's slot length or row limit (its scheme only when empty)",
+    summary="Change a partition's policy (backfilling; refused if a guarantee would break, "
+    "unless forced), or a gang partition's slot length, row limit and (when empty) scheme",
 )
 async def change(
     name: str, body: PartitionChange, daemon: DaemonDep, _: OperatorDep
 ) -> PartitionOut:
-    command = ChangePartition(name, body.scheme, body.slot_seconds, body.max_rows, body.no_max_rows)
-    return await daemon.coordinator.call(command, PartitionOut.of_gang)
+    command = ChangePartition(
+        name,
+        body.scheme,
+        body.slot_seconds,
+        body.max_rows,
+        body.no_max_rows,
+        body.policy,
+        None if body.options is None else dict(body.options),
+        body.force,
+    )
+    return await daemon.coordinator.call(command, PartitionOut.model_validate)
 
 
 @router.post(
@@ -92,7 +99,7 @@ async def change(
     summary="Drain a partition: it takes no new jobs; those it has go on",
 )
 async def drain(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
-    return await daemon.coordinator.call(DrainPartition(name, True), PartitionOut.of_gang)
+    return await daemon.coordinator.call(DrainPartition(name, True), PartitionOut.model_validate)
 
 
 @router.post(
@@ -101,7 +108,7 @@ async def drain(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
     summary="Open a drained partition to new jobs again",
 )
 async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
-    return await daemon.coordinator.call(DrainPartition(name, False), PartitionOut.of_gang)
+    return await daemon.coordinator.call(DrainPartition(name, False), PartitionOut.model_validate)
 
 
 @router.delete(

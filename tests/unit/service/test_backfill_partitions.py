@@ -1,0 +1,121 @@
+"""Backfilling partitions beside the default one: each runs its own policy on its own
+nodes, with its own guarantees, through node changes, policy switches and restarts."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.dispatch.emulated import EmulatedNodes
+from berth.service.engine import Engine
+from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
+from berth.service.partitions import BackfillSpec
+from berth.service.ports import Snapshot
+from berth.store.memory import MemoryStore
+
+
+def two_partitions(policy: str = "easy") -> Engine:
+    """node001-002 default (conservative), node003-004 partition ``p``, 8 cpus each."""
+    nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
+    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live.create_partition(BackfillSpec("p", ["node003", "node004"], policy), now=0)
+    return live
+
+
+def job(cpus: int, limit: int = 100, partition: str | None = None, **more: int) -> JobRequest:
+    return JobRequest("j", "alice", {"cpus": cpus}, limit, emulated_runtime=limit,
+                      partition=partition, **more)  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_each_partition_schedules_its_own_nodes_with_its_own_policy() -> None:
+    live = two_partitions("easy")
+    mine, _ = live.submit(job(16, partition="p"), 0)
+    theirs, _ = live.submit(job(16), 0)
+    assert set(mine.allocation) == {"node003", "node004"}
+    assert set(theirs.allocation) == {"node001", "node002"}
+    queued, _ = live.submit(job(8, partition="p"), 0)
+    guaranteed, _ = live.submit(job(8), 0)
+    assert queued.guaranteed_start is None  # easy promises nothing
+    assert guaranteed.guaranteed_start == 100  # conservative does
+    late, _ = live.submit(job(8, partition="p", deadline=500), 0)
+    assert late.state is JobState.REJECTED
+    assert "policy easy makes no promises" in late.state_reason
+    live.advance(100)
+    assert queued.state is JobState.RUNNING
+    assert set(queued.allocation) <= {"node003", "node004"}
+    assert guaranteed.state is JobState.RUNNING
+    with pytest.raises(RequestError) as too_big:
+        live.submit(job(24, partition="p"), 100)
+    assert too_big.value.field == "resources.cpus"
+
+
+def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
+    live = two_partitions("conservative")
+    live.submit(job(16, partition="p"), 0)
+    waiting, _ = live.submit(job(16, partition="p"), 0)
+    assert waiting.guaranteed_start == 100
+    with pytest.raises(RequestError) as breaks:
+        live.drain("node003", "maintenance", 10)  # the partition's own promise
+    assert breaks.value.code == "conflict"
+    assert "guarantee" in breaks.value.message
+    live.drain("node001", "maintenance", 10)  # the default partition promised nothing
+    with pytest.raises(RequestError) as refused:
+        live.change_policy("easy", {}, 10, partition="p")
+    assert "would lose its guarantee" in refused.value.message
+    live.change_policy("easy", {}, 10, force=True, partition="p")
+    assert live.policy_name == "conservative"
+    assert live.backfill["p"].policy == "easy"
+    assert waiting.guaranteed_start is None
+    live.drain("node003", "maintenance", 10)
+    with pytest.raises(RequestError) as unknown:
+        live.change_policy("easy", {}, 10, partition="nope")
+    assert unknown.value.code == "not_found"
+
+
+def test_taking_nodes_that_default_promised_away_is_refused_unless_forced() -> None:
+    nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
+    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live.submit(job(16), 0)
+    wide, _ = live.submit(job(32), 0)  # waits for every node at 100
+    assert wide.guaranteed_start == 100
+    with pytest.raises(RequestError) as refused:
+        live.create_partition(BackfillSpec("p", ["node003", "node004"], "easy"), 0)
+    assert refused.value.code == "conflict"
+    with pytest.raises(RequestError) as policy:
+        live.create_partition(BackfillSpec("q", ["node004"], "nope"), 0)
+    assert policy.value.field == "policy"
+
+
+def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
+    store = MemoryStore()
+    live = two_partitions("conservative")
+    running, _ = live.submit(job(16, partition="p"), 0)
+    waiting, _ = live.submit(job(8, partition="p"), 0)
+    store.save(live.take_changes())
+    again = Engine.restore(store.load(), EmulatedNodes(), 50, [], "conservative", {})
+    assert again.backfill["p"].policy == "conservative"
+    assert again.jobs[waiting.id].guaranteed_start == 100
+    again.advance(100)
+    assert again.jobs[running.id].state is JobState.COMPLETED
+    assert set(again.jobs[waiting.id].allocation) <= {"node003", "node004"}
+    again.advance(200)
+    again.delete_partition("p", 200)
+    assert sorted(again.pool().nodes) == ["node001", "node002", "node003", "node004"]
+    assert again.submit(job(32), 200)[0].state is JobState.RUNNING
+
+
+def test_the_start_answer_speaks_of_the_jobs_own_partition() -> None:
+    live = two_partitions("conservative")
+    live.change_policy("easy", {}, 0)  # the default partition: no promises
+    live.submit(job(16), 0)
+    live.submit(job(8), 0)  # waits in the default partition
+    live.submit(job(16, partition="p"), 0)
+    waiting, _ = live.submit(job(8, partition="p"), 0)
+    info = live.start_info(waiting.id, 0)
+    assert info["guaranteed_start"] == info["predicted_start"] == 100
+    assert "the reservation conservative holds" in str(info["based_on"])
+    blocked = info["blocked_by"]
+    assert isinstance(blocked, dict)
+    assert blocked["jobs_ahead"] == 0  # the default partition's queue is not ahead
+    assert blocked["running_jobs_to_end"] == [3]
+    what = live.what_if(job(8, partition="p"), 0)
+    assert what["guaranteed_start"] == 100
