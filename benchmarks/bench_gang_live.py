@@ -20,11 +20,12 @@ from dataclasses import replace
 
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.gang import replay_gang
+from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec
-from berth.service.model import JobRequest, NodeRecord
+from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
 
 
@@ -33,29 +34,20 @@ def run_live(jobs: list[TraceJob], scheme: str) -> tuple[float, list[float], dic
     nodes = [NodeRecord(f"n{i:02d}", {"cpus": 16, "mem_gb": 64}) for i in range(8)]
     live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
     live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT_SECONDS), 0)
-    arrivals = sorted(jobs, key=lambda j: (j.job.submit, j.job.id))
-    ids: dict[int, int] = {}
-    index, steps = 0, []
-    started = time.process_time()
-    while True:
-        due = live.next_event()
-        coming = arrivals[index].job.submit if index < len(arrivals) else None
-        if due is None and coming is None:
-            break
-        now = min(t for t in (due, coming) if t is not None)
-        step = time.process_time()
-        with live.batch(now):
-            live.advance(now)
-            while index < len(arrivals) and arrivals[index].job.submit == now:
-                trace = arrivals[index]
-                request = JobRequest(str(trace.job.id), "u", dict(trace.job.resources),
-                                     trace.job.estimate, emulated_runtime=trace.runtime,
-                                     partition="g")  # fmt: skip
-                ids[live.submit(request, now)[0].id] = trace.job.id
-                index += 1
+    arrivals = [(trace.job.submit, trace_request(trace, "g")) for trace in jobs]
+    steps: list[float] = []
+    clock = [time.process_time()]
+
+    def after_batch(_: int) -> None:
         live.take_changes()  # what the coordinator would persist
         live.take_events()
-        steps.append(time.process_time() - step)
+        now = time.process_time()
+        steps.append(now - clock[0])
+        clock[0] = now
+
+    started = clock[0]
+    engine_ids = run_on_virtual_clock(live, arrivals, after_batch)
+    ids = {engine_id: trace.job.id for engine_id, trace in zip(engine_ids, jobs, strict=True)}
     total = time.process_time() - started
     ends = {}
     for engine_id, trace_id in ids.items():

@@ -16,10 +16,11 @@ import pytest
 from berth.core.model import Job
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.gang import replay_gang
+from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec
-from berth.service.model import JobRequest, JobState, NodeRecord
+from berth.service.model import JobState, NodeRecord
 from berth.service.ports import Snapshot
 
 SLOT = 10
@@ -44,32 +45,16 @@ def live_ends(jobs: list[TraceJob], scheme: str) -> tuple[dict[int, int], int]:
     live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
     live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT), 0)
     part = live.gang["g"]
-    ids: dict[int, int] = {}  # engine id -> trace id
-    arrivals = sorted(jobs, key=lambda j: (j.job.submit, j.job.id))
-    index, most_rows = 0, 0
-    while True:
-        due = live.next_event()
-        coming = arrivals[index].job.submit if index < len(arrivals) else None
-        if due is None and coming is None:
-            break
-        now = min(t for t in (due, coming) if t is not None)
-        with live.batch(now):
-            live.advance(now)
-            while index < len(arrivals) and arrivals[index].job.submit == now:
-                trace = arrivals[index]
-                request = JobRequest(
-                    name=str(trace.job.id),
-                    user="u",
-                    resources=dict(trace.job.resources),
-                    time_limit=trace.job.estimate,
-                    emulated_runtime=trace.runtime,
-                    partition="g",
-                )
-                record, _ = live.submit(request, now)
-                ids[record.id] = trace.job.id
-                index += 1
-        most_rows = max(most_rows, len(part.rotation.scheduler.matrix.rows))
+    rows: list[int] = []
+
+    def look(_: int) -> None:
+        rows.append(len(part.rotation.scheduler.matrix.rows))
         part.rotation.scheduler.matrix.check()
+
+    arrivals = [(trace.job.submit, trace_request(trace, "g")) for trace in jobs]
+    engine_ids = run_on_virtual_clock(live, arrivals, look)
+    ids = {engine_id: trace.job.id for engine_id, trace in zip(engine_ids, jobs, strict=True)}
+    most_rows = max(rows)
     ends = {}
     for engine_id, trace_id in ids.items():
         record = live.jobs[engine_id]

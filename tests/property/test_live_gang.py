@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.dispatch.emulated import EmulatedNodes
+from berth.emulate.virtual import run_on_virtual_clock
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec
 from berth.service.model import JobRequest, JobState, NodeRecord
@@ -59,25 +60,13 @@ def test_a_live_gang_partition_keeps_its_invariants(
     nodes = [NodeRecord("a", {"cpus": 4, "mem_gb": 16}), NodeRecord("b", {"cpus": 4, "mem_gb": 16})]
     live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
     live.create_partition(GangSpec("g", ["a", "b"], scheme, SLOT), 0)
-    arrivals = sorted(workload)
-    ids: dict[int, tuple[int, int]] = {}
-    index = 0
-    while True:
-        due = live.next_event()
-        coming = arrivals[index][0] if index < len(arrivals) else None
-        if due is None and coming is None:
-            break
-        now = min(t for t in (due, coming) if t is not None)
-        with live.batch(now):
-            live.advance(now)
-            while index < len(arrivals) and arrivals[index][0] == now:
-                _, cpus, mem, runtime, limit = arrivals[index]
-                request = JobRequest("j", "u", {"cpus": cpus, "mem_gb": mem}, limit,
-                                     emulated_runtime=runtime, partition="g")  # fmt: skip
-                record, _ = live.submit(request, now)
-                ids[record.id] = (runtime, limit)
-                index += 1
-        check(live)
+    arrivals = [
+        (submit, JobRequest("j", "u", {"cpus": cpus, "mem_gb": mem}, limit,
+                            emulated_runtime=runtime, partition="g"))
+        for submit, cpus, mem, runtime, limit in workload
+    ]  # fmt: skip
+    engine_ids = run_on_virtual_clock(live, arrivals, lambda _: check(live))
+    ids = {i: (job[3], job[4]) for i, job in zip(engine_ids, workload, strict=True)}
     for job_id, (runtime, limit) in ids.items():
         record = live.jobs[job_id]
         assert record.start_time is not None

@@ -13,9 +13,10 @@ from berth.core.policies.nodes import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
+from berth.emulate.virtual import trace_request
 from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
-from berth.service.model import JobRequest, NodeRecord
+from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
 from berth.service.replan import places_on_nodes
 from tests.property.strategies import clusters, workloads
@@ -56,16 +57,7 @@ def daemon_starts(
         with live.batch(submit):
             live.advance(submit)
             for t in (t for t in jobs if t.job.submit == submit):
-                live.submit(
-                    JobRequest(
-                        name="t",
-                        user="u",
-                        resources={n: a for n, a in t.job.resources.items() if a},
-                        time_limit=t.job.estimate,
-                        emulated_runtime=t.runtime,
-                    ),
-                    submit,
-                )
+                live.submit(trace_request(t), submit)
     while (due := live.next_event()) is not None:
         with live.batch(due):
             live.advance(due)

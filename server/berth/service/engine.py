@@ -47,7 +47,7 @@ from berth.service.model import (
 from berth.service.node_commands import NodeCommands
 from berth.service.partitions import BackfillSpec, PartitionCommands
 from berth.service.policy_commands import PolicyCommands
-from berth.service.ports import NodeBackend, Snapshot
+from berth.service.ports import NodeBackend
 from berth.service.replan import Replan, build_policy, replan
 from berth.service.restore import restore_engine
 from berth.service.shell import ShellOutputs
@@ -182,22 +182,8 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
             self._run_pass(now)
 
     # ------------------------------------------------------------------ set-up
-    @classmethod
-    def restore(
-        cls,
-        snapshot: Snapshot,
-        backend: NodeBackend,
-        now: int,
-        default_nodes: Iterable[NodeRecord],
-        default_policy: str,
-        default_options: dict[str, object],
-        hold_intents: bool = False,
-    ) -> Engine:
-        """The engine a (re)started daemon resumes with: see :func:`restore_engine`."""
-        return restore_engine(
-            cls, snapshot, backend, now, default_nodes, default_policy, default_options,
-            hold_intents,
-        )  # fmt: skip
+    #: The engine a (re)started daemon resumes with: see :func:`restore_engine`.
+    restore = classmethod(restore_engine)
 
     # ------------------------------------------------------------------ time
     def advance(self, now: int) -> None:
