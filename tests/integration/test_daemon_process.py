@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.conftest import ALICE, OPERATOR, DaemonProcess
+from tests.integration.conftest import ALICE, BOB, OPERATOR, DaemonProcess
 
 
 def _headers(token: str = ALICE) -> dict[str, str]:
@@ -148,5 +148,73 @@ def test_the_clock_wakes_the_engine_without_any_request(tmp_path: Path) -> None:
         assert done["end_time"] == first["start_time"] + 200
         assert started["job_state"] == "RUNNING"
         assert started["start_time"] == done["end_time"]
+    finally:
+        daemon.stop()
+
+
+def _read_events(
+    url: str,
+    token: str,
+    until: int,
+    last_id: int | None = None,
+    halfway: tuple[int, threading.Event] | None = None,
+) -> list[dict[str, Any]]:
+    """Events from the stream (resuming after ``last_id``) until ``until`` have come;
+    ``halfway`` is set once its count has come."""
+    headers = _headers(token)
+    if last_id is not None:
+        headers["Last-Event-ID"] = str(last_id)
+    seen: list[dict[str, Any]] = []
+    with httpx.stream("GET", f"{url}/v1/events", headers=headers, timeout=20.0) as stream:
+        event_id = None
+        for line in stream.iter_lines():
+            if line.startswith("id: "):
+                event_id = int(line[len("id: ") :])
+            elif line.startswith("data: "):
+                seen.append({"id": event_id, **json.loads(line[len("data: ") :])})
+                if halfway is not None and len(seen) == halfway[0]:
+                    halfway[1].set()
+                if len(seen) == until:
+                    return seen
+    return seen
+
+
+def test_a_stream_resumes_from_last_event_id_across_a_restart(tmp_path: Path) -> None:
+    daemon = DaemonProcess(tmp_path)
+    try:
+        first = httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(),
+                           json={"resources": {"cpus": 8}, "time_limit": 600}).json()["job"]  # fmt: skip
+        seen = _read_events(daemon.url, ALICE, until=2, last_id=0)
+        assert [e["kind"] for e in seen] == ["job.accepted", "job.started"]
+        last = seen[-1]["id"]
+        # While nobody listens: bob's job, alice's second job, alice's first cancelled.
+        httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(BOB),
+                   json={"resources": {"cpus": 8}, "time_limit": 600})  # fmt: skip
+        second = httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(),
+                            json={"resources": {"cpus": 8}, "time_limit": 600}).json()["job"]  # fmt: skip
+        httpx.delete(f"{daemon.url}/v1/jobs/{first['job_id']}", headers=_headers())
+        daemon.stop()
+        daemon = DaemonProcess(tmp_path)  # the same database
+        missed = _read_events(daemon.url, ALICE, until=3, last_id=last)
+        assert [(e["kind"], e["job_id"]) for e in missed] == [
+            ("job.accepted", second["job_id"]),
+            ("job.started", second["job_id"]),
+            ("job.cancelled", first["job_id"]),
+        ]  # bob's job is not alice's to see
+        # The operator sees everything missed, then what happens live, in one run of ids.
+        backlog_read, everything = threading.Event(), []
+        reader = threading.Thread(
+            target=lambda: everything.extend(
+                _read_events(daemon.url, OPERATOR, 7, last, (5, backlog_read))
+            ),
+            daemon=True,
+        )
+        reader.start()
+        assert backlog_read.wait(15)
+        httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(BOB),
+                   json={"resources": {"cpus": 8}, "time_limit": 600})  # fmt: skip
+        reader.join(15)
+        assert [e["id"] for e in everything] == list(range(last + 1, last + 8))
+        assert [e["kind"] for e in everything[5:]] == ["job.accepted", "job.started"]
     finally:
         daemon.stop()

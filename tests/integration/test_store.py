@@ -13,6 +13,7 @@ from alembic.migration import MigrationContext
 
 from berth.core.nodes import Shape
 from berth.service.model import JobState
+from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade
 from berth.store.sql import METADATA, SqlStore, create_db_engine
 from tests.integration.api.test_api import Api, make_api
@@ -100,3 +101,24 @@ def test_the_api_on_postgresql(pg_api: Api) -> None:
     waiting = pg_api.call("GET", "/v1/jobs/2").json()  # waits for the drained node
     assert waiting["job_state"] == "PENDING"
     assert waiting["state_reason"].startswith("waits for nodes that are drained or down")
+
+
+def test_events_are_stored_numbered_paged_and_pruned(database: str) -> None:
+    upgrade(database)
+    store = SqlStore(create_db_engine(database))
+    live = engine()
+    live.submit(request(cpus=8, limit=100), 0)
+    changes = live.take_changes()
+    events = live.take_events()
+    changes.events = [event_row(i, e, "alice", 1000.0 + i) for i, e in enumerate(events, 1)]
+    store.save(changes)
+    assert [r.event.kind for r in store.events_after(0, 10)] == ["job.accepted", "job.started"]
+    assert [r.id for r in store.events_after(1, 10)] == [2]
+    assert store.events_after(0, 1)[0].user == "alice"
+    assert store.events_after(0, 1)[0].event == events[0]
+    reader = SqlStore(create_db_engine(database))
+    assert reader.load().last_event_id == 2
+    reader.engine.dispose()
+    assert store.prune_events(before=1001.5) == 1  # recorded at 1001 and 1002
+    assert [r.id for r in store.events_after(0, 10)] == [2]
+    store.engine.dispose()

@@ -189,7 +189,7 @@ def build(settings: Settings, clock: Clock | None = None) -> Built:
         dict(settings.policy_options),
         hold_intents=True,
     )
-    coordinator = Coordinator(engine, store, clock)
+    coordinator = Coordinator(engine, store, clock, snapshot.last_event_id)
     tokens, note = load_tokens(settings, engine.node_tokens)
     waiters = None
     if agents is not None:
@@ -197,7 +197,7 @@ def build(settings: Settings, clock: Clock | None = None) -> Built:
         agents.on_change = waiters.notify
         agents.restarted(engine.cluster.nodes, time.monotonic())
     daemon = Daemon(coordinator, tokens, dry_run, agents, waiters)
-    waker = Waker(coordinator, settings.reconcile_seconds)
+    waker = Waker(coordinator, settings.reconcile_seconds, settings.event_retention_days * 86_400)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

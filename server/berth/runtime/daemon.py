@@ -3,28 +3,41 @@
 One ``date`` job is (re)scheduled after every committed batch for the engine's next
 event (a reservation's start, a time limit expiring, an emulated job ending); one
 ``interval`` job reconciles every ``reconcile_seconds`` in case a wake-up was missed
-(clock drift, a suspended host). Both just ask the coordinator to tick.
+(clock drift, a suspended host). Both just ask the coordinator to tick. A third prunes
+stored events past their retention, at start-up and hourly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from berth.service.coordinator import Coordinator
+
+#: Seconds between prunes of old events.
+PRUNE_EVERY = 3600.0
+
+log = logging.getLogger("berth.waker")
 
 #: Wall seconds added to each wake-up so the clock has surely reached the event's second.
 WAKE_MARGIN = 0.002
 
 
 class Waker:
-    def __init__(self, coordinator: Coordinator, reconcile_seconds: float) -> None:
+    def __init__(
+        self,
+        coordinator: Coordinator,
+        reconcile_seconds: float,
+        event_retention_seconds: float | None = None,
+    ) -> None:
         self.coordinator = coordinator
         self.scheduler = AsyncIOScheduler(
             job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1}
         )
         self.reconcile_seconds = reconcile_seconds
+        self.event_retention_seconds = event_retention_seconds
         self._planned: int | None = None
 
     def start(self) -> None:
@@ -32,6 +45,14 @@ class Waker:
         self.scheduler.add_job(
             self.coordinator.tick, "interval", seconds=self.reconcile_seconds, id="reconcile"
         )
+        if self.event_retention_seconds is not None:
+            self.scheduler.add_job(
+                self._prune,
+                "interval",
+                seconds=PRUNE_EVERY,
+                id="prune-events",
+                next_run_time=dt.datetime.now(dt.UTC),  # once at start-up too
+            )
         self.coordinator.on_next_event = self.plan
 
     def plan(self, cluster_time: int | None) -> None:
@@ -48,6 +69,13 @@ class Waker:
         self.scheduler.add_job(
             self._wake, "date", run_date=run_at, id="wake", replace_existing=True
         )
+
+    async def _prune(self) -> None:
+        assert self.event_retention_seconds is not None
+        try:
+            await self.coordinator.prune_events(self.event_retention_seconds)
+        except Exception:  # a failed prune is retried next hour; it loses nothing
+            log.exception("pruning events failed")
 
     async def _wake(self) -> None:
         self._planned = None

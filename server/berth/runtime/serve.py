@@ -61,6 +61,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--time-scale", type=float, help="run the emulated cluster N times faster")
     serve.add_argument("--tokens", help="TOKEN:USER:ROLE,... (default: generated in the data dir)")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument(
+        "--event-retention-days", type=float, help="prune events older than this (7)"
+    )
     serve.add_argument("--demo", action="store_true", help="submit a few demo jobs once up")
 
     db = commands.add_parser("db", help="database migrations")
@@ -101,6 +104,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "fence_seconds",
             "kill_grace",
             "sync_wait",
+            "event_retention_days",
         )
     }
     return load_settings(args.config, **flags)

@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     tokens: str = Field("", description="TOKEN:USER:ROLE entries separated by commas")
     tokens_file: Path | None = None
     reconcile_seconds: float = Field(30.0, gt=0)
+    event_retention_days: float = Field(
+        7.0, gt=0, description="events older than this are pruned (hourly)"
+    )
     sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 

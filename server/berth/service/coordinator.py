@@ -32,7 +32,8 @@ from berth.service.commands import Command, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
 from berth.service.model import Event, RequestError
-from berth.service.ports import Changes, Clock, Store
+from berth.service.ports import Changes, Clock, EventRow, Store
+from berth.service.rows import event_row
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -72,7 +73,7 @@ class Stats:
 
 
 class Coordinator:
-    def __init__(self, engine: Engine, store: Store, clock: Clock) -> None:
+    def __init__(self, engine: Engine, store: Store, clock: Clock, last_event_id: int = 0) -> None:
         self.engine = engine
         self.store = store
         self.clock = clock
@@ -80,8 +81,10 @@ class Coordinator:
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
         self._queue: asyncio.Queue[tuple[Queued, asyncio.Future[Any]]] = asyncio.Queue()
-        self._subscribers: set[asyncio.Queue[tuple[int, Event] | None]] = set()
-        self._event_seq = 0
+        self._subscribers: set[asyncio.Queue[EventRow | None]] = set()
+        #: The number of the latest committed event (events are numbered in commit
+        #: order, on from what the store holds, so a stream resumes across restarts).
+        self._event_seq = last_event_id
         self._task: asyncio.Task[None] | None = None
         #: A batch is applied but not yet committed: reads wait for its commit.
         self._in_flight = False
@@ -225,7 +228,16 @@ class Coordinator:
         intents: list[Intent],
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]],
     ) -> None:
-        """Save, then (only if the save succeeded) send intents, answer and publish."""
+        """Save (with the batch's events, numbered), then (only if the save succeeded)
+        send intents, answer and publish."""
+        jobs = self.engine.jobs
+        numbered = [
+            EventRow(self._event_seq + i, event, None if (j := jobs.get(event.job_id or 0)) is None
+                     else j.user)
+            for i, event in enumerate(events, 1)
+        ]  # fmt: skip
+        wall = time.time()
+        changes.events = [event_row(r.id, r.event, r.user, wall) for r in numbered]
         try:
             await self._save(changes)
         except Exception as error:
@@ -245,8 +257,9 @@ class Coordinator:
                 future.set_exception(refusal)
             else:
                 future.set_result(result)
-        for event in events:
-            self._publish(event)
+        self._event_seq += len(numbered)
+        for row in numbered:
+            self._publish(row)
         if self.on_next_event is not None:
             self.on_next_event(self.engine.next_event())
 
@@ -270,21 +283,38 @@ class Coordinator:
             self.stats.commit_seconds_total += took
 
     # ------------------------------------------------------------------ events
-    def _publish(self, event: Event) -> None:
-        self._event_seq += 1
-        self.stats.by_kind[event.kind] = self.stats.by_kind.get(event.kind, 0) + 1
+    def _publish(self, row: EventRow) -> None:
+        kind = row.event.kind
+        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
         for queue in list(self._subscribers):
             if queue.qsize() >= SUBSCRIBER_BACKLOG:
                 self._subscribers.discard(queue)
                 queue.put_nowait(None)  # tell it it was dropped
             else:
-                queue.put_nowait((self._event_seq, event))
+                queue.put_nowait(row)
 
-    def subscribe(self) -> asyncio.Queue[tuple[int, Event] | None]:
-        """A queue of ``(sequence number, event)``; ``None`` means the stream ended."""
-        queue: asyncio.Queue[tuple[int, Event] | None] = asyncio.Queue()
+    def subscribe(self) -> asyncio.Queue[EventRow | None]:
+        """A queue of committed events as they are published; ``None`` means the stream
+        ended. Subscribe before reading :meth:`events_after`, so nothing falls between."""
+        queue: asyncio.Queue[EventRow | None] = asyncio.Queue()
         self._subscribers.add(queue)
         return queue
 
-    def unsubscribe(self, queue: asyncio.Queue[tuple[int, Event] | None]) -> None:
+    def unsubscribe(self, queue: asyncio.Queue[EventRow | None]) -> None:
         self._subscribers.discard(queue)
+
+    @property
+    def last_event_id(self) -> int:
+        return self._event_seq
+
+    async def events_after(self, after: int, limit: int = 1000) -> list[EventRow]:
+        """Committed events numbered above ``after`` (from the store, off the loop)."""
+        return await asyncio.to_thread(self.store.events_after, after, limit)
+
+    async def prune_events(self, retention_seconds: float) -> int:
+        """Delete events older than ``retention_seconds`` (wall time); how many went."""
+        before = time.time() - retention_seconds
+        pruned = await asyncio.to_thread(self.store.prune_events, before)
+        if pruned:
+            log.info("pruned %d events older than %.0f s", pruned, retention_seconds)
+        return pruned

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from berth.service.model import JobRecord, JobState, NodeRecord
+from berth.service.model import Event, JobRecord, JobState, NodeRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,17 @@ class Snapshot:
     jobs: list[JobRecord] = field(default_factory=list)
     nodes: list[NodeRecord] = field(default_factory=list)
     config: dict[str, object] = field(default_factory=dict)
+    #: The number of the latest stored event (0: none); the writer numbers on from it.
+    last_event_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """A committed event: its number, the event, and the user whose job it concerns."""
+
+    id: int
+    event: Event
+    user: str | None = None
 
 
 @dataclass(slots=True)
@@ -75,9 +86,11 @@ class Changes:
     jobs: dict[int, dict[str, object]] = field(default_factory=dict)
     nodes: dict[str, dict[str, object]] = field(default_factory=dict)
     config: dict[str, object] = field(default_factory=dict)
+    #: Events of the batch as rows of the events table, numbered.
+    events: list[dict[str, object]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.jobs or self.nodes or self.config)
+        return bool(self.jobs or self.nodes or self.config or self.events)
 
 
 class Store(Protocol):
@@ -85,6 +98,14 @@ class Store(Protocol):
 
     def save(self, changes: Changes) -> None:
         """Persist ``changes`` in one transaction; return only once it is durable."""
+        ...
+
+    def events_after(self, after: int, limit: int) -> list[EventRow]:
+        """Stored events numbered above ``after``, oldest first, at most ``limit``."""
+        ...
+
+    def prune_events(self, before: float) -> int:
+        """Delete events recorded (wall time) before ``before``; how many went."""
         ...
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from berth.core.nodes import Shape
-from berth.service.model import JobRecord, JobState, NodeRecord, NodeState
+from berth.service.model import Event, JobRecord, JobState, NodeRecord, NodeState
+from berth.service.ports import EventRow
 
 JOB_COLUMNS = (
     "id",
@@ -101,3 +102,14 @@ def node_from_row(row: dict[str, Any]) -> NodeRecord:
         state=NodeState(row["state"]),
         reason=row["reason"] or "",
     )
+
+
+def event_row(number: int, event: Event, user: str | None, recorded_at: float) -> dict[str, object]:
+    return {"id": number, "kind": event.kind, "time": event.time, "job_id": event.job_id,
+            "node": event.node, "user": user, "detail": dict(event.detail),
+            "recorded_at": recorded_at}  # fmt: skip
+
+
+def event_from_row(row: dict[str, Any]) -> EventRow:
+    event = Event(row["kind"], int(row["time"]), row["job_id"], row["node"], dict(row["detail"]))
+    return EventRow(int(row["id"]), event, row["user"])

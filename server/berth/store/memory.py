@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from berth.service.ports import Changes, Snapshot
-from berth.service.rows import job_from_row, node_from_row
+from berth.service.ports import Changes, EventRow, Snapshot
+from berth.service.rows import event_from_row, job_from_row, node_from_row
 
 
 class MemoryStore:
@@ -13,6 +13,7 @@ class MemoryStore:
         self.jobs: dict[int, dict[str, object]] = {}
         self.nodes: dict[str, dict[str, object]] = {}
         self.config: dict[str, object] = {}
+        self.events: list[dict[str, object]] = []
         self.saves = 0
 
     def load(self) -> Snapshot:
@@ -20,10 +21,21 @@ class MemoryStore:
             jobs=[job_from_row(copy.deepcopy(row)) for row in self.jobs.values()],
             nodes=[node_from_row(copy.deepcopy(row)) for row in self.nodes.values()],
             config=copy.deepcopy(self.config),
+            last_event_id=max((int(str(e["id"])) for e in self.events), default=0),
         )
 
     def save(self, changes: Changes) -> None:
         self.jobs.update(copy.deepcopy(changes.jobs))
         self.nodes.update(copy.deepcopy(changes.nodes))
         self.config.update(copy.deepcopy(changes.config))
+        self.events.extend(copy.deepcopy(changes.events))
         self.saves += 1
+
+    def events_after(self, after: int, limit: int) -> list[EventRow]:
+        rows = [e for e in self.events if int(str(e["id"])) > after][:limit]
+        return [event_from_row(copy.deepcopy(row)) for row in rows]
+
+    def prune_events(self, before: float) -> int:
+        kept = [e for e in self.events if float(str(e["recorded_at"])) >= before]
+        pruned, self.events = len(self.events) - len(kept), kept
+        return pruned

@@ -1,7 +1,8 @@
 """``SqlStore``: the Store port on SQLAlchemy 2 Core, for SQLite and PostgreSQL.
 
-Three tables: ``jobs`` (one row per job, every field of the record), ``nodes`` and
-``config`` (key/value: the policy and its options). A batch of changes is one
+Four tables: ``jobs`` (one row per job, every field of the record), ``nodes``,
+``config`` (key/value: the policy, its options, partitions) and ``events`` (every event,
+numbered by the single writer, written with the change that caused it; pruned by age). A batch of changes is one
 transaction (inserts for new rows, executemany updates for known ones), so a command
 is acknowledged only after everything it changed is committed. SQLite runs in WAL mode
 with ``synchronous=FULL`` by default: a commit survives a killed process and a power
@@ -16,8 +17,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from berth.service.ports import Changes, Snapshot
-from berth.service.rows import job_from_row, node_from_row
+from berth.service.ports import Changes, EventRow, Snapshot
+from berth.service.rows import event_from_row, job_from_row, node_from_row
 
 METADATA = sa.MetaData()
 
@@ -71,6 +72,19 @@ NODES = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
 )
 
+EVENTS = sa.Table(
+    "events",
+    METADATA,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("time", sa.BigInteger, nullable=False),
+    sa.Column("job_id", sa.BigInteger),
+    sa.Column("node", sa.String(100)),
+    sa.Column("user", sa.String(100)),  # the job's owner: whom a user's stream shows it to
+    sa.Column("detail", sa.JSON, nullable=False),
+    sa.Column("recorded_at", sa.Float, nullable=False, index=True),  # wall time, for pruning
+)
+
 CONFIG = sa.Table(
     "config",
     METADATA,
@@ -114,9 +128,21 @@ class SqlStore:
             jobs = [job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS))]
             nodes = [node_from_row(dict(r._mapping)) for r in conn.execute(sa.select(NODES))]
             config = {r.key: r.value for r in conn.execute(sa.select(CONFIG))}
+            last_event = conn.execute(sa.select(sa.func.max(EVENTS.c.id))).scalar()
         self._known_jobs = {job.id for job in jobs}
         self._known_nodes = {node.name for node in nodes}
-        return Snapshot(jobs=jobs, nodes=nodes, config=config)
+        return Snapshot(jobs=jobs, nodes=nodes, config=config, last_event_id=last_event or 0)
+
+    def events_after(self, after: int, limit: int) -> list[EventRow]:
+        """Stored events numbered above ``after``, oldest first, at most ``limit``."""
+        query = sa.select(EVENTS).where(EVENTS.c.id > after).order_by(EVENTS.c.id).limit(limit)
+        with self.engine.connect() as conn:
+            return [event_from_row(dict(r._mapping)) for r in conn.execute(query)]
+
+    def prune_events(self, before: float) -> int:
+        """Delete events recorded (wall time) before ``before``; how many went."""
+        with self.engine.begin() as conn:
+            return conn.execute(EVENTS.delete().where(EVENTS.c.recorded_at < before)).rowcount
 
     def save(self, changes: Changes) -> None:
         if not changes:
@@ -142,6 +168,8 @@ class SqlStore:
                 conn.execute(NODES.insert(), new_nodes)
             if old_nodes:
                 conn.execute(_update_by_key(NODES, "name"), old_nodes)
+            if changes.events:
+                conn.execute(EVENTS.insert(), changes.events)
             if changes.config:
                 conn.execute(CONFIG.delete().where(CONFIG.c.key.in_(list(changes.config))))
                 conn.execute(

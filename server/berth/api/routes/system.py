@@ -5,19 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from berth.api.deps import DaemonDep, PrincipalDep
 from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, Window
 from berth.service.engine import Engine
-from berth.service.model import JobState
+from berth.service.model import JobState, RequestError
+from berth.service.ports import EventRow
 
 router = APIRouter(tags=["system"])
 
 #: Seconds between keep-alive comments on an idle event stream.
 KEEPALIVE = 15.0
+#: Stored events read at a time when a stream resumes.
+BACKLOG_PAGE = 1000
 
 
 @router.get(
@@ -90,16 +94,46 @@ async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
 
 @router.get(
     "/v1/events",
-    summary="Server-sent events: job and node events as they are committed",
+    summary="Server-sent events: job and node events as they are committed; a client "
+    "that reconnects with Last-Event-ID gets what it missed, without a gap or a duplicate",
     response_class=StreamingResponse,
 )
-async def events(daemon: DaemonDep, who: PrincipalDep) -> StreamingResponse:
-    queue = daemon.coordinator.subscribe()
-    jobs = daemon.engine.jobs
+async def events(
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    last_event_id: Annotated[str | None, Header()] = None,
+    after: Annotated[int | None, Query(ge=0, description="resume after this event id")] = None,
+) -> StreamingResponse:
+    resume = after
+    if last_event_id is not None:
+        if not last_event_id.strip().isdigit():
+            raise RequestError(
+                "invalid", "Last-Event-ID must be an event id (a whole number)", "Last-Event-ID"
+            )
+        resume = int(last_event_id)
+    coordinator = daemon.coordinator
+    queue = coordinator.subscribe()  # before reading the backlog: nothing falls between
+    newest = coordinator.last_event_id  # what the queue starts after
+
+    def shown(row: EventRow) -> bool:
+        return who.operator or row.event.job_id is None or row.user == who.user
+
+    def frame(row: EventRow) -> str:
+        event = row.event
+        return f"id: {row.id}\nevent: {event.kind}\ndata: {json.dumps(event.as_dict())}\n\n"
 
     async def stream() -> AsyncIterator[str]:
+        sent = newest if resume is None else resume
         try:
             yield ": connected\n\n"
+            while resume is not None:  # the backlog, a page at a time
+                page = await coordinator.events_after(sent, BACKLOG_PAGE)
+                for row in page:
+                    sent = row.id
+                    if shown(row):
+                        yield frame(row)
+                if len(page) < BACKLOG_PAGE:
+                    break
             while True:
                 try:
                     item = await asyncio.wait_for(queue.get(), timeout=KEEPALIVE)
@@ -108,14 +142,13 @@ async def events(daemon: DaemonDep, who: PrincipalDep) -> StreamingResponse:
                     continue
                 if item is None:
                     return
-                seq, event = item
-                if event.job_id is not None and not who.operator:
-                    owner = jobs.get(event.job_id)
-                    if owner is None or owner.user != who.user:
-                        continue
-                yield f"id: {seq}\nevent: {event.kind}\ndata: {json.dumps(event.as_dict())}\n\n"
+                if item.id <= sent:
+                    continue  # already sent from the backlog
+                sent = item.id
+                if shown(item):
+                    yield frame(item)
         finally:
-            daemon.coordinator.unsubscribe(queue)
+            coordinator.unsubscribe(queue)
 
     return StreamingResponse(
         stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
