@@ -21,18 +21,30 @@ __all__ = ["BerthClient", "BerthError"]
 
 
 class BerthClient:
+    """``url`` may list several daemons, comma-separated (high availability): a daemon
+    that cannot be reached is skipped for the next, and a standby's redirect to the
+    leader is followed."""
+
     def __init__(self, url: str, token: str | None, timeout: float = 30.0) -> None:
+        self._urls = [u.strip() for u in url.split(",") if u.strip()]
+        if not self._urls:
+            raise ValueError(f"expected an http:// or https:// URL, got {url!r}")
+        self._timeout = timeout
+        self._connect(self._urls[0])
+        self._headers = {"Accept": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+
+    def _connect(self, url: str) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"expected an http:// or https:// URL, got {url!r}")
         connection = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
-        self._http = connection(parts.hostname, parts.port, timeout=timeout)
+        self._http = connection(parts.hostname, parts.port, timeout=self._timeout)
         self._prefix = parts.path.rstrip("/")
-        self._headers = {"Accept": "application/json"}
-        if token:
-            self._headers["Authorization"] = f"Bearer {token}"
+        self.url = url
 
     def close(self) -> None:
         self._http.close()
@@ -43,6 +55,18 @@ class BerthClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
+    def _send(
+        self, method: str, target: str, body: bytes | None, sent: dict[str, str]
+    ) -> http.client.HTTPResponse:
+        try:
+            self._http.request(method, target, body=body, headers=sent)
+            return self._http.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            # The daemon closed a kept-alive connection: one fresh try.
+            self._http.close()
+            self._http.request(method, target, body=body, headers=sent)
+            return self._http.getresponse()
+
     def _call(
         self,
         method: str,
@@ -51,29 +75,41 @@ class BerthClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any:
-        target = self._prefix + path + (f"?{urlencode(params)}" if params else "")
+        query = f"?{urlencode(params)}" if params else ""
         sent = dict(self._headers, **(headers or {}))
         body = None
         if json_body is not None:
             body = json.dumps(json_body).encode()
             sent["Content-Type"] = "application/json"
-        try:
-            self._http.request(method, target, body=body, headers=sent)
-            response = self._http.getresponse()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-            # The daemon closed a kept-alive connection: one fresh try.
-            self._http.close()
-            self._http.request(method, target, body=body, headers=sent)
-            response = self._http.getresponse()
-        raw = response.read()
-        if response.status >= 400:
+        # Each daemon once, plus a few redirects from standbys to the leader.
+        for attempt in range(len(self._urls) + 3):
             try:
-                error = json.loads(raw)["error"]
-            except (ValueError, KeyError, TypeError):
-                text = raw.decode(errors="replace")
-                raise BerthError(response.status, "error", text, None) from None
-            raise BerthError(response.status, error["code"], error["message"], error.get("field"))
-        return json.loads(raw) if raw else None  # 204 No Content has no body
+                response = self._send(method, self._prefix + path + query, body, sent)
+            except OSError:
+                if attempt + 1 >= len(self._urls):
+                    raise
+                self._http.close()
+                self._connect(self._urls[(self._urls.index(self.url) + 1) % len(self._urls)]
+                              if self.url in self._urls else self._urls[0])  # fmt: skip
+                continue
+            raw = response.read()
+            location = response.getheader("Location")
+            if response.status in (307, 308) and location:
+                parts = urlsplit(location)
+                self._http.close()
+                self._connect(f"{parts.scheme}://{parts.netloc}")
+                continue
+            if response.status >= 400:
+                try:
+                    error = json.loads(raw)["error"]
+                except (ValueError, KeyError, TypeError):
+                    text = raw.decode(errors="replace")
+                    raise BerthError(response.status, "error", text, None) from None
+                raise BerthError(
+                    response.status, error["code"], error["message"], error.get("field")
+                )
+            return json.loads(raw) if raw else None  # 204 No Content has no body
+        raise BerthError(503, "unavailable", f"no daemon of {', '.join(self._urls)} leads", None)
 
     # ------------------------------------------------------------------ jobs
     def submit(

@@ -34,7 +34,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "agent", help="run the node agent: this node's jobs, for a daemon (berth serve --agents)"
     )
     agent.add_argument(
-        "--url", default=os.environ.get("BERTH_URL"), help="the daemon, e.g. http://head:8080"
+        "--url",
+        default=os.environ.get("BERTH_URL"),
+        help="the daemon, e.g. http://head:8080 (several, comma-separated, with --ha daemons)",
     )
     agent.add_argument(
         "--token",

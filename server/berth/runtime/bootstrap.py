@@ -33,6 +33,7 @@ from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import RequestError
 from berth.service.ports import Clock, NodeBackend, Snapshot
+from berth.store.lease import Lease
 from berth.store.migrate import upgrade
 from berth.store.sql import SqlStore, create_db_engine
 
@@ -157,12 +158,13 @@ async def _expire_silent_agents(coordinator: Coordinator, agents: AgentNodes) ->
                 log.exception("taking down silent nodes failed")
 
 
-def build(settings: Settings, clock: Clock | None = None) -> Built:
-    """The app for ``settings``; ``clock`` replaces the scaled wall clock (tests)."""
+def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = None) -> Built:
+    """The app for ``settings``; ``clock`` replaces the scaled wall clock (tests);
+    ``lease`` fences every write (high availability: this daemon leads)."""
     url = settings.url()
     upgrade(url)
     database = create_db_engine(url, settings.sqlite_synchronous)
-    store = SqlStore(database)
+    store = SqlStore(database, lease)
     snapshot = store.load()
     if clock is None:
         clock = ScaledClock(settings.time_scale, not_before=latest_time(snapshot))

@@ -64,6 +64,14 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument(
         "--event-retention-days", type=float, help="prune events older than this (7)"
     )
+    serve.add_argument(
+        "--ha",
+        action="store_true",
+        default=None,
+        help="high availability: run as one of several daemons on one PostgreSQL",
+    )
+    serve.add_argument("--lease-seconds", type=float, help="HA: leader lease (6)")
+    serve.add_argument("--advertise-url", help="HA: this daemon's URL for redirects")
     serve.add_argument("--demo", action="store_true", help="submit a few demo jobs once up")
 
     db = commands.add_parser("db", help="database migrations")
@@ -105,6 +113,9 @@ def _settings(args: argparse.Namespace) -> Settings:
             "kill_grace",
             "sync_wait",
             "event_retention_days",
+            "ha",
+            "lease_seconds",
+            "advertise_url",
         )
     }
     return load_settings(args.config, **flags)
@@ -138,6 +149,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
+        if settings.ha:
+            from berth.runtime.ha import run_ha
+
+            return run_ha(settings)
         built = build(settings)
     except (ValidationError, ValueError, OSError) as error:
         print(f"berth serve: {error}", file=sys.stderr)

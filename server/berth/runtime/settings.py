@@ -54,6 +54,15 @@ class Settings(BaseSettings):
     tokens: str = Field("", description="TOKEN:USER:ROLE entries separated by commas")
     tokens_file: Path | None = None
     reconcile_seconds: float = Field(30.0, gt=0)
+    ha: bool = Field(
+        False, description="high availability: several daemons on one PostgreSQL, one leads"
+    )
+    lease_seconds: float = Field(
+        6.0, ge=1, le=300, description="HA: the leader's lease; a standby takes over after it"
+    )
+    advertise_url: str | None = Field(
+        None, description="HA: the URL standbys send clients to (default http://host:port)"
+    )
     event_retention_days: float = Field(
         7.0, gt=0, description="events older than this are pruned (hourly)"
     )
@@ -65,6 +74,15 @@ class Settings(BaseSettings):
     def _nodes_parse(cls, value: str) -> str:
         parse_nodes(value)
         return value
+
+    @model_validator(mode="after")
+    def _ha_needs_postgresql(self) -> Settings:
+        if self.ha and not self.url().startswith("postgresql"):
+            raise ValueError(
+                "high availability needs PostgreSQL (--database-url postgresql://...): "
+                "SQLite is the single-node default"
+            )
+        return self
 
     @model_validator(mode="after")
     def _agents_run_real_time(self) -> Settings:

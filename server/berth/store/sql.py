@@ -12,12 +12,15 @@ cut. The schema is created and upgraded by Alembic (``migrations/``), never here
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from berth.service.ports import Changes, EventRow, Snapshot
+
+if TYPE_CHECKING:
+    from berth.store.lease import Lease
 from berth.service.rows import event_from_row, job_from_row, node_from_row
 
 METADATA = sa.MetaData()
@@ -85,6 +88,17 @@ EVENTS = sa.Table(
     sa.Column("recorded_at", sa.Float, nullable=False, index=True),  # wall time, for pruning
 )
 
+#: High availability: the leader's lease and fencing epoch (one row; see ``lease.py``).
+LEADER = sa.Table(
+    "leader",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("holder", sa.String(200), nullable=False),
+    sa.Column("url", sa.String(500), nullable=False),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+)
+
 CONFIG = sa.Table(
     "config",
     METADATA,
@@ -118,8 +132,10 @@ def create_db_engine(url: str, sqlite_synchronous: str = "FULL") -> Engine:
 class SqlStore:
     """Jobs, nodes and configuration in a SQL database (schema from the migrations)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, lease: Lease | None = None) -> None:
         self.engine = engine
+        #: High availability: every save first checks that this daemon still leads.
+        self.lease = lease
         self._known_jobs: set[int] = set()
         self._known_nodes: set[str] = set()
 
@@ -160,6 +176,8 @@ class SqlStore:
             if n in self._known_nodes
         ]
         with self.engine.begin() as conn:
+            if self.lease is not None:
+                self.lease.fence(conn)
             if new_jobs:
                 conn.execute(JOBS.insert(), new_jobs)
             if old_jobs:

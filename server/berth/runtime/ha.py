@@ -1,0 +1,182 @@
+"""High availability: several ``berth serve --ha`` on one PostgreSQL, one of them leads.
+
+A daemon starts as a *standby*: it answers ``/healthz`` with its role and the leader's
+URL, and every other request with ``307 Temporary Redirect`` to the same path on the
+leader (307 keeps the method and body, so a submit or an agent's sync is simply sent
+again there; 503 while no daemon leads). Redirecting rather than proxying keeps a
+standby free of state: it never answers from data that might be stale. Every third of
+a lease it tries to take the lease (:mod:`berth.store.lease`). Once it leads, it stops
+the standby server, builds the daemon from what the database holds (the same path as a
+restart after a crash) with every write fenced by its epoch, and serves on the same
+port, renewing the lease every third of its length.
+
+A leader that cannot renew its lease for a whole lease, or whose write is refused
+because another daemon took over (:class:`~berth.store.lease.Fenced`), stops at once
+(exit status 3): it may have been paused or cut off, and only a fresh start as a
+standby is safe. Run each daemon under a supervisor that restarts it (systemd
+``Restart=always``, see ``deploy/``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import uvicorn
+
+from berth.runtime.settings import Settings
+from berth.store.lease import Fenced, Lease
+from berth.store.migrate import upgrade
+from berth.store.sql import create_db_engine
+
+log = logging.getLogger("berth.ha")
+
+#: Exit status of a leader that stepped down (lost its lease or was fenced).
+STEPPED_DOWN = 3
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class Standby:
+    """The ASGI app of a standby: its health, and redirects to the leader."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        self.leader_url: str | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                kind = message["type"].replace(".startup", ".startup.complete")
+                await send({"type": kind.replace(".shutdown", ".shutdown.complete")})
+                if message["type"] == "lifespan.shutdown":
+                    return
+        if scope["type"] != "http":
+            return
+        path = scope["path"] + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
+        if scope["path"] == "/healthz":
+            body = {"status": "standby", "daemon": self.holder, "leader": self.leader_url}
+            await _answer(send, 200, body)
+        elif self.leader_url is None:
+            error = {"code": "unavailable", "message": "no daemon leads yet; retry shortly",
+                     "field": None}  # fmt: skip
+            await _answer(send, 503, {"error": error}, ((b"retry-after", b"1"),))
+        else:
+            location = self.leader_url.rstrip("/") + path
+            error = {"code": "redirect", "message": f"this daemon is a standby; the leader is "
+                     f"{self.leader_url}", "field": None}  # fmt: skip
+            await _answer(send, 307, {"error": error}, ((b"location", location.encode()),))
+
+
+async def _answer(
+    send: Send, status: int, body: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    data = json.dumps(body).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(data)).encode()), *headers],
+    })  # fmt: skip
+    await send({"type": "http.response.body", "body": data})
+
+
+def run_ha(settings: Settings) -> int:
+    """Serve as one of several daemons: standby until this one leads, then the daemon."""
+    return asyncio.run(_run(settings))
+
+
+async def _run(settings: Settings) -> int:
+    url = settings.url()
+    await asyncio.to_thread(upgrade, url)
+    database = create_db_engine(url)
+    holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    advertise = settings.advertise_url or f"http://{settings.host}:{settings.port}"
+    lease = Lease(database, holder, advertise, settings.lease_seconds)
+    standby = Standby(holder)
+    server = uvicorn.Server(_config(standby, settings))
+    serving = asyncio.create_task(server.serve())
+    print(f"Berth daemon {holder} on {advertise}: standby, waiting to lead", flush=True)
+    period = settings.lease_seconds / 3
+    while True:
+        try:
+            leadership = await asyncio.to_thread(lease.try_acquire)
+        except Exception as error:  # the database is down: stay a standby, try again
+            log.warning("cannot reach the database to take the lease: %s", error)
+            standby.leader_url = None
+        else:
+            if leadership.holder == holder:
+                break
+            standby.leader_url = leadership.url
+        if serving.done():
+            return 1  # the standby server failed (port taken ...)
+        await asyncio.sleep(period)
+    server.should_exit = True
+    await serving
+    return await _lead(settings, lease, advertise)
+
+
+async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
+    from berth.runtime.bootstrap import build
+
+    began = time.monotonic()
+    built = await asyncio.to_thread(build, settings, None, lease)
+    print(
+        f"Berth daemon {lease.holder} leads (epoch {lease.epoch}) on {advertise}; "
+        f"took {time.monotonic() - began:.2f} s to load",
+        flush=True,
+    )
+    if built.tokens_note:
+        print(built.tokens_note, flush=True)
+    server = uvicorn.Server(_config(built.app, settings))
+    guard = asyncio.create_task(_keep_leading(lease, built.daemon.coordinator, settings))
+    serving = asyncio.create_task(server.serve())
+    done, _ = await asyncio.wait({guard, serving}, return_when=asyncio.FIRST_COMPLETED)
+    if guard in done:
+        # Lost the lease or fenced: stop at once; nothing more may leave this process.
+        log.error("%s", guard.result())
+        print(f"Berth daemon {lease.holder}: {guard.result()}; stepping down", flush=True)
+        os._exit(STEPPED_DOWN)
+    guard.cancel()
+    return 0
+
+
+async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> str:
+    """Renew the lease every third of it; return why leading must stop."""
+    period = settings.lease_seconds / 3
+    renewed = time.monotonic()
+    while True:
+        await asyncio.sleep(period)
+        if isinstance(coordinator.failed, Fenced):
+            return f"a write was refused: {coordinator.failed}"
+        try:
+            if not await asyncio.to_thread(lease.renew):
+                return "the lease was taken by another daemon"
+            renewed = time.monotonic()
+        except Exception as error:
+            log.warning("renewing the lease failed: %s", error)
+            if time.monotonic() - renewed > settings.lease_seconds:
+                return f"the lease could not be renewed for {settings.lease_seconds:g} s"
+
+
+def _config(app: Any, settings: Settings) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
