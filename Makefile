@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test lint typecheck contracts bench reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
+.PHONY: run run-emulated test lint typecheck contracts bench chaos reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ contracts: $(STAMP)
 
 test: lint typecheck contracts
 	$(BIN)/python -m pytest
+
+chaos: $(STAMP)
+	$(BIN)/python benchmarks/chaos/failover.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py

@@ -10,9 +10,9 @@ the standby server, builds the daemon from what the database holds (the same pat
 restart after a crash) with every write fenced by its epoch, and serves on the same
 port, renewing the lease every third of its length.
 
-A leader that cannot renew its lease for a whole lease, or whose write is refused
-because another daemon took over (:class:`~berth.store.lease.Fenced`), stops at once
-(exit status 3): it may have been paused or cut off, and only a fresh start as a
+A leader that cannot renew its lease for a whole lease, whose write is refused because
+another daemon took over (:class:`~berth.store.lease.Fenced`), or whose store failed
+(the database restarted under it) stops at once (exit status 3): it may have been paused or cut off, and only a fresh start as a
 standby is safe. Run each daemon under a supervisor that restarts it (systemd
 ``Restart=always``, see ``deploy/``).
 """
@@ -159,8 +159,11 @@ async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> s
     renewed = time.monotonic()
     while True:
         await asyncio.sleep(period)
-        if isinstance(coordinator.failed, Fenced):
-            return f"a write was refused: {coordinator.failed}"
+        failed = coordinator.failed
+        if isinstance(failed, Fenced):
+            return f"a write was refused: {failed}"
+        if failed is not None:  # it cannot recover in place; a fresh start can
+            return f"the store failed: {failed}"
         try:
             if not await asyncio.to_thread(lease.renew):
                 return "the lease was taken by another daemon"

@@ -1,0 +1,238 @@
+"""Chaos run: three ``berth serve --ha`` daemons on one PostgreSQL under a submit burst,
+while the leader is killed, paused and the database itself restarted.
+
+A supervisor here restarts any daemon that exits (as systemd would). Client threads
+submit jobs without pause, each with its own idempotency key, retrying through the list
+of daemons until the submit is acknowledged. A monitor polls every daemon's health
+every 100 ms. The faults, one after another: ``kill -9`` of the leader, ``SIGSTOP`` of
+the leader for twice its lease then ``SIGCONT``, a fast restart of PostgreSQL, and
+``kill -9`` again. Reported from the database at the end:
+
+* acknowledged jobs lost (an acknowledged id missing, or not the job submitted);
+* jobs started twice (more than one ``job.started`` event for a job);
+* guarantees broken: jobs started after their guaranteed start (no node fails here),
+  with the largest lateness;
+* time without a leader, per fault and in all.
+
+    .venv/bin/python benchmarks/chaos/failover.py                # about 90 s
+    .venv/bin/python benchmarks/chaos/failover.py --clients 8 --lease 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import httpx
+import sqlalchemy as sa
+
+from berth_client import BerthClient, BerthError
+
+TOKEN = "chaos-operator"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Supervised:
+    """One daemon, restarted whenever it exits (until told to stop)."""
+
+    def __init__(self, root: Path, database: str, lease: float) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.root = root / str(self.port)
+        self.root.mkdir()
+        self.command = [sys.executable, "-m", "berth.runtime.main", "serve", "--ha",
+                        "--database-url", database, "--lease-seconds", str(lease),
+                        "--port", str(self.port), "--data-dir", str(self.root),
+                        "--tokens", f"{TOKEN}:chaos:operator", "--log-level", "warning",
+                        "--nodes", "8x cpus=8,mem_gb=32"]  # fmt: skip
+        self.process = self._start()
+        self.stopping = False
+        self.restarts = 0
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        with (self.root / "daemon.log").open("a") as log:
+            return subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+
+    def _watch(self) -> None:
+        while not self.stopping:
+            if self.process.poll() is not None and not self.stopping:
+                time.sleep(0.5)
+                self.restarts += 1
+                self.process = self._start()
+            time.sleep(0.1)
+
+    def role(self) -> str | None:
+        try:
+            status = httpx.get(f"{self.url}/healthz", timeout=0.5).json().get("status")
+        except (httpx.HTTPError, ValueError):
+            return None
+        return {"ok": "leader", "standby": "standby"}.get(status)
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)
+            self.process.terminate()
+            self.process.wait(timeout=15)
+
+
+def leader_of(daemons: list[Supervised], wait: float = 30.0) -> Supervised:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        for daemon in daemons:
+            if daemon.role() == "leader":
+                return daemon
+        time.sleep(0.1)
+    raise RuntimeError("no leader")
+
+
+def client_loop(urls: str, index: int, stop: threading.Event, acked: list[tuple[int, str, Any]],
+                errors: list[str]) -> None:  # fmt: skip
+    number = 0
+    while not stop.is_set():
+        key = f"c{index}-{number}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with BerthClient(urls, TOKEN, timeout=10) as client:
+                    answer = client.submit({"cpus": 2}, 30, name=key, idempotency_key=key,
+                                           emulated_runtime=20)  # fmt: skip
+                job = answer["job"]
+                acked.append((job["job_id"], key, job["guaranteed_start"]))
+                break
+            except (BerthError, OSError) as error:
+                errors.append(type(error).__name__)
+                time.sleep(0.2)
+        number += 1
+
+
+def monitor(
+    daemons: list[Supervised], stop: threading.Event, gaps: list[tuple[float, float]]
+) -> None:
+    without = None
+    while not stop.is_set():
+        led = any(d.role() == "leader" for d in daemons)
+        now = time.monotonic()
+        if not led and without is None:
+            without = now
+        elif led and without is not None:
+            gaps.append((without, now))
+            without = None
+        time.sleep(0.1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--lease", type=float, default=3.0)
+    parser.add_argument("--settle", type=float, default=12.0, help="seconds between faults")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="berth-chaos-"))
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(root))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        pg = pgserver.get_server(root / "pg", cleanup_mode="stop")
+    admin = sa.create_engine(pg.get_uri().replace("postgresql://", "postgresql+psycopg://"),
+                             isolation_level="AUTOCOMMIT")  # fmt: skip
+    with admin.connect() as conn:
+        conn.execute(sa.text('CREATE DATABASE "chaos"'))
+    admin.dispose()
+    base, _, query = pg.get_uri().partition("?")
+    database = f"{base.rsplit('/', 1)[0]}/chaos?{query}"
+    daemons = [Supervised(root, database, args.lease) for _ in range(3)]
+    urls = ",".join(d.url for d in daemons)
+    stop, watch_stop = threading.Event(), threading.Event()
+    acked: list[tuple[int, str, Any]] = []
+    errors: list[str] = []
+    gaps: list[tuple[float, float]] = []
+    faults: list[tuple[str, float]] = []
+    leader_of(daemons)
+    threading.Thread(target=monitor, args=(daemons, watch_stop, gaps), daemon=True).start()
+    clients = [threading.Thread(target=client_loop, args=(urls, i, stop, acked, errors),
+                                daemon=True) for i in range(args.clients)]  # fmt: skip
+    for thread in clients:
+        thread.start()
+    time.sleep(args.settle)
+    print("fault 1: kill -9 the leader", flush=True)
+    faults.append(("kill -9 the leader", time.monotonic()))
+    leader_of(daemons).process.kill()
+    time.sleep(args.settle)
+    print("fault 2: SIGSTOP the leader, SIGCONT after two leases", flush=True)
+    paused = leader_of(daemons)
+    faults.append(("SIGSTOP the leader for two leases", time.monotonic()))
+    os.kill(paused.process.pid, signal.SIGSTOP)
+    time.sleep(2 * args.lease)
+    os.kill(paused.process.pid, signal.SIGCONT)
+    time.sleep(args.settle)
+    print("fault 3: restart PostgreSQL", flush=True)
+    faults.append(("restart PostgreSQL (fast)", time.monotonic()))
+    pgserver.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pg.pgdata, user=pg.system_user)
+    time.sleep(args.settle)
+    print("fault 4: kill -9 the leader", flush=True)
+    faults.append(("kill -9 the leader", time.monotonic()))
+    leader_of(daemons).process.kill()
+    time.sleep(args.settle)
+    stop.set()
+    for thread in clients:
+        thread.join(90)
+    leader_of(daemons)
+    watch_stop.set()
+    time.sleep(0.3)
+    report(database, acked, errors, gaps, faults, daemons)
+    for daemon in daemons:
+        daemon.stop()
+    pg.cleanup()
+
+
+def report(database: str, acked: list[tuple[int, str, Any]], errors: list[str],
+           gaps: list[tuple[float, float]], faults: list[tuple[str, float]],
+           daemons: list[Supervised]) -> None:  # fmt: skip
+    engine = sa.create_engine(database.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as conn:
+        jobs = {r.id: r for r in conn.execute(sa.text(
+            "SELECT id, name, start_time, guaranteed_start, state FROM jobs"))}  # fmt: skip
+        starts = dict(conn.execute(sa.text(
+            "SELECT job_id, count(*) FROM events WHERE kind = 'job.started' GROUP BY job_id")).all())  # fmt: skip
+    engine.dispose()
+    lost = [i for i, key, _ in acked if i not in jobs or jobs[i].name != key]
+    twice = [i for i, n in starts.items() if n > 1]
+    late = [(jobs[i].start_time - g) for i, _, g in acked
+            if i in jobs and g is not None and jobs[i].start_time is not None
+            and jobs[i].start_time > g]  # fmt: skip
+    print(f"\n{len(acked)} jobs acknowledged by {len(daemons)} daemons "
+          f"({sum(d.restarts for d in daemons)} restarts by the supervisor); "
+          f"{len(errors)} client retries")  # fmt: skip
+    print(f"acknowledged jobs lost: {len(lost)}")
+    print(f"jobs started twice: {len(twice)}")
+    print(f"guarantees broken (started after the guaranteed start): {len(late)}"
+          + (f", at most {max(late)} s late" if late else ""))  # fmt: skip
+    total = 0.0
+    for name, at in faults:
+        window = [(a, b) for a, b in gaps if a >= at - 0.5 and a < at + 10]
+        seconds = sum(b - a for a, b in window)
+        total += seconds
+        print(f"  {name}: {seconds:.1f} s without a leader")
+    print(f"time without a leader in all: {sum(b - a for a, b in gaps):.1f} s")
+
+
+if __name__ == "__main__":
+    main()
