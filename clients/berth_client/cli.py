@@ -132,6 +132,14 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     queue.add_argument("--user")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
 
+    history = commands.add_parser(
+        "history", help="past and present jobs, newest first (like sacct), from the database"
+    )
+    common(history)
+    history.add_argument("--state", help="only this state (COMPLETED, FAILED, ...)")
+    history.add_argument("--user")
+    history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
+
     show = commands.add_parser("show", help="one job, with its start-time answer")
     common(show)
     show.add_argument("job_id", type=int)
@@ -152,6 +160,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     return {
         "submit": run_submit,
         "queue": run_queue,
+        "history": run_history,
         "show": run_show,
         "cancel": run_cancel,
         "admin": run_admin,
@@ -269,6 +278,33 @@ def run_queue(args: argparse.Namespace) -> int:
         print(
             f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} {job['job_state']:9} "
             f"{when(start, now):31} {when(job['guaranteed_start'], now):31} {resources}"
+        )
+    return 0
+
+
+@guard
+def run_history(args: argparse.Namespace) -> int:
+    jobs: list[dict[str, Any]] = []
+    before = None
+    with client_of(args) as client:
+        while len(jobs) < args.limit:
+            page = client.history(args.state, args.user, before, min(1000, args.limit - len(jobs)))
+            jobs += page["jobs"]
+            before = page["next_before"]
+            if before is None:
+                break
+    if args.json:
+        print(to_json(jobs, indent=2))
+        return 0
+    print(f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':19} {'ELAPSED':>8} RESOURCES")
+    for job in jobs:
+        start, end = job["start_time"], job["end_time"]
+        elapsed = span(end - start) if start is not None and end is not None else "-"
+        started = when(start) if start is not None else "-"
+        resources = ",".join(f"{k}={v}" for k, v in job["resources"].items())
+        print(
+            f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} "
+            f"{job['job_state']:9} {started:19} {elapsed:>8} {resources}"
         )
     return 0
 

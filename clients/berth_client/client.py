@@ -172,6 +172,21 @@ class BerthClient:
         result: dict[str, Any] = self._call("GET", "/v1/jobs", params=params)
         return result
 
+    def history(
+        self,
+        state: str | None = None,
+        user: str | None = None,
+        before: int | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        """Stored jobs, newest first, finished ones included; ``next_before`` pages on."""
+        given = {"state": state, "user": user, "before": before}
+        params: dict[str, Any] = {"limit": limit} | {
+            k: v for k, v in given.items() if v is not None
+        }
+        result: dict[str, Any] = self._call("GET", "/v1/jobs/history", params=params)
+        return result
+
     def job(self, job_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
         return result

@@ -142,3 +142,22 @@ def test_a_backfilling_partition_from_the_cli(
     assert capsys.readouterr().out.split()[:2] == ["b", "conservative"]
     assert main(["partition", "set", "b", "--option", "nope=1", *admin]) == 1
     assert "does not take 'nope'" in capsys.readouterr().err
+
+
+def test_history_lists_finished_jobs(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    for name in ("first", "second"):
+        assert main(["submit", *auth, "-r", "cpus=1", "-t", "600", "-J", name]) == 0
+    assert main(["cancel", *auth, "1"]) == 0
+    capsys.readouterr()
+    assert main(["history", *auth]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:4] == ["JOBID", "NAME", "USER", "STATE"]
+    assert [row.split()[:4] for row in table[1:]] == [
+        ["2", "second", "alice", "RUNNING"],
+        ["1", "first", "alice", "CANCELLED"],
+    ]
+    assert main(["history", *auth, "--state", "CANCELLED", "--json"]) == 0
+    assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [1]

@@ -206,6 +206,13 @@ class JobList(BaseModel):
     offset: int
 
 
+class JobHistory(BaseModel):
+    jobs: list[JobOut]
+    next_before: int | None = Field(
+        description="pass as ``before`` for the next page; null on the last page"
+    )
+
+
 class Blocking(BaseModel):
     resources: dict[str, dict[str, int]]
     jobs_ahead: int

@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from berth.service.commands import Command, Tick
+from berth.service.commands import Command, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
-from berth.service.model import Event, RequestError
+from berth.service.model import Event, JobRecord, RequestError
 from berth.service.ports import Changes, Clock, EventRow, Store
 from berth.service.rows import event_row
 
@@ -181,6 +181,7 @@ class Coordinator:
             self._in_flight = True
             while len(batch) < MAX_BATCH and not queue.empty():
                 batch.append(queue.get_nowait())
+            await self._recall_keys(batch)
             now = self.clock.now()
             began = time.perf_counter()
             outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
@@ -220,6 +221,37 @@ class Coordinator:
                 return
             if self._stopping:
                 return
+
+    async def _recall_keys(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
+        """Submits that carry an idempotency key the engine no longer holds (a job let go
+        after it finished): fetch those jobs from the store first, so a retry finds its
+        job instead of creating a second one."""
+        engine = self.engine
+        keys = [
+            (q.command.request.user, key)
+            for q, _ in batch
+            if isinstance(q.command, SubmitJob)
+            and (key := q.command.request.idempotency_key) is not None
+            and not engine.knows_key(q.command.request.user, key)
+        ]
+        if keys:
+            try:
+                found = await asyncio.to_thread(self.store.jobs_by_keys, keys)
+            except Exception:  # the save below will fail the same way and say so
+                log.exception("looking up idempotency keys failed")
+                return
+            for record in found:
+                engine.remember(record)
+
+    async def stored_job(self, job_id: int) -> JobRecord | None:
+        """A job the engine does not hold, from the store (off the loop)."""
+        return await asyncio.to_thread(self.store.job, job_id)
+
+    async def history(
+        self, state: str | None, user: str | None, before: int | None, limit: int
+    ) -> list[JobRecord]:
+        """Stored jobs, newest first, below ``before`` (off the loop)."""
+        return await asyncio.to_thread(self.store.history, state, user, before, limit)
 
     async def _commit(
         self,

@@ -21,7 +21,7 @@ own modules.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -37,6 +37,7 @@ from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.model import (
+    FINAL_STATES,
     Event,
     JobRecord,
     JobRequest,
@@ -51,6 +52,10 @@ from berth.service.ports import NodeBackend
 from berth.service.replan import Replan, build_policy, replan
 from berth.service.restore import restore_engine
 from berth.service.shell import ShellOutputs
+
+#: Finished jobs an engine holds in memory (the newest); older ones are read from the
+#: store when asked for.
+KEEP_FINISHED = 1000
 
 #: The event announcing each way a running job can end.
 END_EVENT = {
@@ -85,6 +90,10 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
         self.running: dict[int, JobRecord] = {}
         self.next_id = 1
         self._idempotency: dict[tuple[str, str], int] = {}
+        #: Finished jobs held in memory, oldest first; beyond ``keep_finished`` the oldest
+        #: are let go once committed (the store keeps them: history, idempotency).
+        self._finished: deque[int] = deque()
+        self.keep_finished = KEEP_FINISHED
         self._events: list[Event] = []
         #: Node commands waiting for their commit. A shell that commits (the
         #: coordinator) sets ``hold_intents`` and sends them after each commit; without
@@ -552,7 +561,31 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
         policy.take_replanned()
         self.version += 1
 
+    def remember(self, record: JobRecord) -> None:
+        """Hold a stored job the engine had let go (its idempotency key came again)."""
+        if record.id not in self.jobs:
+            self.jobs[record.id] = record
+            if record.idempotency_key is not None:
+                self._idempotency[(record.user, record.idempotency_key)] = record.id
+            self._finished.append(record.id)
+
+    def knows_key(self, user: str, key: str) -> bool:
+        return (user, key) in self._idempotency
+
+    def let_go(self) -> None:
+        """Drop the oldest finished jobs beyond ``keep_finished`` (after their commit)."""
+        while len(self._finished) > self.keep_finished:
+            job_id = self._finished.popleft()
+            record = self.jobs.get(job_id)
+            if record is None or not record.final:
+                continue  # requeued after a node failure: live again
+            del self.jobs[job_id]
+            if record.idempotency_key is not None:
+                self._idempotency.pop((record.user, record.idempotency_key), None)
+
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
+        if state in FINAL_STATES and not record.final:
+            self._finished.append(record.id)
         record.state = state
         record.state_reason = reason
         self._touch(record)

@@ -44,6 +44,8 @@ class EngineBase:
 
         def node(self, name: str) -> NodeRecord: ...
 
+        def let_go(self) -> None: ...
+
         def _replan(
             self,
             name: str,

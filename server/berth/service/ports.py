@@ -67,6 +67,8 @@ class Snapshot:
     config: dict[str, object] = field(default_factory=dict)
     #: The number of the latest stored event (0: none); the writer numbers on from it.
     last_event_id: int = 0
+    #: The highest job number stored (finished jobs may not all be loaded).
+    last_job_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,20 @@ class Store(Protocol):
 
     def events_after(self, after: int, limit: int) -> list[EventRow]:
         """Stored events numbered above ``after``, oldest first, at most ``limit``."""
+        ...
+
+    def job(self, job_id: int) -> JobRecord | None:
+        """One stored job, loaded or not."""
+        ...
+
+    def jobs_by_keys(self, keys: list[tuple[str, str]]) -> list[JobRecord]:
+        """Stored jobs submitted with these ``(user, idempotency key)`` pairs."""
+        ...
+
+    def history(
+        self, state: str | None, user: str | None, before: int | None, limit: int
+    ) -> list[JobRecord]:
+        """Stored jobs, newest first, numbered below ``before``; a page of ``limit``."""
         ...
 
     def prune_events(self, before: float) -> int:

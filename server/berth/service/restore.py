@@ -71,7 +71,8 @@ def restore_engine(
             if part is not None and record.gang_offset is not None:
                 running = record.suspended_at is None
                 part.restore(record.id, record.resources, record.gang_offset, running, now)
-    engine.next_id = max(engine.jobs, default=0) + 1
+    engine.next_id = max(snapshot.last_job_id, *engine.jobs, 0) + 1
+    engine._finished.extend(i for i, r in engine.jobs.items() if r.final)
     for lane in [None, *engine.backfill]:
         name, settings = engine.policy_spec(lane)
         replan = engine._replan(name, settings, now, True, partition=lane)

@@ -45,6 +45,7 @@ class ShellOutputs(EngineBase):
         )
         self._dirty_jobs.clear()
         self._dirty_nodes.clear()
+        self.let_go()  # what it lets go is in ``changes``, committed before any later read
         self._config_dirty = False
         return changes
 

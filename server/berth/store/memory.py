@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+from berth.service.model import JobRecord
 from berth.service.ports import Changes, EventRow, Snapshot
 from berth.service.rows import event_from_row, job_from_row, node_from_row
 
@@ -22,6 +23,7 @@ class MemoryStore:
             nodes=[node_from_row(copy.deepcopy(row)) for row in self.nodes.values()],
             config=copy.deepcopy(self.config),
             last_event_id=max((int(str(e["id"])) for e in self.events), default=0),
+            last_job_id=max(self.jobs, default=0),
         )
 
     def save(self, changes: Changes) -> None:
@@ -30,6 +32,23 @@ class MemoryStore:
         self.config.update(copy.deepcopy(changes.config))
         self.events.extend(copy.deepcopy(changes.events))
         self.saves += 1
+
+    def job(self, job_id: int) -> JobRecord | None:
+        row = self.jobs.get(job_id)
+        return None if row is None else job_from_row(copy.deepcopy(row))
+
+    def jobs_by_keys(self, keys: list[tuple[str, str]]) -> list[JobRecord]:
+        wanted = set(keys)
+        return [job_from_row(copy.deepcopy(r)) for r in self.jobs.values()
+                if (r["user"], r["idempotency_key"]) in wanted]  # fmt: skip
+
+    def history(
+        self, state: str | None, user: str | None, before: int | None, limit: int
+    ) -> list[JobRecord]:
+        rows = [r for i, r in sorted(self.jobs.items(), reverse=True)
+                if (state is None or r["state"] == state) and (user is None or r["user"] == user)
+                and (before is None or i < before)]  # fmt: skip
+        return [job_from_row(copy.deepcopy(r)) for r in rows[:limit]]
 
     def events_after(self, after: int, limit: int) -> list[EventRow]:
         rows = [e for e in self.events if int(str(e["id"])) > after][:limit]

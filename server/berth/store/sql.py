@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from berth.service.model import JobRecord
 from berth.service.ports import Changes, EventRow, Snapshot
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 from berth.service.rows import event_from_row, job_from_row, node_from_row
 
 METADATA = sa.MetaData()
+
+#: States of jobs that are not finished: always loaded at start-up.
+LIVE_STATES = ("PENDING", "HELD", "RUNNING")
 
 JOBS = sa.Table(
     "jobs",
@@ -132,22 +136,70 @@ def create_db_engine(url: str, sqlite_synchronous: str = "FULL") -> Engine:
 class SqlStore:
     """Jobs, nodes and configuration in a SQL database (schema from the migrations)."""
 
-    def __init__(self, engine: Engine, lease: Lease | None = None) -> None:
+    def __init__(self, engine: Engine, lease: Lease | None = None, recent: int = 1000) -> None:
         self.engine = engine
         #: High availability: every save first checks that this daemon still leads.
         self.lease = lease
+        #: Finished jobs loaded at start-up, newest first (older ones stay in the table).
+        self.recent = recent
         self._known_jobs: set[int] = set()
+        #: Every job numbered up to this was stored before the load.
+        self._stored_up_to = 0
         self._known_nodes: set[str] = set()
 
     def load(self) -> Snapshot:
+        """Live state: every job not finished, the ``recent`` latest finished ones, the
+        nodes, the configuration; the history stays in the table (:meth:`job`,
+        :meth:`history`), so a start costs the same after a year as after a day."""
+        live = sa.select(JOBS).where(JOBS.c.state.in_(LIVE_STATES))
+        finished = (
+            sa.select(JOBS)
+            .where(JOBS.c.state.not_in(LIVE_STATES))
+            .order_by(JOBS.c.id.desc())
+            .limit(self.recent)
+        )
         with self.engine.connect() as conn:
-            jobs = [job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS))]
+            rows = [*conn.execute(live), *conn.execute(finished)]
+            jobs = sorted((job_from_row(dict(r._mapping)) for r in rows), key=lambda j: j.id)
+            top = conn.execute(sa.select(sa.func.max(JOBS.c.id))).scalar() or 0
             nodes = [node_from_row(dict(r._mapping)) for r in conn.execute(sa.select(NODES))]
             config = {r.key: r.value for r in conn.execute(sa.select(CONFIG))}
             last_event = conn.execute(sa.select(sa.func.max(EVENTS.c.id))).scalar()
         self._known_jobs = {job.id for job in jobs}
+        self._stored_up_to = int(top)
         self._known_nodes = {node.name for node in nodes}
-        return Snapshot(jobs=jobs, nodes=nodes, config=config, last_event_id=last_event or 0)
+        return Snapshot(jobs=jobs, nodes=nodes, config=config, last_event_id=last_event or 0,
+                        last_job_id=int(top))  # fmt: skip
+
+    def job(self, job_id: int) -> JobRecord | None:
+        """One stored job (finished ones the daemon no longer holds)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(JOBS).where(JOBS.c.id == job_id)).first()
+        return None if row is None else job_from_row(dict(row._mapping))
+
+    def jobs_by_keys(self, keys: list[tuple[str, str]]) -> list[JobRecord]:
+        """Stored jobs submitted with these ``(user, idempotency key)`` pairs."""
+        if not keys:
+            return []
+        wanted = sa.tuple_(JOBS.c.user, JOBS.c.idempotency_key).in_(keys)
+        with self.engine.connect() as conn:
+            return [
+                job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS).where(wanted))
+            ]
+
+    def history(
+        self, state: str | None, user: str | None, before: int | None, limit: int
+    ) -> list[JobRecord]:
+        """Stored jobs, newest first, numbered below ``before``; a page of ``limit``."""
+        query = sa.select(JOBS).order_by(JOBS.c.id.desc()).limit(limit)
+        if state is not None:
+            query = query.where(JOBS.c.state == state)
+        if user is not None:
+            query = query.where(JOBS.c.user == user)
+        if before is not None:
+            query = query.where(JOBS.c.id < before)
+        with self.engine.connect() as conn:
+            return [job_from_row(dict(r._mapping)) for r in conn.execute(query)]
 
     def events_after(self, after: int, limit: int) -> list[EventRow]:
         """Stored events numbered above ``after``, oldest first, at most ``limit``."""
@@ -163,11 +215,13 @@ class SqlStore:
     def save(self, changes: Changes) -> None:
         if not changes:
             return
-        new_jobs = [row for i, row in changes.jobs.items() if i not in self._known_jobs]
+
+        def known(job_id: int) -> bool:
+            return job_id <= self._stored_up_to or job_id in self._known_jobs
+
+        new_jobs = [row for i, row in changes.jobs.items() if not known(i)]
         old_jobs = [
-            {"b_" + k: v for k, v in row.items()}
-            for i, row in changes.jobs.items()
-            if i in self._known_jobs
+            {"b_" + k: v for k, v in row.items()} for i, row in changes.jobs.items() if known(i)
         ]
         new_nodes = [row for n, row in changes.nodes.items() if n not in self._known_nodes]
         old_nodes = [

@@ -375,3 +375,36 @@ def test_a_pool_policy_refuses_slots_rather_than_ignore_them(api: Api) -> None:
     assert answer.status_code == 422
     assert error_of(answer)["field"] == "slots"
     assert "plans on a pool" in error_of(answer)["message"]
+
+
+def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) -> None:
+    engine = api.client.app.state.daemon.engine
+    engine.keep_finished = 2
+    made = []
+    for index in range(5):
+        answer = api.call("POST", "/v1/jobs", json={"resources": {"cpus": 8}, "time_limit": 10,
+                          "name": f"j{index}"}, headers={"Idempotency-Key": f"k{index}"})  # fmt: skip
+        made.append(answer.json()["job"]["job_id"])
+    for _ in range(2):  # four run at once, the fifth after them
+        api.clock.advance(10)
+        api.submit(resources={"cpus": 1}, time_limit=1)  # advances the engine
+    assert len([j for j in engine.jobs.values() if j.final]) <= 2  # the rest were let go
+    old = api.call("GET", f"/v1/jobs/{made[0]}").json()
+    assert (old["name"], old["job_state"]) == ("j0", "COMPLETED")  # read from the store
+    assert api.call("GET", f"/v1/jobs/{made[0]}", BOB).status_code == 404
+    again = api.call("POST", "/v1/jobs", json={"resources": {"cpus": 8}, "time_limit": 10},
+                     headers={"Idempotency-Key": "k0"})  # fmt: skip
+    assert again.status_code == 200  # the same job, not a second one
+    assert again.json()["job"]["job_id"] == made[0]
+    pages, before = [], None
+    while True:
+        query = {"state": "COMPLETED", "limit": 2, "before": before or made[-1] + 1}
+        page = api.call("GET", "/v1/jobs/history", params=query).json()
+        pages.append([j["job_id"] for j in page["jobs"]])
+        before = page["next_before"]
+        if before is None:
+            break
+    assert [job for page in pages for job in page] == sorted(made, reverse=True)
+    assert all(len(p) <= 2 for p in pages)
+    mine = api.call("GET", "/v1/jobs/history", BOB).json()
+    assert mine["jobs"] == []  # bob sees only his own

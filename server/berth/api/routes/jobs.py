@@ -8,7 +8,15 @@ from fastapi import APIRouter, Header, Query, Response
 
 from berth.api.auth import Principal
 from berth.api.deps import DaemonDep, PrincipalDep
-from berth.api.schemas import JobList, JobOut, JobSubmit, StartOut, SubmitOut, WhatIfOut
+from berth.api.schemas import (
+    JobHistory,
+    JobList,
+    JobOut,
+    JobSubmit,
+    StartOut,
+    SubmitOut,
+    WhatIfOut,
+)
 from berth.service.commands import CancelJob, SubmitJob
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
@@ -86,9 +94,47 @@ async def list_jobs(
     return await daemon.coordinator.read(page)
 
 
+@router.get(
+    "/history",
+    response_model=JobHistory,
+    summary="Stored jobs, newest first, any state (finished ones included): a page below "
+    "``before``; the answer's ``next_before`` asks for the next page",
+)
+async def history(
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
+    user: Annotated[str | None, Query(max_length=100)] = None,
+    before: Annotated[int | None, Query(ge=1, description="jobs numbered below this")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JobHistory:
+    if not who.operator:
+        if user is not None and user != who.user:
+            raise RequestError("forbidden", "users may list only their own jobs", "user")
+        user = who.user
+    await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
+    jobs = await daemon.coordinator.history(
+        None if state is None else state.value, user, before, limit
+    )
+    return JobHistory(
+        jobs=[JobOut.of(r) for r in jobs],
+        next_before=jobs[-1].id if len(jobs) == limit else None,
+    )
+
+
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
 async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
-    return await daemon.coordinator.read(lambda e: JobOut.of(visible(e, who, job_id)))
+    def held_now(engine: Engine) -> JobOut | None:
+        record = engine.jobs.get(job_id)
+        return None if record is None else JobOut.of(record)
+
+    held = await daemon.coordinator.read(held_now)
+    if held is None:  # finished long ago: from the store
+        record = await daemon.coordinator.stored_job(job_id)
+        held = None if record is None else JobOut.of(record)
+    if held is None or not who.may_see(held.user):
+        raise RequestError("not_found", f"no job {job_id}", "job_id")
+    return held
 
 
 @router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")
