@@ -140,6 +140,10 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     history.add_argument("--user")
     history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
 
+    usage = commands.add_parser("usage", help="usage per user over a period (like sreport)")
+    common(usage)
+    usage.add_argument("--days", type=float, default=30, help="the last N days (30)")
+
     show = commands.add_parser("show", help="one job, with its start-time answer")
     common(show)
     show.add_argument("job_id", type=int)
@@ -161,6 +165,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "submit": run_submit,
         "queue": run_queue,
         "history": run_history,
+        "usage": run_usage,
         "show": run_show,
         "cancel": run_cancel,
         "admin": run_admin,
@@ -306,6 +311,23 @@ def run_history(args: argparse.Namespace) -> int:
             f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} "
             f"{job['job_state']:9} {started:19} {elapsed:>8} {resources}"
         )
+    return 0
+
+
+@guard
+def run_usage(args: argparse.Namespace) -> int:
+    with client_of(args) as client:
+        now = client.schedule()["now"]
+        answer = client.usage(max(0, now - int(args.days * 86_400)))
+    if args.json:
+        print(to_json(answer, indent=2))
+        return 0
+    print(f"usage from {when(answer['since'])} to {when(answer['until'])}")
+    names = sorted({k for row in answer["users"] for k in row if k.endswith("_seconds")})
+    print(f"{'USER':12} {'JOBS':>7} " + " ".join(f"{n[:-8].upper() + '-HOURS':>12}" for n in names))
+    for row in answer["users"]:
+        hours = " ".join(f"{row.get(n, 0) / 3600:>12,.1f}" for n in names)
+        print(f"{row['user'][:12]:12} {int(row['jobs']):>7} {hours}")
     return 0
 
 

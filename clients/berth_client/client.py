@@ -187,6 +187,12 @@ class BerthClient:
         result: dict[str, Any] = self._call("GET", "/v1/jobs/history", params=params)
         return result
 
+    def usage(self, since: int, until: int | None = None) -> dict[str, Any]:
+        """Per user: jobs that ended in ``[since, until)`` and resource-seconds."""
+        params: dict[str, Any] = {"since": since} | ({"until": until} if until else {})
+        result: dict[str, Any] = self._call("GET", "/v1/usage", params=params)
+        return result
+
     def job(self, job_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
         return result

@@ -161,3 +161,17 @@ def test_history_lists_finished_jobs(
     ]
     assert main(["history", *auth, "--state", "CANCELLED", "--json"]) == 0
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [1]
+
+
+def test_usage_prints_hours_per_user(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=1", "-t", "600"]) == 0
+    assert main(["cancel", *auth, "1"]) == 0
+    capsys.readouterr()
+    assert main(["usage", *auth, "--days", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("usage from ")
+    assert lines[1].split() == ["USER", "JOBS", "CPUS-HOURS"]
+    assert lines[2].split()[:2] == ["alice", "1"]

@@ -253,6 +253,10 @@ class Coordinator:
         """Stored jobs, newest first, below ``before`` (off the loop)."""
         return await asyncio.to_thread(self.store.history, state, user, before, limit)
 
+    async def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
+        """Per user, jobs that ended in ``[since, until)`` and resource-seconds."""
+        return await asyncio.to_thread(self.store.usage, since, until)
+
     async def _commit(
         self,
         changes: Changes,

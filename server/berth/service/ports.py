@@ -120,6 +120,10 @@ class Store(Protocol):
         """Stored jobs, newest first, numbered below ``before``; a page of ``limit``."""
         ...
 
+    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
+        """Per user, over jobs that ended in ``[since, until)``: jobs and resource-seconds."""
+        ...
+
     def prune_events(self, before: float) -> int:
         """Delete events recorded (wall time) before ``before``; how many went."""
         ...

@@ -42,6 +42,20 @@ class MemoryStore:
         return [job_from_row(copy.deepcopy(r)) for r in self.jobs.values()
                 if (r["user"], r["idempotency_key"]) in wanted]  # fmt: skip
 
+    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
+        totals: dict[str, dict[str, float]] = {}
+        for row in self.jobs.values():
+            start, end = row["start_time"], row["end_time"]
+            if not isinstance(start, int) or not isinstance(end, int) or not since <= end < until:
+                continue
+            mine = totals.setdefault(str(row["user"]), {"jobs": 0.0})
+            mine["jobs"] += 1
+            resources = row["resources"]
+            assert isinstance(resources, dict)
+            for name, amount in resources.items():
+                mine[f"{name}_seconds"] = mine.get(f"{name}_seconds", 0.0) + amount * (end - start)
+        return totals
+
     def history(
         self, state: str | None, user: str | None, before: int | None, limit: int
     ) -> list[JobRecord]:

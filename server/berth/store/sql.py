@@ -187,6 +187,23 @@ class SqlStore:
                 job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS).where(wanted))
             ]
 
+    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
+        """Per user, over jobs that ended in ``[since, until)``: how many, and each
+        resource times the seconds it was held (``cpus`` -> cpu-seconds)."""
+        query = sa.select(JOBS.c.user, JOBS.c.resources, JOBS.c.start_time, JOBS.c.end_time).where(
+            JOBS.c.end_time >= since, JOBS.c.end_time < until, JOBS.c.start_time.is_not(None)
+        )
+        totals: dict[str, dict[str, float]] = {}
+        with self.engine.connect() as conn:
+            for row in conn.execution_options(stream_results=True).execute(query):
+                mine = totals.setdefault(row.user, {"jobs": 0.0})
+                mine["jobs"] += 1
+                held = max(row.end_time - row.start_time, 0)
+                for name, amount in row.resources.items():
+                    key = f"{name}_seconds"
+                    mine[key] = mine.get(key, 0.0) + amount * held
+        return totals
+
     def history(
         self, state: str | None, user: str | None, before: int | None, limit: int
     ) -> list[JobRecord]:

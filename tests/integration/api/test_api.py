@@ -408,3 +408,23 @@ def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) ->
     assert all(len(p) <= 2 for p in pages)
     mine = api.call("GET", "/v1/jobs/history", BOB).json()
     assert mine["jobs"] == []  # bob sees only his own
+
+
+def test_usage_per_user_over_a_period(api: Api) -> None:
+    api.submit(resources={"cpus": 8, "mem_gb": 4}, time_limit=100)  # alice, 100 s
+    api.submit(BOB, resources={"cpus": 2}, time_limit=50)  # bob, 50 s
+    api.clock.advance(200)
+    api.submit(resources={"cpus": 1}, time_limit=1000)  # advances; still running after
+    start = 1_000_000
+    every = api.call("GET", "/v1/usage", OPERATOR, params={"since": start}).json()
+    assert every["users"] == [
+        {"user": "alice", "jobs": 1, "cpus_seconds": 800, "mem_gb_seconds": 400},
+        {"user": "bob", "jobs": 1, "cpus_seconds": 100},
+    ]
+    mine = api.call("GET", "/v1/usage", BOB, params={"since": start}).json()
+    assert [u["user"] for u in mine["users"]] == ["bob"]
+    later = api.call("GET", "/v1/usage", OPERATOR, params={"since": start + 101}).json()
+    assert later["users"] == []  # both ended before
+    wrong = api.call("GET", "/v1/usage", params={"since": start, "until": start})
+    assert wrong.status_code == 422
+    assert error_of(wrong)["field"] == "until"

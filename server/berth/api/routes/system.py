@@ -155,6 +155,28 @@ async def events(
     )
 
 
+@router.get(
+    "/v1/usage",
+    summary="Usage per user over a period (like sreport): jobs that ended in it, and each "
+    "resource times the seconds it was held (cpu-seconds ...); users see their own",
+)
+async def usage(
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    since: Annotated[int, Query(ge=0, description="cluster time, inclusive")],
+    until: Annotated[int | None, Query(ge=0, description="cluster time (default: now)")] = None,
+) -> JSONResponse:
+    end = daemon.now() + 1 if until is None else until
+    if end <= since:
+        raise RequestError("invalid", f"until ({end}) must be after since ({since})", "until")
+    await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
+    totals = await daemon.coordinator.usage(since, end)
+    if not who.operator:
+        totals = {u: t for u, t in totals.items() if u == who.user}
+    users = [{"user": u, **t} for u, t in sorted(totals.items())]
+    return JSONResponse({"since": since, "until": end, "users": users})
+
+
 @router.get("/healthz", summary="Liveness: 200 while the writer and the store work")
 async def healthz(daemon: DaemonDep) -> JSONResponse:
     failed = daemon.coordinator.failed
