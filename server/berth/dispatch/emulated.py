@@ -18,6 +18,9 @@ from berth.service.ports import Ended
 class EmulatedNodes:
     """The :class:`~berth.service.ports.NodeBackend` of an emulated cluster."""
 
+    #: Nothing leaves the process: starts are known at once (see ``NodeBackend``).
+    in_process = True
+
     def __init__(self) -> None:
         self._ends: list[tuple[int, int]] = []  # (end, job id); stale entries are skipped
         self._live: dict[int, int] = {}  # job id -> end

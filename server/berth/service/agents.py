@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from berth.service.model import JobRecord, JobState, NodeState, RequestError
 from berth.service.ports import Ended
@@ -103,6 +103,8 @@ class AgentNodes:
 
     settings: AgentSettings
     wall: Callable[[], float]
+    #: Agents run real processes: intents wait for their commit.
+    in_process: ClassVar[bool] = False
     links: dict[str, AgentLink] = field(default_factory=dict)
     #: Ends reported by agents, for the engine's next step.
     ended: list[Ended] = field(default_factory=list)

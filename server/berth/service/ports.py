@@ -33,6 +33,14 @@ class Ended:
 class NodeBackend(Protocol):
     """Where jobs really run. Calls never block for long; failures surface as events."""
 
+    @property
+    def in_process(self) -> bool:
+        """True for a backend with no effect outside this process (emulated nodes): its
+        intents need not wait for their commit, and must not, since it tells the engine
+        when the jobs it started end, even within the same batch. A failed commit stops
+        the daemon, which restarts from committed state, so nothing it was told leaks."""
+        ...
+
     def start(self, job: JobRecord, now: int) -> None:
         """Launch ``job`` on the nodes of ``job.allocation``."""
         ...

@@ -54,7 +54,7 @@ class ShellOutputs(EngineBase):
         return events
 
     def _intend(self, intent: Intent) -> None:
-        if self.hold_intents:
+        if self.hold_intents and not self.backend.in_process:
             self._intents.append(intent)
         else:
             intent.send(self.backend)

@@ -41,7 +41,11 @@ class GatedStore(MemoryStore):
 
 
 class RecordingNodes(EmulatedNodes):
-    """Emulated nodes that note each command and what the store held when it came."""
+    """Emulated nodes that note each command and what the store held when it came,
+    standing for nodes with effects outside the daemon (agents): intents wait for their
+    commit."""
+
+    in_process = False
 
     def __init__(self, store: MemoryStore) -> None:
         super().__init__()

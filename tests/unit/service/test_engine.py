@@ -339,3 +339,16 @@ def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_r
     changes = restored.take_changes()
     assert isinstance(changes, Changes)
     assert set(changes.jobs) == {1, 2, 3}
+
+
+def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> None:
+    """The daemon holds node commands until their commit; emulated nodes are told at
+    once (nothing leaves the process), so a job started during a catch-up still ends
+    by itself, not at its limit."""
+    live = engine(count=4)
+    live.hold_intents = True
+    jobs = [live.submit(request(cpus=8, limit=10), 0)[0] for _ in range(5)]
+    live.advance(30)  # one late wake-up: the fifth starts at 10 during the catch-up
+    assert [j.state for j in jobs] == [JobState.COMPLETED] * 5
+    assert (jobs[4].start_time, jobs[4].end_time) == (10, 20)
+    assert live.take_intents() == []  # nothing is held for emulated nodes
