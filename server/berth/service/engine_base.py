@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from berth.service.intents import Intent
     from berth.service.model import JobRecord, JobState, NodeRecord
     from berth.service.partitions import BackfillSpec
+    from berth.service.ports import NodeBackend
     from berth.service.replan import Replan
 
 
@@ -29,6 +30,7 @@ class EngineBase:
 
     if TYPE_CHECKING:
         cluster: Cluster
+        backend: NodeBackend
         policy_name: str
         policy_options: dict[str, object]
         jobs: dict[int, JobRecord]

@@ -12,6 +12,13 @@ from berth.service.engine_base import EngineBase
 from berth.service.model import RequestError
 from berth.service.replan import places_on_nodes
 
+#: Why a pool policy is refused on real nodes (agents): a job's command runs on its
+#: nodes, which a pool policy does not choose.
+REAL_NODES_NEED_PLACEMENT = (
+    "real nodes (node agents) need jobs placed on named nodes: use fcfs, easy or "
+    "conservative with first-fit selection"
+)
+
 
 class PolicyCommands(EngineBase):
     """The engine's policy command (a mixin)."""
@@ -32,6 +39,8 @@ class PolicyCommands(EngineBase):
         if problem is not None:
             option, message = problem
             raise RequestError("invalid", message, "policy" if option is None else "options")
+        if not places_on_nodes(name, options) and not self.backend.in_process:
+            raise RequestError("invalid", REAL_NODES_NEED_PLACEMENT, "policy")
         if not places_on_nodes(name, options) and not force:
             shaped = [
                 r.id

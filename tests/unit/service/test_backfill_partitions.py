@@ -119,3 +119,23 @@ def test_the_start_answer_speaks_of_the_jobs_own_partition() -> None:
     assert blocked["running_jobs_to_end"] == [3]
     what = live.what_if(job(8, partition="p"), 0)
     assert what["guaranteed_start"] == 100
+
+
+class RealNodes(EmulatedNodes):
+    """Nodes with effects outside the daemon, as agents are."""
+
+    in_process = False
+
+
+def test_real_nodes_refuse_policies_that_do_not_place_on_nodes() -> None:
+    nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
+    live = Engine.restore(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
+    with pytest.raises(RequestError) as pool:
+        live.create_partition(BackfillSpec("p", ["node003"], "qops"), 0)
+    assert pool.value.field == "policy"
+    assert "named nodes" in pool.value.message
+    with pytest.raises(RequestError):
+        live.change_policy("conservative", {"selection": "bb"}, 0)
+    live.create_partition(BackfillSpec("p", ["node003"], "easy"), 0)
+    with pytest.raises(RequestError):
+        live.change_policy("mrt", {}, 0, partition="p")
