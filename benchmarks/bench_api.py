@@ -137,9 +137,40 @@ def _metrics(url: str) -> dict[str, float]:
     return values
 
 
-def run_once(jobs: int, clients: int, queries: int, nodes: str) -> dict[str, float]:
+def _postgresql(folder: Path) -> tuple[str, object]:
+    """A fresh PostgreSQL (pgserver) and its database URL."""
+    import warnings
+
+    import sqlalchemy as sa
+
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
+    admin = sa.create_engine(server.get_uri().replace("postgresql://", "postgresql+psycopg://"),
+                             isolation_level="AUTOCOMMIT")  # fmt: skip
+    with admin.connect() as conn:
+        conn.execute(sa.text('CREATE DATABASE "bench"'))
+    admin.dispose()
+    base, _, query = server.get_uri().partition("?")
+    return f"{base.rsplit('/', 1)[0]}/bench?{query}", server
+
+
+def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
-        daemon = DaemonProcess(Path(folder), "--nodes", nodes)
+        extra: tuple[str, ...] = ()
+        server = None
+        if database == "postgresql-ha":
+            url, server = _postgresql(Path(folder))
+            extra = ("--ha", "--database-url", url)
+        daemon = DaemonProcess(Path(folder), "--nodes", nodes, *extra)
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{daemon.url}/healthz").json().get("status") != "ok":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the daemon did not take the lease")
+            time.sleep(0.1)  # a standby until it leads
         try:
             cpu_before = _cpu_seconds(daemon.process.pid)
             elapsed, submit = asyncio.run(_submit_all(daemon.url, jobs, clients))
@@ -151,6 +182,8 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str) -> dict[str, flo
             metrics = _metrics(daemon.url)
         finally:
             daemon.stop()
+            if server is not None:
+                server.cleanup()  # type: ignore[attr-defined]
     commands = metrics["berth_commands_total"]
     return {
         "jobs_per_s": jobs / elapsed,
@@ -176,10 +209,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nodes", default="16x cpus=32,mem_gb=128")
+    parser.add_argument(
+        "--database",
+        choices=("sqlite", "postgresql-ha"),
+        default="sqlite",
+        help="SQLite (synchronous=FULL), or PostgreSQL with the HA leader's fencing",
+    )
     args = parser.parse_args()
-    runs = [run_once(args.jobs, args.clients, args.queries, args.nodes) for _ in range(args.repeat)]
+    runs = [run_once(args.jobs, args.clients, args.queries, args.nodes, args.database)
+            for _ in range(args.repeat)]  # fmt: skip
+    store = "SQLite (synchronous=FULL)" if args.database == "sqlite" else "PostgreSQL, --ha"
     print(f"API load: {args.jobs:,} submissions from {args.clients} concurrent clients, then "
-          f"{args.queries:,} start-time queries; conservative, SQLite (synchronous=FULL); "
+          f"{args.queries:,} start-time queries; conservative, {store}; "
           f"median of {args.repeat} runs (each run: fresh daemon and database)")  # fmt: skip
     for key in runs[0]:
         values = [run[key] for run in runs]
