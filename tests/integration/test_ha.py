@@ -46,6 +46,22 @@ def pair(tmp_path: Path, pg_database: str) -> Iterator[list[DaemonProcess]]:
             daemon.stop()
 
 
+def read_events(url: str, last_id: int, count: int) -> list[tuple[int, str]]:
+    """``count`` events ``(id, kind)`` from the stream, resuming after ``last_id``."""
+    headers = {"Authorization": f"Bearer {ALICE}", "Last-Event-ID": str(last_id)}
+    events: list[tuple[int, str]] = []
+    with httpx.stream("GET", f"{url}/v1/events", headers=headers, timeout=20) as stream:
+        event_id = 0
+        for line in stream.iter_lines():
+            if line.startswith("id: "):
+                event_id = int(line[4:])
+            elif line.startswith("event: "):
+                events.append((event_id, line[7:]))
+                if len(events) == count:
+                    break
+    return events
+
+
 def submit_all(urls: str, count: int, tag: str) -> dict[int, int | None]:
     """``count`` jobs through the client (it follows redirects); id -> guaranteed start."""
     acknowledged = {}
@@ -68,6 +84,7 @@ def test_kill_9_of_the_leader_loses_nothing_and_the_standby_takes_over(
                             json={"resources": {"cpus": 1}, "time_limit": 60})  # fmt: skip
     assert redirected.status_code == 307
     assert redirected.headers["location"] == f"{leader.url}/v1/jobs"
+    seen = read_events(leader.url, last_id=0, count=4)  # the first two jobs' events
     leader.kill()
     killed_at = time.monotonic()
     wait_until(lambda: role(standby) == "leader", 20, "the standby to lead")
@@ -82,6 +99,9 @@ def test_kill_9_of_the_leader_loses_nothing_and_the_standby_takes_over(
         assert again == acknowledged
     after = submit_all(urls, 3, "after")
     assert not set(after) & set(acknowledged)  # numbering goes on from the store
+    # The event stream resumes on the new leader from the last id seen on the old one.
+    resumed = read_events(standby.url, last_id=seen[-1][0], count=3)
+    assert [i for i, _ in resumed] == list(range(seen[-1][0] + 1, seen[-1][0] + 4))
 
 
 def test_a_paused_leader_is_fenced_when_it_wakes_and_steps_down(
