@@ -9,49 +9,68 @@ from typing import Any
 
 from berth_client.cli import client_of, guard, to_json, when
 
+#: The actions of ``berth partition`` and what each does.
+ACTIONS = {
+    "list": "every partition: policy, nodes, jobs",
+    "matrix": "a gang partition's rows x processors",
+    "create": "a partition from idle default nodes (gang, or --policy P)",
+    "set": "a new policy (backfilling), or slot length, row limit, scheme (gang)",
+    "drain": "take no new jobs; those queued go on",
+    "resume": "take new jobs again",
+    "delete": "delete an empty partition; its nodes return to default",
+}
+
 
 def add_commands(
     commands: Any, common: Callable[[argparse.ArgumentParser], None]
 ) -> dict[str, Callable[[argparse.Namespace], int]]:
-    partition = commands.add_parser("partition", help="partitions and gang matrices")
-    actions = partition.add_subparsers(dest="partition_command", required=True)
-    common(actions.add_parser("list", help="every partition: policy, nodes, jobs"))
-    matrix = actions.add_parser("matrix", help="a gang partition's rows x processors")
-    common(matrix)
-    matrix.add_argument("name")
-    create = actions.add_parser("create", help="a partition from idle default nodes")
-    common(create)
-    create.add_argument("name")
-    create.add_argument("--nodes", required=True, help="comma-separated, in processor order")
-    create.add_argument(
-        "--policy", default="gang", help="gang (default), or a backfilling policy (easy, ...)"
+    """Register ``berth partition ACTION ...``. Only the action is parsed at start-up;
+    its own options are parsed when it runs, so the CLI starts no slower for them."""
+    partition = commands.add_parser(
+        "partition",
+        help="partitions and gang matrices",
+        description="\n".join(f"  {name:8} {text}" for name, text in ACTIONS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    create.add_argument("--option", action="append", default=[], help="backfilling: NAME=VALUE")
-    create.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"), default="brmms")
-    create.add_argument("--slot-seconds", type=int, default=30, help="time slot length")
-    create.add_argument("--max-rows", type=int, help="most rows; jobs beyond wait in order")
-    create.add_argument("--force", action="store_true", help="even if a guarantee breaks")
-    change = actions.add_parser(
-        "set", help="a new policy (backfilling), or slot length, row limit, scheme (gang)"
-    )
-    common(change)
-    change.add_argument("name")
-    change.add_argument("--policy", help="backfilling partitions (and default): a new policy")
-    change.add_argument("--option", action="append", help="backfilling: NAME=VALUE")
-    change.add_argument("--force", action="store_true", help="even if a guarantee breaks")
-    change.add_argument("--scheme", choices=("bc", "br", "brms", "brmms"))
-    change.add_argument("--slot-seconds", type=int)
-    change.add_argument("--max-rows", type=int)
-    change.add_argument("--no-max-rows", action="store_true", help="remove the row limit")
-    for verb, text in (
-        ("drain", "take no new jobs; those queued go on"),
-        ("resume", "take new jobs again"),
-        ("delete", "delete an empty partition; its nodes return to default"),
-    ):
-        parser = actions.add_parser(verb, help=text)
+    partition.add_argument("partition_command", choices=ACTIONS, metavar="ACTION")
+    partition.add_argument("rest", nargs=argparse.REMAINDER, help="the action's arguments")
+
+    def run(args: argparse.Namespace) -> int:
+        parser = argparse.ArgumentParser(
+            prog=f"berth partition {args.partition_command}",
+            description=ACTIONS[args.partition_command],
+        )
         common(parser)
+        _action_arguments(parser, args.partition_command)
+        inner = parser.parse_args(args.rest)
+        inner.command, inner.partition_command = "partition", args.partition_command
+        return run_partition(inner)
+
+    return {"partition": run}
+
+
+def _action_arguments(parser: argparse.ArgumentParser, action: str) -> None:
+    if action != "list":
         parser.add_argument("name")
-    return {"partition": run_partition}
+    schemes = ("bc", "br", "brms", "brmms")
+    if action == "create":
+        parser.add_argument("--nodes", required=True, help="comma-separated, in processor order")
+        parser.add_argument(
+            "--policy", default="gang", help="gang (default), or a backfilling policy (easy, ...)"
+        )
+        parser.add_argument("--option", action="append", default=[], help="backfilling: NAME=VALUE")
+        parser.add_argument("--scheme", choices=schemes, default="brmms")
+        parser.add_argument("--slot-seconds", type=int, default=30, help="time slot length")
+        parser.add_argument("--max-rows", type=int, help="most rows; jobs beyond wait in order")
+        parser.add_argument("--force", action="store_true", help="even if a guarantee breaks")
+    elif action == "set":
+        parser.add_argument("--policy", help="backfilling partitions (and default): a new policy")
+        parser.add_argument("--option", action="append", help="backfilling: NAME=VALUE")
+        parser.add_argument("--force", action="store_true", help="even if a guarantee breaks")
+        parser.add_argument("--scheme", choices=schemes)
+        parser.add_argument("--slot-seconds", type=int)
+        parser.add_argument("--max-rows", type=int)
+        parser.add_argument("--no-max-rows", action="store_true", help="remove the row limit")
 
 
 @guard
