@@ -36,6 +36,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.integration.conftest import ALICE, DaemonProcess
+from tests.support.postgres import start_postgresql
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -137,33 +138,12 @@ def _metrics(url: str) -> dict[str, float]:
     return values
 
 
-def _postgresql(folder: Path) -> tuple[str, object]:
-    """A fresh PostgreSQL (pgserver) and its database URL."""
-    import warnings
-
-    import sqlalchemy as sa
-
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pgserver
-
-        server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
-    admin = sa.create_engine(server.get_uri().replace("postgresql://", "postgresql+psycopg://"),
-                             isolation_level="AUTOCOMMIT")  # fmt: skip
-    with admin.connect() as conn:
-        conn.execute(sa.text('CREATE DATABASE "bench"'))
-    admin.dispose()
-    base, _, query = server.get_uri().partition("?")
-    return f"{base.rsplit('/', 1)[0]}/bench?{query}", server
-
-
 def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         extra: tuple[str, ...] = ()
         server = None
         if database == "postgresql-ha":
-            url, server = _postgresql(Path(folder))
+            url, server = start_postgresql(Path(folder), "bench")
             extra = ("--ha", "--database-url", url)
         daemon = DaemonProcess(Path(folder), "--nodes", nodes, *extra)
         deadline = time.monotonic() + 30

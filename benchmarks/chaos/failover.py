@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,10 @@ import httpx
 import sqlalchemy as sa
 
 from berth_client import BerthClient, BerthError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.support.postgres import start_postgresql
 
 TOKEN = "chaos-operator"
 
@@ -145,19 +148,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=12.0, help="seconds between faults")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="berth-chaos-"))
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(root))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pgserver
-
-        pg = pgserver.get_server(root / "pg", cleanup_mode="stop")
-    admin = sa.create_engine(pg.get_uri().replace("postgresql://", "postgresql+psycopg://"),
-                             isolation_level="AUTOCOMMIT")  # fmt: skip
-    with admin.connect() as conn:
-        conn.execute(sa.text('CREATE DATABASE "chaos"'))
-    admin.dispose()
-    base, _, query = pg.get_uri().partition("?")
-    database = f"{base.rsplit('/', 1)[0]}/chaos?{query}"
+    database, pg = start_postgresql(root, "chaos")
     daemons = [Supervised(root, database, args.lease) for _ in range(3)]
     urls = ",".join(d.url for d in daemons)
     stop, watch_stop = threading.Event(), threading.Event()
@@ -185,6 +176,8 @@ def main() -> None:
     time.sleep(args.settle)
     print("fault 3: restart PostgreSQL", flush=True)
     faults.append(("restart PostgreSQL (fast)", time.monotonic()))
+    import pgserver
+
     pgserver.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pg.pgdata, user=pg.system_user)
     time.sleep(args.settle)
     print("fault 4: kill -9 the leader", flush=True)

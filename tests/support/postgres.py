@@ -1,0 +1,29 @@
+"""A real PostgreSQL for benchmarks and chaos runs: ``pgserver`` (no root, no system
+service) with one fresh database."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+
+def start_postgresql(folder: Path, database: str) -> tuple[str, Any]:
+    """Start a server with its data in ``folder/pg`` and create ``database``; its URL and
+    the server (call ``cleanup()`` to stop it)."""
+    import sqlalchemy as sa
+
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs warns about the runtime dir
+        import pgserver
+
+        server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
+    admin = sa.create_engine(server.get_uri().replace("postgresql://", "postgresql+psycopg://"),
+                             isolation_level="AUTOCOMMIT")  # fmt: skip
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{database}"'))
+    admin.dispose()
+    base, _, query = server.get_uri().partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{database}?{query}", server
