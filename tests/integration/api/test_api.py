@@ -392,6 +392,9 @@ def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) ->
     old = api.call("GET", f"/v1/jobs/{made[0]}").json()
     assert (old["name"], old["job_state"]) == ("j0", "COMPLETED")  # read from the store
     assert api.call("GET", f"/v1/jobs/{made[0]}", BOB).status_code == 404
+    start = api.call("GET", f"/v1/jobs/{made[0]}/start").json()
+    assert (start["job_state"], start["based_on"]) == ("COMPLETED", "the job is COMPLETED")
+    assert api.call("GET", f"/v1/jobs/{made[0]}/start", BOB).status_code == 404
     again = api.call("POST", "/v1/jobs", json={"resources": {"cpus": 8}, "time_limit": 10},
                      headers={"Idempotency-Key": "k0"})  # fmt: skip
     assert again.status_code == 200  # the same job, not a second one

@@ -152,8 +152,27 @@ async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
 async def start(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> StartOut:
     now = daemon.now()
 
-    def answer(engine: Engine) -> StartOut:
+    def answer(engine: Engine) -> StartOut | None:
+        if job_id not in engine.jobs:
+            return None
         visible(engine, who, job_id)
         return StartOut.model_validate(engine.start_info(job_id, now))
 
-    return await daemon.coordinator.read(answer)
+    held = await daemon.coordinator.read(answer)
+    if held is not None:
+        return held
+    record = await daemon.coordinator.stored_job(job_id)  # finished long ago
+    if record is None or not who.may_see(record.user):
+        raise RequestError("not_found", f"no job {job_id}", "job_id")
+    return StartOut(
+        job_id=job_id,
+        job_state=record.state.value,
+        guaranteed_start=record.guaranteed_start,
+        guaranteed_end=record.guaranteed_end,
+        predicted_start=record.start_time,
+        start_time=record.start_time,
+        based_on=f"the job is {record.state}",
+        computed_at=now,
+        blocked_by=None,
+        gang=None,
+    )
