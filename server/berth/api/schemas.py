@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from berth.core.nodes import Shape
 from berth.service.agents import AgentReport, JobReport
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
+from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.rows import shape_row
 
 #: The longest time limit accepted: ten years.
@@ -114,7 +115,7 @@ class JobSubmit(BaseModel):
             output=self.output,
             error=self.error,
             requeue=self.requeue,
-            partition=None if self.partition == "default" else self.partition,
+            partition=None if self.partition == DEFAULT_PARTITION else self.partition,
         )
 
 
@@ -148,7 +149,7 @@ class JobOut(BaseModel):
     requeued: int = Field(0, description="times queued again after a node failure")
     exit_code: int | None = Field(None, description="the command's exit status (node agents)")
     exit_signal: int | None = Field(None, description="the signal that killed the command")
-    partition: str = Field("default", description="the partition the job runs in")
+    partition: str = Field(DEFAULT_PARTITION, description="the partition the job runs in")
     suspended: bool = Field(False, description="gang partitions: stopped until its row runs")
     suspended_seconds: int = Field(0, description="time spent suspended (not run time)")
 
@@ -182,7 +183,7 @@ class JobOut(BaseModel):
             requeued=job.requeued,
             exit_code=job.exit_code,
             exit_signal=job.exit_signal,
-            partition=job.partition or "default",
+            partition=job.partition or DEFAULT_PARTITION,
             suspended=job.suspended_at is not None,
             suspended_seconds=job.suspended_for,
         )

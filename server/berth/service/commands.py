@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
+from berth.service.partitions import DEFAULT_PARTITION
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -207,7 +208,7 @@ class ChangePartition:
                 self.clear_max_rows,
             )  # fmt: skip
             return engine.partition_summary(self.name)
-        lane = None if self.name == "default" else self.name
+        lane = None if self.name == DEFAULT_PARTITION else self.name
         if lane is not None and lane not in engine.backfill:
             engine.partition(self.name)  # raises not_found, naming the partitions
         if self.scheme or self.slot_seconds or self.max_rows or self.clear_max_rows:

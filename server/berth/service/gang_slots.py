@@ -35,30 +35,39 @@ class GangSlots(EngineBase):
             return RequestError("invalid", problem[1], problem[0])
         return None
 
-    def _gang_reason(self, part: GangPartition, record: JobRecord, now: int) -> None:
-        """A waiting gang job's reason and forecast start."""
+    def _gang_reason(
+        self,
+        part: GangPartition,
+        record: JobRecord,
+        now: int,
+        queued: set[int] | None = None,
+    ) -> None:
+        """A waiting gang job's reason and forecast start (the record is marked changed
+        only if they changed); ``queued``: the jobs waiting in the scheduler, if known."""
         name = part.spec.name
         planned = part.next_run(record.id, now)
+        if queued is None:
+            queued = {j for j, _ in part.rotation.scheduler.waiting}
         if planned is not None:
             rows = part.rows_of(record.id)
-            record.state_reason = (
+            reason = (
                 f"placed in row {rows[0]} of gang partition {name!r}; starts when that row runs"
             )
         elif record.id in part.rotation.scheduler.matrix.jobs:
-            record.state_reason = f"placed in gang partition {name!r} on a node that is not up"
-        elif any(j == record.id for j, _ in part.rotation.scheduler.waiting):
+            reason = f"placed in gang partition {name!r} on a node that is not up"
+        elif record.id in queued:
             limit = part.spec.max_rows
-            record.state_reason = (
+            reason = (
                 f"waits in order in gang partition {name!r}: "
                 + (f"its {limit} rows are full, or " if limit is not None else "")
                 + "its nodes lack the memory or GPUs it holds while suspended"
             )
         else:
             planned = part.due()
-            record.state_reason = f"joins gang partition {name!r} at the next slot boundary"
-        if planned != record.planned_start:
-            record.planned_start = planned
-        self._touch(record)
+            reason = f"joins gang partition {name!r} at the next slot boundary"
+        if (reason, planned) != (record.state_reason, record.planned_start):
+            record.state_reason, record.planned_start = reason, planned
+            self._touch(record)
 
     # ------------------------------------------------------------------ time
     def gang_next_event(self) -> int | None:
@@ -102,7 +111,8 @@ class GangSlots(EngineBase):
             self._intend(StartOn(record, now))
             self.counters["started"] += 1
             self._emit("job.started", now, job_id, nodes=sorted(record.allocation))
+        queued = {j for j, _ in part.rotation.scheduler.waiting}
         for job_id in part.jobs():
             waiting = self.pending.get(job_id)
             if waiting is not None:
-                self._gang_reason(part, waiting, now)
+                self._gang_reason(part, waiting, now, queued)
