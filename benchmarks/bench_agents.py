@@ -82,8 +82,12 @@ def run(agents: int, jobs: int, cpus: int) -> dict[str, float]:
         with httpx.Client(base_url=cluster.daemon.url, timeout=30.0, headers=headers) as http:
 
             def all_ended() -> bool:
-                page = http.get("/v1/jobs", params={"state": "COMPLETED", "limit": 1}).json()
-                return bool(page["total"] >= jobs)
+                # Every job is submitted by now: it has ended once none waits or runs
+                # (the daemon holds only the latest finished jobs, so do not count those).
+                return all(
+                    http.get("/v1/jobs", params={"state": state, "limit": 1}).json()["total"] == 0
+                    for state in ("PENDING", "RUNNING")
+                )
 
             wait_until(all_ended, seconds=jobs, what=f"{jobs} jobs completed")
             elapsed = time.perf_counter() - began
