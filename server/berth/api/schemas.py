@@ -214,6 +214,21 @@ class JobHistory(BaseModel):
     )
 
 
+class JobEvents(BaseModel):
+    job_id: int
+    events: list[dict[str, object]] = Field(
+        description="each event's id, kind, cluster time and details (as on the stream)"
+    )
+    next_after: int | None = Field(
+        description="pass as ``after`` for the next page; null on the last page"
+    )
+
+
+class WhoAmI(BaseModel):
+    user: str
+    role: str
+
+
 class Blocking(BaseModel):
     resources: dict[str, dict[str, int]]
     jobs_ahead: int
@@ -257,12 +272,20 @@ class WhatIfOut(BaseModel):
 
 class Window(BaseModel):
     job_id: int
+    name: str = ""
     user: str
     job_state: str
     start: int | None
     end: int | None
     guaranteed_start: int | None
+    deadline: int | None = None
     resources: dict[str, int]
+    nodes: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="where the job runs, or where its reservation is held (node clusters; "
+        "empty while the plan holds it on the pool as a whole)",
+    )
+    partition: str = DEFAULT_PARTITION
 
 
 class ScheduleOut(BaseModel):
@@ -270,6 +293,9 @@ class ScheduleOut(BaseModel):
     policy: str
     running: list[Window]
     planned: list[Window]
+    planned_total: int = Field(0, description="planned jobs in all (``planned`` is one page)")
+    limit: int = 1000
+    offset: int = 0
 
 
 class NodeOut(BaseModel):

@@ -343,9 +343,12 @@ class Coordinator:
     def last_event_id(self) -> int:
         return self._event_seq
 
-    async def events_after(self, after: int, limit: int = 1000) -> list[EventRow]:
-        """Committed events numbered above ``after`` (from the store, off the loop)."""
-        return await asyncio.to_thread(self.store.events_after, after, limit)
+    async def events_after(
+        self, after: int, limit: int = 1000, job_id: int | None = None
+    ) -> list[EventRow]:
+        """Committed events numbered above ``after`` (from the store, off the loop); only
+        job ``job_id``'s if given."""
+        return await asyncio.to_thread(self.store.events_after, after, limit, job_id)
 
     async def prune_events(self, retention_seconds: float) -> int:
         """Delete events older than ``retention_seconds`` (wall time); how many went."""

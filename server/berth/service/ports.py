@@ -110,8 +110,9 @@ class Store(Protocol):
         """Persist ``changes`` in one transaction; return only once it is durable."""
         ...
 
-    def events_after(self, after: int, limit: int) -> list[EventRow]:
-        """Stored events numbered above ``after``, oldest first, at most ``limit``."""
+    def events_after(self, after: int, limit: int, job_id: int | None = None) -> list[EventRow]:
+        """Stored events numbered above ``after``, oldest first, at most ``limit``; only
+        job ``job_id``'s if given."""
         ...
 
     def job(self, job_id: int) -> JobRecord | None:

@@ -64,8 +64,9 @@ class MemoryStore:
                 and (before is None or i < before)]  # fmt: skip
         return [job_from_row(copy.deepcopy(r)) for r in rows[:limit]]
 
-    def events_after(self, after: int, limit: int) -> list[EventRow]:
-        rows = [e for e in self.events if int(str(e["id"])) > after][:limit]
+    def events_after(self, after: int, limit: int, job_id: int | None = None) -> list[EventRow]:
+        rows = [e for e in self.events if int(str(e["id"])) > after
+                and (job_id is None or e["job_id"] == job_id)][:limit]  # fmt: skip
         return [event_from_row(copy.deepcopy(row)) for row in rows]
 
     def prune_events(self, before: float) -> int:

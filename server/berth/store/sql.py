@@ -85,7 +85,7 @@ EVENTS = sa.Table(
     sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("kind", sa.String(64), nullable=False),
     sa.Column("time", sa.BigInteger, nullable=False),
-    sa.Column("job_id", sa.BigInteger),
+    sa.Column("job_id", sa.BigInteger, index=True),
     sa.Column("node", sa.String(100)),
     sa.Column("user", sa.String(100)),  # the job's owner: whom a user's stream shows it to
     sa.Column("detail", sa.JSON, nullable=False),
@@ -218,9 +218,12 @@ class SqlStore:
         with self.engine.connect() as conn:
             return [job_from_row(dict(r._mapping)) for r in conn.execute(query)]
 
-    def events_after(self, after: int, limit: int) -> list[EventRow]:
-        """Stored events numbered above ``after``, oldest first, at most ``limit``."""
+    def events_after(self, after: int, limit: int, job_id: int | None = None) -> list[EventRow]:
+        """Stored events numbered above ``after``, oldest first, at most ``limit``; only
+        job ``job_id``'s if given."""
         query = sa.select(EVENTS).where(EVENTS.c.id > after).order_by(EVENTS.c.id).limit(limit)
+        if job_id is not None:
+            query = query.where(EVENTS.c.job_id == job_id)
         with self.engine.connect() as conn:
             return [event_from_row(dict(r._mapping)) for r in conn.execute(query)]
 

@@ -192,9 +192,17 @@ def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
     api.submit(resources={"cpus": 16}, time_limit=100)
     plan = api.call("GET", "/v1/schedule").json()
     assert [w["job_id"] for w in plan["running"]] == [1]
-    assert plan["planned"] == [{"job_id": 2, "user": "alice", "job_state": "PENDING",
-                                "start": 1_000_100, "end": 1_000_200,
-                                "guaranteed_start": 1_000_100, "resources": {"cpus": 16}}]  # fmt: skip
+    (planned,) = plan["planned"]
+    reserved_on = planned.pop("nodes")
+    assert planned == {"job_id": 2, "name": "job", "user": "alice", "job_state": "PENDING",
+                       "start": 1_000_100, "end": 1_000_200, "guaranteed_start": 1_000_100,
+                       "deadline": None, "resources": {"cpus": 16}, "partition": "default"}  # fmt: skip
+    # The reservation is held on two whole nodes (the plan knows where, not just when).
+    assert sorted(reserved_on.values(), key=str) == [{"cpus": 8}, {"cpus": 8}]
+    running_on = plan["running"][0]["nodes"]
+    assert sum(r["cpus"] for r in running_on.values()) == 24
+    assert plan["planned_total"] == 1
+    assert api.call("GET", "/v1/schedule?limit=1&offset=1").json()["planned"] == []
     cluster = api.call("GET", "/v1/cluster").json()
     assert cluster["capacity"] == {"cpus": 32, "mem_gb": 128}
     assert cluster["used"] == {
@@ -431,3 +439,26 @@ def test_usage_per_user_over_a_period(api: Api) -> None:
     wrong = api.call("GET", "/v1/usage", params={"since": start, "until": start})
     assert wrong.status_code == 422
     assert error_of(wrong)["field"] == "until"
+
+
+def test_a_job_page_reads_its_history_and_tokens_say_who_they_are(api: Api) -> None:
+    fill_and_queue(api)
+    api.call("DELETE", "/v1/jobs/2")
+    history = api.call("GET", "/v1/jobs/2/events").json()
+    assert history["job_id"] == 2
+    kinds = [e["kind"] for e in history["events"]]
+    assert kinds[0] == "job.accepted"
+    assert kinds[-1] == "job.cancelled"
+    assert all(e["job_id"] == 2 for e in history["events"])
+    ids = [e["id"] for e in history["events"]]
+    assert ids == sorted(ids)
+    page = api.call("GET", "/v1/jobs/2/events?limit=1").json()
+    assert len(page["events"]) == 1
+    assert page["next_after"] == ids[0]
+    rest = api.call("GET", f"/v1/jobs/2/events?after={ids[0]}").json()
+    assert [e["id"] for e in rest["events"]] == ids[1:]
+    # Another user's job's history is as hidden as the job.
+    assert api.call("GET", "/v1/jobs/2/events", BOB).status_code == 404
+    assert api.call("GET", "/v1/whoami").json() == {"user": "alice", "role": "user"}
+    assert api.call("GET", "/v1/whoami", OPERATOR).json() == {"user": "admin", "role": "operator"}
+    assert api.call("GET", "/v1/whoami", None).status_code == 401

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response
 from berth.api.auth import Principal
 from berth.api.deps import DaemonDep, PrincipalDep
 from berth.api.schemas import (
+    JobEvents,
     JobHistory,
     JobList,
     JobOut,
@@ -135,6 +136,27 @@ async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     if held is None or not who.may_see(held.user):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return held
+
+
+@router.get(
+    "/{job_id}/events",
+    response_model=JobEvents,
+    summary="A job's history: its stored events, oldest first, a page after ``after``",
+)
+async def job_events(
+    job_id: int,
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    after: Annotated[int, Query(ge=0, description="events numbered above this")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> JobEvents:
+    await show(job_id, daemon, who)  # 404 unless the caller may see the job
+    rows = await daemon.coordinator.events_after(after, limit, job_id)
+    return JobEvents(
+        job_id=job_id,
+        events=[{"id": row.id, **row.event.as_dict()} for row in rows],
+        next_after=rows[-1].id if len(rows) == limit else None,
+    )
 
 
 @router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")

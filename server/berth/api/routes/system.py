@@ -11,9 +11,10 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from berth.api.deps import DaemonDep, PrincipalDep
-from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, Window
+from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
 from berth.service.engine import Engine
-from berth.service.model import JobState, RequestError
+from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.ports import EventRow
 
 router = APIRouter(tags=["system"])
@@ -24,44 +25,61 @@ KEEPALIVE = 15.0
 BACKLOG_PAGE = 1000
 
 
+@router.get("/v1/whoami", response_model=WhoAmI, summary="Whom the token speaks for, and its role")
+async def whoami(who: PrincipalDep) -> WhoAmI:
+    return WhoAmI(user=who.user, role=who.role.value)
+
+
 @router.get(
     "/v1/schedule",
     response_model=ScheduleOut,
     summary="The plan: running and planned jobs with their windows",
 )
-async def schedule(daemon: DaemonDep, _: PrincipalDep) -> ScheduleOut:
+async def schedule(
+    daemon: DaemonDep,
+    _: PrincipalDep,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="planned jobs per page")] = 1000,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> ScheduleOut:
     now = daemon.now()
+
+    def window(engine: Engine, r: JobRecord, start: int | None) -> Window:
+        if r.state is JobState.RUNNING:
+            nodes = r.allocation
+        else:
+            lane = engine.lanes.get(r.partition)
+            nodes = (None if lane is None else lane.policy.planned_nodes(r.id)) or {}
+        return Window(
+            job_id=r.id,
+            name=r.name,
+            user=r.user,
+            job_state=r.state.value,
+            start=start,
+            end=None if start is None else start + r.time_limit,
+            guaranteed_start=r.guaranteed_start,
+            deadline=r.deadline,
+            resources=r.resources,
+            nodes=nodes,
+            partition=r.partition or DEFAULT_PARTITION,
+        )
 
     def view(engine: Engine) -> ScheduleOut:
         predicted = engine.predictions(now)[1]
-        running = [
-            Window(
-                job_id=r.id,
-                user=r.user,
-                job_state=r.state.value,
-                start=r.start_time,
-                end=(r.start_time or 0) + r.time_limit,
-                guaranteed_start=r.guaranteed_start,
-                resources=r.resources,
-            )
-            for r in engine.running.values()
-        ]
-        planned = []
-        for r in engine.pending.values():
-            start = predicted.get(r.id)
-            planned.append(
-                Window(
-                    job_id=r.id,
-                    user=r.user,
-                    job_state=r.state.value,
-                    start=start,
-                    end=None if start is None else start + r.time_limit,
-                    guaranteed_start=r.guaranteed_start,
-                    resources=r.resources,
-                )
-            )
-        planned.sort(key=lambda w: (w.start is None, w.start or 0, w.job_id))
-        return ScheduleOut(now=now, policy=engine.policy_name, running=running, planned=planned)
+        running = [window(engine, r, r.start_time) for r in engine.running.values()]
+        order = sorted(
+            engine.pending.values(),
+            key=lambda r: (predicted.get(r.id) is None, predicted.get(r.id) or 0, r.id),
+        )
+        planned = [window(engine, r, predicted.get(r.id)) for r in order[offset : offset + limit]]
+        return ScheduleOut(
+            now=now,
+            policy=engine.policy_name,
+            running=running,
+            planned=planned,
+            planned_total=len(order),
+            limit=limit,
+            offset=offset,
+        )
 
     return await daemon.coordinator.read(view)
 

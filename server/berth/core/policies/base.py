@@ -144,6 +144,8 @@ class LivePolicy(Policy, Protocol):
 
     def planned_start(self, job_id: int) -> int | None: ...
 
+    def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
+
     def take_replanned(self) -> set[int]: ...
 
     def wait_reason(self, job_id: int) -> str | None: ...
@@ -242,6 +244,11 @@ class QueuePolicy:
         """The reserved start of a waiting job, or ``None`` (not waiting, or no plan)."""
         entry = self.waiting.get(job_id)
         return None if entry is None else entry.start
+
+    def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None:
+        """Where a waiting job's reservation is held (node -> resources); ``None`` for
+        policies that plan the pool as a whole."""
+        return None
 
     def take_replanned(self) -> set[int]:
         """Ids of waiting jobs whose reserved start changed since the last call."""

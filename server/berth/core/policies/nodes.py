@@ -263,6 +263,10 @@ class NodeBackfill:
         entry = self.waiting.get(job_id)
         return None if entry is None or self.depth is not None else entry.start
 
+    def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None:
+        entry = self.waiting.get(job_id)
+        return None if entry is None or entry.held is None else self.describe(entry)
+
     def take_replanned(self) -> set[int]:
         changed, self._replanned = self._replanned, set()
         return changed
