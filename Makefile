@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test lint typecheck contracts bench chaos reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
+.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,22 @@ typecheck: $(STAMP)
 contracts: $(STAMP)
 	$(BIN)/lint-imports
 
-test: lint typecheck contracts
+test: lint typecheck contracts browser-deps
 	$(BIN)/python -m pytest
+
+# The browser tests drive Debian's headless Chromium (never a downloaded build). As root
+# with apt reachable (CI), install it; otherwise those tests skip and say why.
+browser-deps:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium and chromium-driver for the browser tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium chromium-driver >/dev/null) || echo "could not install chromium: browser tests will skip"; \
+	else echo "no chromium and not root: browser tests will skip"; fi
+
+# The README's pictures of the dashboard, taken by the browser tests.
+screenshots: $(STAMP) browser-deps
+	BERTH_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q tests/browser
 
 chaos: $(STAMP)
 	$(BIN)/python benchmarks/chaos/failover.py

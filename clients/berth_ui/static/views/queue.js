@@ -1,0 +1,110 @@
+// The queue: each waiting job with its guaranteed start, predicted start, deadline and
+// what blocks it; each running job with its nodes and time left. Filters by state and
+// (operators) by user go to the API as query parameters.
+
+import { badge, clock, h, relative, resources, session, span, api } from "../lib.js";
+
+const filters = { state: "", user: "" };
+const ACTIVE = ["PENDING", "HELD", "RUNNING"];
+
+function filterBar(redraw) {
+  const state = h("select", { id: "filter-state", "aria-label": "state",
+    onchange: (e) => { filters.state = e.target.value; redraw(); } },
+  ...["", ...ACTIVE, "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "REJECTED", "NODE_FAIL"]
+    .map((s) => h("option", { value: s, selected: s === filters.state }, s || "waiting and running")));
+  const user = session.operator
+    ? h("input", { id: "filter-user", placeholder: "any user", value: filters.user, size: 12,
+      "aria-label": "user",
+      onchange: (e) => { filters.user = e.target.value.trim(); redraw(); } })
+    : null;
+  return h("div", { class: "filters" }, h("label", {}, "State ", state),
+    user && h("label", {}, "User ", user));
+}
+
+// Why a job waits, from what the page already has: resources short right now, and how
+// many jobs the plan starts before it (the job page asks the daemon for the detail).
+function blocker(job, free, planned) {
+  const short = Object.entries(job.resources)
+    .filter(([name, amount]) => amount > (free[name] ?? 0))
+    .map(([name, amount]) => `${name}: ${amount} asked, ${Math.max(0, free[name] ?? 0)} free`);
+  const mine = planned.find((w) => w.job_id === job.job_id)?.start;
+  const ahead = mine === undefined || mine === null ? 0
+    : planned.filter((w) => w.job_id !== job.job_id && w.start !== null && w.start <= mine).length;
+  const parts = [];
+  if (job.job_state === "HELD") parts.push("held");
+  if (short.length) parts.push(short.join("; "));
+  if (ahead) parts.push(`${ahead} job${ahead > 1 ? "s" : ""} planned first`);
+  return parts.join(" · ") || "starts at the next pass";
+}
+
+function pendingTable(jobs, predicted, now, free, planned) {
+  if (!jobs.length) return h("p", { class: "muted" }, "No job waits.");
+  return h("table", { id: "pending" },
+    h("thead", {}, h("tr", {}, ["Job", "Name", "User", "State", "Resources", "Guaranteed start",
+      "Predicted start", "Deadline", "What blocks it"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, jobs.map((j) => h("tr", { dataset: { job: j.job_id } },
+      h("td", { class: "num" }, h("a", { href: `#/job/${j.job_id}` }, j.job_id)),
+      h("td", {}, j.name), h("td", {}, j.user), h("td", {}, badge(j.job_state)),
+      h("td", {}, resources(j.resources)),
+      h("td", { class: "guaranteed", dataset: { time: j.guaranteed_start ?? "" } },
+        clock(j.guaranteed_start), h("div", { class: "muted" }, relative(j.guaranteed_start, now))),
+      h("td", { class: "predicted" }, clock(predicted.get(j.job_id) ?? null),
+        h("div", { class: "muted" }, relative(predicted.get(j.job_id) ?? null, now))),
+      h("td", {}, clock(j.deadline)),
+      h("td", { class: "reason" }, blocker(j, free, planned),
+        h("div", { class: "muted" }, j.state_reason))))));
+}
+
+function runningTable(jobs, now) {
+  if (!jobs.length) return h("p", { class: "muted" }, "No job runs.");
+  return h("table", { id: "running" },
+    h("thead", {}, h("tr", {}, ["Job", "Name", "User", "Nodes", "Started", "Time left",
+      "Deadline"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, jobs.map((j) => h("tr", { dataset: { job: j.job_id } },
+      h("td", { class: "num" }, h("a", { href: `#/job/${j.job_id}` }, j.job_id)),
+      h("td", {}, j.name, j.suspended ? h("span", { class: "badge HELD" }, "suspended") : ""),
+      h("td", {}, j.user),
+      h("td", {}, Object.entries(j.nodes).map(([n, r]) => h("div", {}, `${n}: ${resources(r)}`))),
+      h("td", {}, clock(j.start_time)),
+      h("td", { class: "num" }, span(j.start_time + j.time_limit + j.suspended_seconds - now)),
+      h("td", {}, clock(j.deadline))))));
+}
+
+function endedTable(jobs) {
+  return h("table", { id: "ended" },
+    h("thead", {}, h("tr", {}, ["Job", "Name", "User", "State", "Ended", "Exit", "Reason"]
+      .map((t) => h("th", {}, t)))),
+    h("tbody", {}, jobs.map((j) => h("tr", { dataset: { job: j.job_id } },
+      h("td", { class: "num" }, h("a", { href: `#/job/${j.job_id}` }, j.job_id)),
+      h("td", {}, j.name), h("td", {}, j.user), h("td", {}, badge(j.job_state)),
+      h("td", {}, clock(j.end_time)),
+      h("td", {}, j.exit_signal ? `signal ${j.exit_signal}` : (j.exit_code ?? "—")),
+      h("td", {}, j.state_reason)))));
+}
+
+export async function render(_argument, redraw) {
+  const query = new URLSearchParams({ limit: "1000" });
+  if (filters.state) query.set("state", filters.state);
+  if (filters.user) query.set("user", filters.user);
+  const [list, plan, cluster] = await Promise.all([
+    api("GET", `/v1/jobs?${query}`), api("GET", "/v1/schedule?limit=10000"),
+    api("GET", "/v1/cluster"),
+  ]);
+  const free = Object.fromEntries(Object.entries(cluster.schedulable)
+    .map(([name, amount]) => [name, amount - (cluster.used[name] ?? 0)]));
+  const now = plan.now;
+  const predicted = new Map(plan.planned.map((w) => [w.job_id, w.start]));
+  const shown = filters.state ? list.jobs : list.jobs.filter((j) => ACTIVE.includes(j.job_state));
+  const waiting = shown.filter((j) => j.job_state === "PENDING" || j.job_state === "HELD");
+  const running = shown.filter((j) => j.job_state === "RUNNING");
+  const ended = shown.filter((j) => !ACTIVE.includes(j.job_state));
+  return h("div", {},
+    h("h1", {}, "Queue"),
+    h("p", { class: "muted" }, `Cluster time ${clock(now)} · policy ${plan.policy} · ` +
+      `${waiting.length} waiting, ${running.length} running` +
+      (list.total > list.jobs.length ? ` · showing ${list.jobs.length} of ${list.total}` : "")),
+    filterBar(redraw),
+    h("h2", {}, "Waiting"), pendingTable(waiting, predicted, now, free, plan.planned),
+    h("h2", {}, "Running"), runningTable(running, now),
+    ended.length ? [h("h2", {}, "Ended"), endedTable(ended)] : null);
+}
