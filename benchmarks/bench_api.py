@@ -145,7 +145,7 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -
         if database == "postgresql-ha":
             url, server = start_postgresql(Path(folder), "bench")
             extra = ("--ha", "--database-url", url)
-        daemon = DaemonProcess(Path(folder), "--nodes", nodes, *extra)
+        daemon = DaemonProcess(Path(folder), "--nodes", nodes, "--submit-rate", "0", *extra)
         deadline = time.monotonic() + 30
         while httpx.get(f"{daemon.url}/healthz").json().get("status") != "ok":
             if time.monotonic() > deadline:

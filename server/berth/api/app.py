@@ -12,8 +12,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 
-from berth.api import errors
+from berth.api import errors, ui
 from berth.api.deps import Daemon
+from berth.api.limits import BodyLimit
 from berth.api.routes import admin, agents, jobs, partitions, system
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -44,4 +45,6 @@ def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(system.router)
     app.include_router(agents.router)
     app.include_router(partitions.router)
+    ui.install(app)
+    app.add_middleware(BodyLimit, max_bytes=daemon.limits.max_body_bytes)
     return app

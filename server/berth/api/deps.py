@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from berth.api.auth import Principal, Role, Tokens
+from berth.api.limits import Limits, SubmitRate
 from berth.service.agents import AgentNodes
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
@@ -17,6 +18,10 @@ from berth.service.model import RequestError
 
 if TYPE_CHECKING:
     from berth.api.waiters import Waiters
+
+#: The largest number a job id, an event id or a time may be (the store's BIGINT).
+MAX_NUMBER = (1 << 63) - 1
+JobId = Annotated[int, Path(ge=1, le=MAX_NUMBER, description="the job's number")]
 
 #: ``(engine, policy, options, now) -> dry-run report``, wired by the runtime (it runs
 #: the emulator, which the API layer may not import).
@@ -33,6 +38,12 @@ class Daemon:
     #: The node agents, when the daemon runs them (``serve --agents``).
     agents: AgentNodes | None = None
     waiters: Waiters | None = None
+    limits: Limits = field(default_factory=Limits)
+    submits: SubmitRate | None = None
+
+    def __post_init__(self) -> None:
+        if self.submits is None:
+            self.submits = SubmitRate(self.limits.submit_rate, self.limits.submit_burst)
 
     @property
     def engine(self) -> Engine:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from berth.api.schemas import MAX_OPTIONS, NodeName, OptionName, OptionValue, PolicyName
 from berth.core.catalog import GANG_SCHEMES
 from berth.service.gang import DEFAULT_SLOT_SECONDS, GangPartition, GangSpec
 from berth.service.model import RequestError
@@ -30,12 +31,13 @@ class GangOptions(BaseModel):
 class PartitionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Name
-    nodes: list[str] = Field(..., min_length=1, max_length=10_000)
-    policy: str = Field(
+    nodes: list[NodeName] = Field(..., min_length=1, max_length=10_000)
+    policy: PolicyName = Field(
         "gang", description="gang, or any backfilling policy (conservative, easy, qops, ...)"
     )
-    options: dict[str, str | int | float | None] = Field(
+    options: dict[OptionName, OptionValue | None] = Field(
         default_factory=dict,
+        max_length=MAX_OPTIONS,
         description="gang: scheme, slot_seconds, max_rows; otherwise the policy's options",
     )
     force: bool = Field(False, description="take the nodes even if a guarantee breaks")
@@ -55,9 +57,9 @@ class PartitionIn(BaseModel):
 
 class PartitionChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    policy: str | None = Field(None, description="backfilling partitions: a new policy")
-    options: dict[str, str | int | float] | None = Field(
-        None, description="backfilling partitions: the policy's options"
+    policy: PolicyName | None = Field(None, description="backfilling partitions: a new policy")
+    options: dict[OptionName, OptionValue] | None = Field(
+        None, max_length=MAX_OPTIONS, description="backfilling partitions: the policy's options"
     )
     force: bool = Field(False, description="switch even if a guarantee breaks")
     scheme: Scheme | None = Field(None, description="gang: only while it has no job")

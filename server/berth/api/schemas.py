@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from berth.core.nodes import Shape
 from berth.service.agents import AgentReport, JobReport
@@ -17,6 +17,18 @@ from berth.service.rows import shape_row
 MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
 
 Amount = Annotated[int, Field(ge=0, le=(1 << 49) - 1)]
+Capacity = Annotated[int, Field(ge=1, le=(1 << 49) - 1)]
+#: A resource's name: ``cpus``, ``mem_gb``, ``gpu.a100`` ... (no space, no control code).
+ResourceName = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$")
+]
+#: The most resource kinds one request may name.
+MAX_RESOURCE_KINDS = 64
+#: A policy option: a short name, and a number or a short string.
+OptionName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+OptionValue = Annotated[str, StringConstraints(max_length=200)] | int | float
+MAX_OPTIONS = 32
+PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
 class SlotsIn(BaseModel):
@@ -25,8 +37,11 @@ class SlotsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     count: int = Field(..., ge=1, le=1_000_000, description="how many slots")
-    per_slot: dict[str, Amount] = Field(
-        ..., min_length=1, description='resources of one slot, e.g. {"cpus": 4, "mem_gb": 16}'
+    per_slot: dict[ResourceName, Amount] = Field(
+        ...,
+        min_length=1,
+        max_length=MAX_RESOURCE_KINDS,
+        description='resources of one slot, e.g. {"cpus": 4, "mem_gb": 16}',
     )
 
 
@@ -43,8 +58,9 @@ class JobSubmit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("job", min_length=1, max_length=200)
-    resources: dict[str, Amount] | None = Field(
+    resources: dict[ResourceName, Amount] | None = Field(
         None,
+        max_length=MAX_RESOURCE_KINDS,
         description='totals of each named resource, e.g. {"cpus": 64, "mem_gb": 256} '
         "(or give slots)",
     )
@@ -54,7 +70,7 @@ class JobSubmit(BaseModel):
         ..., ge=1, le=MAX_TIME_LIMIT, description="runtime estimate in seconds; also the kill limit"
     )
     deadline: int | None = Field(
-        None, ge=0, description="complete by this time (admission checks it)"
+        None, ge=0, le=1 << 62, description="complete by this time (admission checks it)"
     )
     priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
     command: str | None = Field(None, max_length=10_000, description="what real nodes run")
@@ -330,7 +346,9 @@ class ClusterOut(BaseModel):
 class NodeAdd(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
-    resources: dict[str, Annotated[int, Field(ge=1, le=(1 << 49) - 1)]]
+    resources: dict[ResourceName, Capacity] = Field(
+        ..., min_length=1, max_length=MAX_RESOURCE_KINDS
+    )
 
 
 class NodeChange(BaseModel):
@@ -351,8 +369,8 @@ class PriorityIn(BaseModel):
 
 class PolicyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    policy: str
-    options: dict[str, str | int | float] = Field(default_factory=dict)
+    policy: PolicyName
+    options: dict[OptionName, OptionValue] = Field(default_factory=dict, max_length=MAX_OPTIONS)
     force: bool = False
 
 
@@ -364,8 +382,8 @@ class PolicyOut(BaseModel):
 
 class DryRunIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    policy: str
-    options: dict[str, str | int | float] = Field(default_factory=dict)
+    policy: PolicyName
+    options: dict[OptionName, OptionValue] = Field(default_factory=dict, max_length=MAX_OPTIONS)
 
 
 class DryRunJob(BaseModel):
@@ -397,8 +415,8 @@ class JobReportIn(BaseModel):
     reason: str | None = Field(None, max_length=2000)
     exit_code: int | None = Field(None, ge=0, le=255)
     signal: int | None = Field(None, ge=1, le=128)
-    started_at: float | None = Field(None, ge=0)
-    ended_at: float | None = Field(None, ge=0)
+    started_at: float | None = Field(None, ge=0, le=1e12, allow_inf_nan=False)
+    ended_at: float | None = Field(None, ge=0, le=1e12, allow_inf_nan=False)
 
 
 class AgentIn(BaseModel):
@@ -408,8 +426,8 @@ class AgentIn(BaseModel):
 
     name: NodeName
     boot_id: str = Field(..., min_length=1, max_length=100)
-    resources: dict[str, Annotated[int, Field(ge=1, le=(1 << 49) - 1)]] = Field(
-        ..., min_length=1, max_length=64
+    resources: dict[ResourceName, Capacity] = Field(
+        ..., min_length=1, max_length=MAX_RESOURCE_KINDS
     )
     jobs: list[JobReportIn] = Field(default_factory=list, max_length=100_000)
     wait: float = Field(0.0, ge=0.0, le=300.0, description="hold the answer this long at most")

@@ -20,6 +20,7 @@ from fastapi import FastAPI
 from berth.api.app import create_app
 from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
 from berth.api.deps import Daemon
+from berth.api.limits import Limits
 from berth.api.waiters import Waiters
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.live import replay_live
@@ -198,7 +199,8 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         waiters = Waiters()
         agents.on_change = waiters.notify
         agents.restarted(engine.cluster.nodes, time.monotonic())
-    daemon = Daemon(coordinator, tokens, dry_run, agents, waiters)
+    limits = Limits(settings.max_body_bytes, settings.submit_rate, settings.submit_burst)
+    daemon = Daemon(coordinator, tokens, dry_run, agents, waiters, limits)
     waker = Waker(coordinator, settings.reconcile_seconds, settings.event_retention_days * 86_400)
 
     @asynccontextmanager

@@ -65,6 +65,13 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "--event-retention-days", type=float, help="prune events older than this (7)"
     )
     serve.add_argument(
+        "--max-body-bytes", type=int, help="largest request body read, 413 above (1048576)"
+    )
+    serve.add_argument(
+        "--submit-rate", type=float, help="submits a second per user token, 0 for none (100)"
+    )
+    serve.add_argument("--submit-burst", type=int, help="submits at once above the rate (1000)")
+    serve.add_argument(
         "--ha",
         action="store_true",
         default=None,
@@ -113,6 +120,9 @@ def _settings(args: argparse.Namespace) -> Settings:
             "kill_grace",
             "sync_wait",
             "event_retention_days",
+            "max_body_bytes",
+            "submit_rate",
+            "submit_burst",
             "ha",
             "lease_seconds",
             "advertise_url",
@@ -168,6 +178,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     if built.tokens_note:
         print(built.tokens_note, flush=True)
+    print(f"Dashboard: {url}/ui", flush=True)
     config = uvicorn.Config(
         built.app,
         host=settings.host,
@@ -244,6 +255,7 @@ Try it (the user token is shown above):
   .venv/bin/berth queue                     # jobs with start times, like squeue --start
   .venv/bin/berth show 1                    # one job: state, exit code, nodes
   BERTH_TOKEN={operator} .venv/bin/berth admin agents   # the agents and launch delays
+The dashboard: {url}/ui (sign in with a token above; the operator's shows the actions).
 A real node runs `berth agent --url {url} --token-file FILE` (docs/agents.md).
 Ctrl-C stops the daemon and the two demo agents.
 """,
@@ -301,7 +313,8 @@ Try it (the user token is shown above):
   .venv/bin/berth show 2                    # one job and what blocks it
   curl -s -H "Authorization: Bearer $BERTH_TOKEN" $BERTH_URL/v1/jobs/2/start
   curl -s -N -H "Authorization: Bearer $BERTH_TOKEN" $BERTH_URL/v1/events
-  open {url}/docs for the OpenAPI documentation; Ctrl-C stops the daemon.
+  open {url}/ui for the dashboard (sign in with a token above; the operator's shows
+  the actions), {url}/docs for the OpenAPI documentation; Ctrl-C stops the daemon.
 """,
         flush=True,
     )

@@ -66,6 +66,13 @@ class Settings(BaseSettings):
     event_retention_days: float = Field(
         7.0, gt=0, description="events older than this are pruned (hourly)"
     )
+    max_body_bytes: int = Field(
+        1 << 20, ge=1024, le=1 << 30, description="largest request body read (413 above)"
+    )
+    submit_rate: float = Field(
+        100.0, ge=0, description="submits a second per user token (429 above); 0: no limit"
+    )
+    submit_burst: int = Field(1000, ge=1, le=1_000_000, description="submits at once above it")
     sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 

@@ -58,8 +58,19 @@ class Queued:
         return result if self.answer is None else self.answer(result)
 
 
+#: What a client is told once the store has failed.
+RESTART = "the store failed; the daemon must restart"
+
+
 class StoreUnavailable(RuntimeError):
-    """The store failed; the daemon must restart to resume from committed state."""
+    """The store failed; the daemon must restart to resume from committed state.
+
+    ``public`` is what a client may be told; ``str()`` adds the store's own error, which
+    can quote SQL and another job's values, so it goes to the log only."""
+
+    def __init__(self, public: str, detail: object = None) -> None:
+        super().__init__(public if detail is None else f"{public}: {detail}")
+        self.public = public
 
 
 @dataclass(slots=True)
@@ -100,7 +111,7 @@ class Coordinator:
         engine = self.engine
         await self._commit(engine.take_changes(), engine.take_events(), engine.take_intents(), [])
         if self.failed is not None:
-            raise StoreUnavailable(f"the store failed at start-up: {self.failed}")
+            raise StoreUnavailable("the store failed at start-up", self.failed)
         self._task = asyncio.create_task(self._writer(), name="berth-writer")
 
     async def stop(self) -> None:
@@ -138,7 +149,7 @@ class Coordinator:
         :class:`RequestError` from the command is raised here, after the batch it was
         part of committed (it changed nothing)."""
         if self.failed is not None:
-            raise StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
+            raise StoreUnavailable(RESTART, self.failed)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self._queue.put((Queued(command, answer), future))
         return await future
@@ -147,7 +158,7 @@ class Coordinator:
         """``view(engine)`` on committed state: at once if no batch is in flight, else
         right after the batch in flight commits (before the next one is applied)."""
         if self.failed is not None:
-            raise StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
+            raise StoreUnavailable(RESTART, self.failed)
         if not self._in_flight:
             return view(self.engine)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
@@ -160,7 +171,7 @@ class Coordinator:
             if future.done():
                 continue
             if self.failed is not None:  # what is in memory was never committed
-                future.set_exception(StoreUnavailable(f"the store failed ({self.failed})"))
+                future.set_exception(StoreUnavailable(RESTART, self.failed))
                 continue
             try:
                 future.set_result(view(self.engine))
@@ -303,7 +314,7 @@ class Coordinator:
         self, outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]
     ) -> None:
         """After a store failure: every pending and queued command gets 503."""
-        error = StoreUnavailable(f"the store failed ({self.failed}); restart the daemon")
+        error = StoreUnavailable(RESTART, self.failed)
         for future, _, _ in outcomes:
             if not future.done():
                 future.set_exception(error)

@@ -311,7 +311,9 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
     def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
         record = self.job(job_id)
         if record.final:
-            raise RequestError("conflict", f"job {job_id} has already ended ({record.state})")
+            raise RequestError(
+                "conflict", f"job {job_id} has already ended ({record.state})", "job_id"
+            )
         if record.state is JobState.RUNNING:
             self._intend(Kill(job_id, now))
             self._end(record, JobState.CANCELLED, now, reason)
@@ -330,7 +332,9 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
         record = self.job(job_id)
         if record.state is not JobState.PENDING:
             raise RequestError(
-                "conflict", f"only a pending job can be held; job {job_id} is {record.state}"
+                "conflict",
+                f"only a pending job can be held; job {job_id} is {record.state}",
+                "job_id",
             )
         self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
@@ -344,7 +348,9 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
         record = self.job(job_id)
         if record.state is not JobState.HELD:
             raise RequestError(
-                "conflict", f"only a held job can be released; job {job_id} is {record.state}"
+                "conflict",
+                f"only a held job can be released; job {job_id} is {record.state}",
+                "job_id",
             )
         self._emit("job.released", now, job_id)
         self._admit(record, self._decide(record, now), now)

@@ -7,6 +7,7 @@ persists and the API shows. States use Slurm's names where one exists. No I/O he
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -204,6 +205,17 @@ class Event:
             out["node"] = self.node
         out.update(self.detail)
         return out
+
+
+#: Cluster times before 1980 are offsets (traces, tests), not dates.
+_FIRST_DATE = 315_532_800
+
+
+def moment(seconds: int) -> str:
+    """A cluster time for a person: a UTC date for Unix times, ``t=N`` for offsets."""
+    if seconds < _FIRST_DATE:
+        return f"t={seconds}"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
 
 
 class RequestError(Exception):

@@ -61,20 +61,20 @@ class NodeCommands(EngineBase):
         when the smaller pool would break a guarantee."""
         node = self.node(name)
         if node.state is not NodeState.UP:
-            raise RequestError("conflict", f"node {name!r} is {node.state}, not up")
+            raise RequestError("conflict", f"node {name!r} is {node.state}, not up", "name")
         return self._set_node(node, NodeState.DRAINED, reason, now, force, "node.drained")
 
     def resume_node(self, name: str, now: int) -> NodeRecord:
         node = self.node(name)
         if node.state is NodeState.UP:
-            raise RequestError("conflict", f"node {name!r} is already up")
+            raise RequestError("conflict", f"node {name!r} is already up", "name")
         return self._set_node(node, NodeState.UP, "", now, True, "node.resumed")
 
     def mark_down(self, name: str, reason: str, now: int) -> NodeRecord:
         """A node failed: its jobs are killed, and guarantees are re-made as needed."""
         node = self.node(name)
         if node.state is NodeState.DOWN:
-            raise RequestError("conflict", f"node {name!r} is already down")
+            raise RequestError("conflict", f"node {name!r} is already down", "name")
         for record in list(self.running.values()):
             if name in record.allocation:
                 self._intend(Kill(record.id, now))

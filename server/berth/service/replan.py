@@ -20,7 +20,7 @@ from berth.core.policies.empty import NoNodes
 from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
-from berth.service.model import JobRecord, NodeState
+from berth.service.model import JobRecord, NodeState, moment
 
 
 @dataclass(slots=True)
@@ -99,10 +99,10 @@ def _broken(record: JobRecord, decision: Reserve | Reject | None) -> str | None:
     if isinstance(decision, Reject):
         return f"job {record.id} would be rejected: {decision.reason}"
     if decision is None or decision.guarantee is None:
-        return f"job {record.id} (guaranteed start {promised}) would lose its guarantee"
+        return f"job {record.id} (guaranteed start {moment(promised)}) would lose its guarantee"
     if decision.guarantee > promised:
         return (
-            f"job {record.id} (guaranteed start {promised}) could only be promised "
-            f"{decision.guarantee}"
+            f"job {record.id} (guaranteed start {moment(promised)}) could only be promised "
+            f"{moment(decision.guarantee)}, {decision.guarantee - promised} s later"
         )
     return None

@@ -219,7 +219,8 @@ def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
     refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
     assert refused.status_code == 409
     assert (
-        "job 2 (guaranteed start 1000100) would lose its guarantee" in error_of(refused)["message"]
+        "job 2 (guaranteed start t=1000100) would lose its guarantee"
+        in error_of(refused)["message"]
     )
     added = api.call(
         "POST", "/v1/admin/nodes", OPERATOR, json={"name": "extra", "resources": {"cpus": 8}}
@@ -462,3 +463,30 @@ def test_a_job_page_reads_its_history_and_tokens_say_who_they_are(api: Api) -> N
     assert api.call("GET", "/v1/whoami").json() == {"user": "alice", "role": "user"}
     assert api.call("GET", "/v1/whoami", OPERATOR).json() == {"user": "admin", "role": "operator"}
     assert api.call("GET", "/v1/whoami", None).status_code == 401
+
+
+def test_a_store_failure_answers_with_a_correlation_id_never_the_sql(
+    api: Api, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sqlite3
+
+    api.submit(name="before", resources={"cpus": 8}, time_limit=100)
+    with sqlite3.connect(tmp_path / "berth.db") as db:  # the store breaks under the daemon
+        db.execute("DROP TABLE jobs")
+    with caplog.at_level("ERROR", logger="berth.api"):
+        failed = api.submit(name="secret-name-42", resources={"cpus": 8}, time_limit=100)
+        health = api.call("GET", "/healthz", None)
+    assert failed.status_code == 503
+    error = failed.json()["error"]
+    assert error["code"] == "unavailable"
+    text = failed.text.lower()
+    for leak in ("insert", "select", "sqlite", "secret-name-42", "traceback", "jobs"):
+        assert leak not in text, f"{leak!r} leaked into {failed.text}"
+    correlation = error["correlation_id"]
+    assert correlation in error["message"]
+    logged = [r.getMessage() for r in caplog.records if correlation in r.getMessage()]
+    assert logged, "the detail is in the log under the id the client got"
+    assert "no such table" in logged[0].lower()
+    assert health.status_code == 503
+    assert "sql" not in health.text.lower()
+    assert health.json()["correlation_id"] in caplog.text

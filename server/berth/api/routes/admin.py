@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from berth.api.auth import digest, new_token
-from berth.api.deps import DaemonDep, OperatorDep
+from berth.api.deps import DaemonDep, JobId, OperatorDep
 from berth.api.schemas import (
     DryRunIn,
     DryRunOut,
@@ -84,21 +84,21 @@ async def node_token(body: NodeTokenIn, daemon: DaemonDep, _: OperatorDep) -> No
     response_model=JobOut,
     summary="Hold a pending job (it gives up its guarantee)",
 )
-async def hold(job_id: int, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+async def hold(job_id: JobId, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
     return await daemon.coordinator.call(HoldJob(job_id, body.reason), JobOut.of)
 
 
 @router.post(
     "/jobs/{job_id}/release", response_model=JobOut, summary="Release a held job (admitted again)"
 )
-async def release(job_id: int, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+async def release(job_id: JobId, daemon: DaemonDep, _: OperatorDep) -> JobOut:
     return await daemon.coordinator.call(ReleaseJob(job_id), JobOut.of)
 
 
 @router.put(
     "/jobs/{job_id}/priority", response_model=JobOut, summary="Set a job's political priority"
 )
-async def priority(job_id: int, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
+async def priority(job_id: JobId, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
     return await daemon.coordinator.call(SetPriority(job_id, body.political), JobOut.of)
 
 
@@ -136,6 +136,6 @@ async def dry_run(body: DryRunIn, daemon: DaemonDep, _: OperatorDep) -> DryRunOu
         option, message = problem
         raise RequestError("invalid", message, "policy" if option is None else f"options.{option}")
     if daemon.dry_run is None:
-        raise RequestError("conflict", "this daemon was started without the emulator")
+        raise RequestError("conflict", "this daemon was started without the emulator", "path")
     report = await daemon.dry_run(daemon.engine, body.policy, dict(body.options), daemon.now())
     return DryRunOut.model_validate(report)

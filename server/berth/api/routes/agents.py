@@ -42,7 +42,9 @@ NodeDep = Annotated[Principal, Depends(_node_principal)]
 def _agents(daemon: Daemon) -> tuple[AgentNodes, Waiters]:
     if daemon.agents is None or daemon.waiters is None:
         raise RequestError(
-            "conflict", "this daemon runs emulated nodes; start it with `berth serve --agents`"
+            "conflict",
+            "this daemon runs emulated nodes; start it with `berth serve --agents`",
+            "path",
         )
     return daemon.agents, daemon.waiters
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from berth.api.auth import Principal
-from berth.api.deps import DaemonDep, PrincipalDep
+from berth.api.deps import MAX_NUMBER, DaemonDep, JobId, PrincipalDep
 from berth.api.schemas import (
     JobEvents,
     JobHistory,
@@ -47,6 +47,8 @@ async def submit(
     response: Response,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> SubmitOut:
+    assert daemon.submits is not None
+    daemon.submits.take(who)
     request = body.request(who.user, idempotency_key)
     answer, created = await daemon.coordinator.call(
         SubmitJob(request), lambda made: (SubmitOut.of(made[0]), made[1])
@@ -76,7 +78,7 @@ async def list_jobs(
     state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
 ) -> JobList:
     if not who.operator:
         if user is not None and user != who.user:
@@ -106,7 +108,9 @@ async def history(
     who: PrincipalDep,
     state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
-    before: Annotated[int | None, Query(ge=1, description="jobs numbered below this")] = None,
+    before: Annotated[
+        int | None, Query(ge=1, le=MAX_NUMBER, description="jobs numbered below this")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JobHistory:
     if not who.operator:
@@ -124,7 +128,7 @@ async def history(
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
-async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+async def show(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     def held_now(engine: Engine) -> JobOut | None:
         record = engine.jobs.get(job_id)
         return None if record is None else JobOut.of(record)
@@ -144,10 +148,10 @@ async def show(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     summary="A job's history: its stored events, oldest first, a page after ``after``",
 )
 async def job_events(
-    job_id: int,
+    job_id: JobId,
     daemon: DaemonDep,
     who: PrincipalDep,
-    after: Annotated[int, Query(ge=0, description="events numbered above this")] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_NUMBER, description="events numbered above this")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> JobEvents:
     await show(job_id, daemon, who)  # 404 unless the caller may see the job
@@ -160,7 +164,7 @@ async def job_events(
 
 
 @router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")
-async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+async def cancel(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     await daemon.coordinator.read(lambda e: visible(e, who, job_id))
     reason = f"cancelled by {who.user}"
     return await daemon.coordinator.call(CancelJob(job_id, reason), JobOut.of)
@@ -171,7 +175,7 @@ async def cancel(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     response_model=StartOut,
     summary="When the job will start: its guarantee, a prediction, and what blocks it",
 )
-async def start(job_id: int, daemon: DaemonDep, who: PrincipalDep) -> StartOut:
+async def start(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> StartOut:
     now = daemon.now()
 
     def answer(engine: Engine) -> StartOut | None:

@@ -10,8 +10,10 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
-from berth.api.deps import DaemonDep, PrincipalDep
+from berth.api.deps import MAX_NUMBER, DaemonDep, PrincipalDep
+from berth.api.errors import incident
 from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
+from berth.service.coordinator import RESTART
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 from berth.service.partitions import DEFAULT_PARTITION
@@ -39,7 +41,7 @@ async def schedule(
     daemon: DaemonDep,
     _: PrincipalDep,
     limit: Annotated[int, Query(ge=1, le=10_000, description="planned jobs per page")] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
 ) -> ScheduleOut:
     now = daemon.now()
 
@@ -120,11 +122,13 @@ async def events(
     daemon: DaemonDep,
     who: PrincipalDep,
     last_event_id: Annotated[str | None, Header()] = None,
-    after: Annotated[int | None, Query(ge=0, description="resume after this event id")] = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=MAX_NUMBER, description="resume after this event id")
+    ] = None,
 ) -> StreamingResponse:
     resume = after
     if last_event_id is not None:
-        if not last_event_id.strip().isdigit():
+        if not last_event_id.strip().isdigit() or int(last_event_id) > MAX_NUMBER:
             raise RequestError(
                 "invalid", "Last-Event-ID must be an event id (a whole number)", "Last-Event-ID"
             )
@@ -181,8 +185,10 @@ async def events(
 async def usage(
     daemon: DaemonDep,
     who: PrincipalDep,
-    since: Annotated[int, Query(ge=0, description="cluster time, inclusive")],
-    until: Annotated[int | None, Query(ge=0, description="cluster time (default: now)")] = None,
+    since: Annotated[int, Query(ge=0, le=MAX_NUMBER, description="cluster time, inclusive")],
+    until: Annotated[
+        int | None, Query(ge=0, le=MAX_NUMBER, description="cluster time (default: now)")
+    ] = None,
 ) -> JSONResponse:
     end = daemon.now() + 1 if until is None else until
     if end <= since:
@@ -199,7 +205,10 @@ async def usage(
 async def healthz(daemon: DaemonDep) -> JSONResponse:
     failed = daemon.coordinator.failed
     if failed is not None:
-        return JSONResponse({"status": "failed", "error": str(failed)}, status_code=503)
+        # The store's error can quote SQL and values: logged, not shown.
+        correlation = incident("health check: the store has failed", failed)
+        body = {"status": "failed", "error": RESTART, "correlation_id": correlation}
+        return JSONResponse(body, status_code=503)
     return JSONResponse({"status": "ok", "now": daemon.now()})
 
 

@@ -15,12 +15,13 @@ the file, the line and the field.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from berth.core.model import MIN_DURATION, Job
-from berth.emulate.traces.opening import open_text
+from berth.emulate.traces.opening import reading
 from berth.emulate.workload import TraceJob, Workload, WorkloadError
 
 
@@ -46,14 +47,17 @@ def _amounts(where: str, value: Any, key: str) -> dict[str, int]:
     return amounts
 
 
+def _number(value: Any) -> bool:
+    """A number, infinities included (political ``-Infinity``: over quota); not NaN."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
+
+
 def _priority(where: str, value: Any) -> dict[str, float]:
     if value is None:
         return {}
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if _number(value):
         return {"user": float(value)}
-    if isinstance(value, dict) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
-    ):
+    if isinstance(value, dict) and all(_number(v) for v in value.values()):
         return {str(k): float(v) for k, v in value.items()}
     raise WorkloadError(f"{where}: field 'priority' must be a number or an object of numbers")
 
@@ -90,8 +94,8 @@ def read_jsonl(path: str | Path) -> Workload:
     jobs: list[TraceJob] = []
     capacity: dict[str, int] = {}
     seen: set[int] = set()
-    with open_text(path) as stream:
-        for line_number, line in enumerate(stream, start=1):
+    with reading(path) as lines:
+        for line_number, line in lines:
             text = line.strip()
             if not text or text.startswith("#"):
                 continue
@@ -100,6 +104,8 @@ def read_jsonl(path: str | Path) -> Workload:
                 record = json.loads(text)
             except json.JSONDecodeError as error:
                 raise WorkloadError(f"{where}: not valid JSON ({error.msg})") from None
+            except RecursionError:
+                raise WorkloadError(f"{where}: JSON nested too deeply") from None
             if not isinstance(record, dict):
                 raise WorkloadError(f"{where}: each line must be a JSON object")
             if "capacity" in record and len(record) == 1:

@@ -14,17 +14,35 @@ from collections import Counter
 from pathlib import Path
 
 from berth.core.model import MIN_DURATION, Job
-from berth.emulate.traces.opening import open_text
+from berth.emulate.traces.opening import reading
 from berth.emulate.workload import TraceJob, Workload, WorkloadError
 
 SWF_FIELDS = 18
+#: The fields read, by their 0-based position: (number in the SWF definition, name).
+FIELD_NAMES = {
+    0: "1 (job number)",
+    1: "2 (submit time)",
+    3: "4 (run time)",
+    4: "5 (allocated processors)",
+    7: "8 (requested processors)",
+    8: "9 (requested time)",
+    11: "12 (user id)",
+}
 
 
-def _number(text: str) -> int:
+def _number(where: str, fields: list[str], index: int) -> int:
+    """Field ``index`` as a whole number (SWF writes some as ``-1.00``)."""
+    text = fields[index]
     try:
         return int(text)
     except ValueError:
+        pass
+    try:
         return int(float(text))
+    except (ValueError, OverflowError):  # not a number, nan, inf
+        raise WorkloadError(
+            f"{where}: field {FIELD_NAMES[index]} must be a number, got {text[:40]!r}"
+        ) from None
 
 
 def _leading_int(value: str) -> int | None:
@@ -39,8 +57,8 @@ def read_swf(path: str | Path) -> Workload:
     header_lines: list[str] = []
     jobs: list[TraceJob] = []
     skipped: Counter[str] = Counter()
-    with open_text(path) as stream:
-        for line_number, line in enumerate(stream, start=1):
+    with reading(path) as lines:
+        for line_number, line in lines:
             text = line.strip()
             if not text:
                 continue
@@ -55,12 +73,10 @@ def read_swf(path: str | Path) -> Workload:
                 raise WorkloadError(
                     f"{path}:{line_number}: an SWF job line has {SWF_FIELDS} fields, found {len(fields)}"
                 )
-            try:
-                job_id, submit, runtime = _number(fields[0]), _number(fields[1]), _number(fields[3])
-                allocated, requested = _number(fields[4]), _number(fields[7])
-                requested_time, user = _number(fields[8]), _number(fields[11])
-            except ValueError as error:
-                raise WorkloadError(f"{path}:{line_number}: not a number ({error})") from None
+            where = f"{path}:{line_number}"
+            job_id, submit, runtime, allocated, requested, requested_time, user = (
+                _number(where, fields, index) for index in (0, 1, 3, 4, 7, 8, 11)
+            )
             if runtime < 0:
                 skipped["runtime unknown (field 4 < 0)"] += 1
                 continue

@@ -1,0 +1,133 @@
+"""The SWF and JSONL readers fed with hostile files (Hypothesis): truncated, binary,
+mangled and deeply nested. Each file is either read, or refused with a WorkloadError
+that names the file and the line (and, for a bad value, the field); never anything
+else, and ``berth emulate`` answers such a file with that message, not a traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from berth.emulate.traces import read_workload
+from berth.emulate.workload import Workload, WorkloadError
+
+GOOD_SWF = (
+    "1 0 5 60 4 -1 -1 4 120 -1 1 7 1 1 1 -1 -1 -1\n2 10 0 30 2 -1 -1 2 60 -1 1 8 1 1 1 -1 -1 -1\n"
+)
+GOOD_JSONL = (
+    '{"capacity": {"cpus": 8}}\n'
+    '{"id": 1, "submit": 0, "runtime": 5, "estimate": 10, "resources": {"cpus": 2}}\n'
+)
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+swf_words = st.sampled_from(["-1", "0", "1", "60", "1e400", "nan", "inf", "-inf", "x", "", "1.5",
+                             "99999999999999999999999", "\x00", "é", ";", "-0.00"])  # fmt: skip
+swf_lines = st.lists(swf_words, min_size=0, max_size=20).map(" ".join)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+job_keys = st.sampled_from(["id", "submit", "runtime", "estimate", "resources", "deadline",
+                            "user", "priority", "capacity", "other"])  # fmt: skip
+json_lines = st.dictionaries(job_keys, json_values, max_size=6).map(json.dumps)
+
+
+def read(path: Path) -> Workload | None:
+    """The workload, or None after checking the refusal names the file and a line."""
+    try:
+        return read_workload(path)
+    except WorkloadError as error:
+        message = str(error)
+    assert re.match(rf"{re.escape(str(path))}:\d+: \S", message), message
+    return None
+
+
+def write(folder: Path, name: str, data: bytes) -> Path:
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+@FUZZ
+@given(lines=st.lists(swf_lines, max_size=8), cut=st.integers(0, 400))
+def test_mangled_swf_lines_are_read_or_refused_by_line_and_field(
+    lines: list[str], cut: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        text = ("; MaxProcs: 8\n" + GOOD_SWF + "\n".join(lines) + "\n")[: cut or None]
+        path = write(Path(folder), "t.swf", text.encode())
+        message = ""
+        try:
+            read_workload(path)
+        except WorkloadError as error:
+            message = str(error)
+        if message:
+            assert re.match(rf"{re.escape(str(path))}:\d+: ", message), message
+            assert "field" in message, message
+
+
+@FUZZ
+@given(lines=st.lists(json_lines | st.text(max_size=30), max_size=8))
+def test_hostile_jsonl_is_read_or_refused_by_line(lines: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        data = (GOOD_JSONL + "\n".join(lines) + "\n").encode()
+        read(write(Path(folder), "t.jsonl", data))
+
+
+@FUZZ
+@given(data=st.binary(max_size=600), suffix=st.sampled_from(["swf", "jsonl", "swf.gz"]))
+def test_binary_garbage_is_refused_not_a_traceback(data: bytes, suffix: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        read(write(Path(folder), f"t.{suffix}", data))
+
+
+@FUZZ
+@given(cut=st.integers(0, 200), flip=st.integers(0, 10_000))
+def test_a_truncated_or_corrupt_gz_trace_names_the_line(cut: int, flip: int) -> None:
+    packed = bytearray(gzip.compress(("; MaxProcs: 8\n" + GOOD_SWF * 20).encode()))
+    packed = packed[: max(1, len(packed) - cut)]
+    if flip % 3 == 0:
+        packed[flip % len(packed)] ^= 0xFF
+    with tempfile.TemporaryDirectory() as folder:
+        read(write(Path(folder), "t.swf.gz", bytes(packed)))
+
+
+def test_deep_nesting_is_refused_by_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "deep.jsonl", (GOOD_JSONL + "[" * 100_000 + "\n").encode())
+    with pytest.raises(WorkloadError, match=r"deep.jsonl:3: JSON nested too deeply"):
+        read_workload(path)
+
+
+def test_a_bad_swf_value_names_its_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.swf", GOOD_SWF.replace(" 60 4 ", " inf 4 ", 1).encode())
+    with pytest.raises(WorkloadError, match=r"t.swf:1: field 4 \(run time\) must be a number"):
+        read_workload(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("cut.swf.gz", gzip.compress(GOOD_SWF.encode() * 50)[:40]),
+     ("noise.jsonl", bytes(range(256)) * 4),
+     ("bad.swf", b"1 2 3\n")],
+)  # fmt: skip
+def test_berth_emulate_answers_a_hostile_file_with_a_message(
+    tmp_path: Path, name: str, data: bytes
+) -> None:
+    path = write(tmp_path, name, data)
+    done = subprocess.run([sys.executable, "-m", "berth.runtime.main", "emulate", str(path)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"berth emulate: {path}:"), done.stderr
