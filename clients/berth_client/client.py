@@ -19,6 +19,9 @@ from berth_client.errors import BerthError
 
 __all__ = ["BerthClient", "BerthError"]
 
+#: Items asked for per page when a command reads a whole list.
+PAGE = 10_000
+
 
 class BerthClient:
     """``url`` may list several daemons, comma-separated (high availability): a daemon
@@ -153,8 +156,7 @@ class BerthClient:
 
     def agents(self) -> dict[str, Any]:
         """Each node's agent and the launch delays (operators)."""
-        result: dict[str, Any] = self._call("GET", "/v1/agents")
-        return result
+        return self._every("/v1/agents", "agents", "total")
 
     def what_if(self, resources: dict[str, int], time_limit: int, **extra: Any) -> dict[str, Any]:
         body = {"resources": resources, "time_limit": time_limit, **extra}
@@ -190,8 +192,7 @@ class BerthClient:
     def usage(self, since: int, until: int | None = None) -> dict[str, Any]:
         """Per user: jobs that ended in ``[since, until)`` and resource-seconds."""
         params: dict[str, Any] = {"since": since} | ({"until": until} if until else {})
-        result: dict[str, Any] = self._call("GET", "/v1/usage", params=params)
-        return result
+        return self._every("/v1/usage", "users", "user_total", params)
 
     def job(self, job_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
@@ -207,16 +208,28 @@ class BerthClient:
 
     # ------------------------------------------------------------------ system
     def schedule(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", "/v1/schedule")
-        return result
+        return self._every("/v1/schedule", "planned", "planned_total")
 
     def cluster(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", "/v1/cluster")
-        return result
+        return self._every("/v1/cluster", "nodes", "node_total")
 
     def partitions(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", "/v1/partitions")
-        return result
+        return self._every("/v1/partitions", "partitions", "total")
+
+    def _every(
+        self, path: str, key: str, total: str, params: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A paged list whole: the first answer with ``key`` holding every page's items."""
+        first: dict[str, Any] = self._call("GET", path, params={**(params or {}), "limit": PAGE})
+        items: list[Any] = list(first[key])
+        while len(items) < first.get(total, 0):
+            page = {**(params or {}), "limit": PAGE, "offset": len(items)}
+            more: list[Any] = self._call("GET", path, params=page)[key]
+            if not more:
+                break
+            items.extend(more)
+        first[key] = items
+        return first
 
     def matrix(self, name: str) -> dict[str, Any]:
         """A gang partition's matrix: rows x processors with the job in each cell."""

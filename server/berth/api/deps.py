@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from berth.api.auth import Principal, Role, Tokens
@@ -22,6 +22,29 @@ if TYPE_CHECKING:
 #: The largest number a job id, an event id or a time may be (the store's BIGINT).
 MAX_NUMBER = (1 << 63) - 1
 JobId = Annotated[int, Path(ge=1, le=MAX_NUMBER, description="the job's number")]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a list: ``limit`` items from ``offset`` (``?limit=&offset=``)."""
+
+    limit: int
+    offset: int
+
+    def of(self, items: Sequence[T]) -> list[T]:
+        return list(items[self.offset : self.offset + self.limit])
+
+
+def _page(
+    limit: Annotated[int, Query(ge=1, le=10_000, description="items per page")] = 1000,
+    offset: Annotated[int, Query(ge=0, le=MAX_NUMBER, description="items skipped")] = 0,
+) -> Page:
+    return Page(limit, offset)
+
+
+PageDep = Annotated[Page, Depends(_page)]
 
 #: ``(engine, policy, options, now) -> dry-run report``, wired by the runtime (it runs
 #: the emulator, which the API layer may not import).

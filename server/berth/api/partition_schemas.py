@@ -83,6 +83,7 @@ class PartitionOut(BaseModel):
 
 class PartitionList(BaseModel):
     partitions: list[PartitionOut]
+    total: int = Field(0, description="partitions in all (``partitions`` is one page)")
 
 
 class Processor(BaseModel):

@@ -339,6 +339,9 @@ class ClusterOut(BaseModel):
     schedulable: dict[str, int]
     used: dict[str, int]
     nodes: list[NodeOut]
+    node_total: int = Field(0, description="nodes in all (``nodes`` is one page)")
+    limit: int = 1000
+    offset: int = 0
     pending: int
     running: int
 
@@ -490,6 +493,7 @@ class AgentStatus(BaseModel):
 
 class AgentsOut(BaseModel):
     agents: list[AgentStatus]
+    total: int = Field(0, description="agents' nodes in all (``agents`` is one page)")
     launch_delay_seconds: dict[str, float | int] = Field(
         description="from a start's commit to its process running: count, p50, p99, max"
     )

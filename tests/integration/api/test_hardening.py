@@ -153,3 +153,23 @@ def test_numbers_past_the_stores_range_are_refused_not_fatal(api: Api) -> None:
     assert api.call("GET", "/v1/jobs/history", params={"before": 10**30}).status_code == 422
     assert api.call("GET", "/healthz", None).json()["status"] == "ok"
     assert api.submit(resources={"cpus": 1}, time_limit=10).status_code == 201
+
+
+def test_every_list_is_paged(api: Api) -> None:
+    cluster = api.call("GET", "/v1/cluster", params={"limit": 2, "offset": 1}).json()
+    assert [n["name"] for n in cluster["nodes"]] == ["node002", "node003"]
+    assert (cluster["node_total"], cluster["limit"], cluster["offset"]) == (4, 2, 1)
+    for cpus in (32, 8, 8):
+        api.call("POST", "/v1/jobs", OPERATOR, json={"resources": {"cpus": cpus}, "time_limit": 60})
+    plan = api.call("GET", "/v1/schedule", params={"limit": 1, "offset": 1}).json()
+    assert plan["planned_total"] == 2
+    assert len(plan["planned"]) == 1
+    partitions = api.call("GET", "/v1/partitions", params={"limit": 1}).json()
+    assert partitions["total"] == 1
+    assert len(partitions["partitions"]) == 1
+    usage = api.call("GET", "/v1/usage", OPERATOR, params={"since": 0, "limit": 1}).json()
+    assert len(usage["users"]) <= 1
+    assert usage["limit"] == 1
+    too_many = api.call("GET", "/v1/cluster", params={"limit": 10_001})
+    assert too_many.status_code == 422
+    assert too_many.json()["error"]["field"] == "limit"

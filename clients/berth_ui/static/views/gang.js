@@ -27,7 +27,7 @@ function matrix(m) {
 }
 
 export async function render() {
-  const { partitions } = await api("GET", "/v1/partitions");
+  const { partitions } = await api("GET", "/v1/partitions?limit=10000");
   const gangs = partitions.filter((p) => p.policy === "gang");
   if (!gangs.length) {
     return h("div", {}, h("h1", {}, "Gang partitions"), h("p", { class: "muted" },

@@ -16,7 +16,7 @@ function load(node) {
 
 export async function render(_argument, redraw) {
   const [cluster, schedule] = await Promise.all([
-    api("GET", "/v1/cluster"), api("GET", "/v1/schedule?limit=1"),
+    api("GET", "/v1/cluster?limit=10000"), api("GET", "/v1/schedule?limit=1"),
   ]);
   const jobsOn = new Map();
   for (const w of schedule.running) {

@@ -119,7 +119,7 @@ function draw(schedule, cluster, width) {
 
 export async function render(_argument, redraw) {
   const [schedule, cluster] = await Promise.all([
-    api("GET", "/v1/schedule?limit=10000"), api("GET", "/v1/cluster"),
+    api("GET", "/v1/schedule?limit=10000"), api("GET", "/v1/cluster?limit=10000"),
   ]);
   const width = Math.max(720, (document.getElementById("view").clientWidth || 1100) - 4);
   const { svg, seconds } = draw(schedule, cluster, width);

@@ -88,7 +88,7 @@ export async function render(_argument, redraw) {
   if (filters.user) query.set("user", filters.user);
   const [list, plan, cluster] = await Promise.all([
     api("GET", `/v1/jobs?${query}`), api("GET", "/v1/schedule?limit=10000"),
-    api("GET", "/v1/cluster"),
+    api("GET", "/v1/cluster?limit=10000"),
   ]);
   const free = Object.fromEntries(Object.entries(cluster.schedulable)
     .map(([name, amount]) => [name, amount - (cluster.used[name] ?? 0)]));

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 
 from berth.api.auth import Principal, Role
-from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep
+from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep, PageDep
 from berth.api.schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
 from berth.api.waiters import Waiters
 from berth.service.agents import AgentNodes, Synced, quiet, render_wish
@@ -94,13 +94,14 @@ def _percentile(ordered: list[float], fraction: float) -> float:
 
 
 @router.get("", response_model=AgentsOut, summary="Each node's agent, and launch delays")
-async def status(daemon: DaemonDep, _: OperatorDep) -> AgentsOut:
+async def status(daemon: DaemonDep, _: OperatorDep, page: PageDep) -> AgentsOut:
     agents, _waiters = _agents(daemon)
     seen = time.monotonic()
 
     def view(engine: Engine) -> AgentsOut:
         rows = []
-        for name, node in sorted(engine.cluster.nodes.items()):
+        nodes = sorted(engine.cluster.nodes.items())
+        for name, node in page.of(nodes):
             link = agents.links.get(name)
             rows.append(
                 AgentStatus(
@@ -120,6 +121,6 @@ async def status(daemon: DaemonDep, _: OperatorDep) -> AgentsOut:
                 p99=_percentile(delays, 0.99),
                 max=delays[-1],
             )
-        return AgentsOut(agents=rows, launch_delay_seconds=summary)
+        return AgentsOut(agents=rows, total=len(nodes), launch_delay_seconds=summary)
 
     return await daemon.coordinator.read(view)

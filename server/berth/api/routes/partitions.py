@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, Response
 
-from berth.api.deps import DaemonDep, OperatorDep, PrincipalDep
+from berth.api.deps import DaemonDep, OperatorDep, PageDep, PrincipalDep
 from berth.api.partition_schemas import (
     MatrixOut,
     PartitionChange,
@@ -31,10 +31,11 @@ def _summary(name: str) -> Callable[[Engine], PartitionOut]:
 
 
 @router.get("/v1/partitions", response_model=PartitionList, summary="Every partition")
-async def list_partitions(daemon: DaemonDep, _: PrincipalDep) -> PartitionList:
+async def list_partitions(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> PartitionList:
     def view(engine: Engine) -> PartitionList:
         names = engine.partition_names()
-        return PartitionList(partitions=[_summary(name)(engine) for name in names])
+        shown = [_summary(name)(engine) for name in page.of(names)]
+        return PartitionList(partitions=shown, total=len(names))
 
     return await daemon.coordinator.read(view)
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
-from berth.api.deps import MAX_NUMBER, DaemonDep, PrincipalDep
+from berth.api.deps import MAX_NUMBER, DaemonDep, PageDep, PrincipalDep
 from berth.api.errors import incident
 from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
 from berth.service.coordinator import RESTART
@@ -37,12 +37,7 @@ async def whoami(who: PrincipalDep) -> WhoAmI:
     response_model=ScheduleOut,
     summary="The plan: running and planned jobs with their windows",
 )
-async def schedule(
-    daemon: DaemonDep,
-    _: PrincipalDep,
-    limit: Annotated[int, Query(ge=1, le=10_000, description="planned jobs per page")] = 1000,
-    offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
-) -> ScheduleOut:
+async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> ScheduleOut:
     now = daemon.now()
 
     def window(engine: Engine, r: JobRecord, start: int | None) -> Window:
@@ -72,24 +67,26 @@ async def schedule(
             engine.pending.values(),
             key=lambda r: (predicted.get(r.id) is None, predicted.get(r.id) or 0, r.id),
         )
-        planned = [window(engine, r, predicted.get(r.id)) for r in order[offset : offset + limit]]
+        planned = [window(engine, r, predicted.get(r.id)) for r in page.of(order)]
         return ScheduleOut(
             now=now,
             policy=engine.policy_name,
             running=running,
             planned=planned,
             planned_total=len(order),
-            limit=limit,
-            offset=offset,
+            limit=page.limit,
+            offset=page.offset,
         )
 
     return await daemon.coordinator.read(view)
 
 
 @router.get(
-    "/v1/cluster", response_model=ClusterOut, summary="Capacities, use, nodes and their states"
+    "/v1/cluster",
+    response_model=ClusterOut,
+    summary="Capacities, use, and a page of the nodes (by name) with their states",
 )
-async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
+async def cluster(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> ClusterOut:
     now = daemon.now()
 
     def view(engine: Engine) -> ClusterOut:
@@ -104,7 +101,10 @@ async def cluster(daemon: DaemonDep, _: PrincipalDep) -> ClusterOut:
             capacity=engine.cluster.full_capacity(),
             schedulable=engine.cluster.schedulable_capacity(),
             used=used,
-            nodes=[NodeOut.of(n) for n in nodes],
+            nodes=[NodeOut.of(n) for n in page.of(nodes)],
+            node_total=len(nodes),
+            limit=page.limit,
+            offset=page.offset,
             pending=len(engine.pending),
             running=len(engine.running),
         )
@@ -185,6 +185,7 @@ async def events(
 async def usage(
     daemon: DaemonDep,
     who: PrincipalDep,
+    page: PageDep,
     since: Annotated[int, Query(ge=0, le=MAX_NUMBER, description="cluster time, inclusive")],
     until: Annotated[
         int | None, Query(ge=0, le=MAX_NUMBER, description="cluster time (default: now)")
@@ -198,7 +199,9 @@ async def usage(
     if not who.operator:
         totals = {u: t for u, t in totals.items() if u == who.user}
     users = [{"user": u, **t} for u, t in sorted(totals.items())]
-    return JSONResponse({"since": since, "until": end, "users": users})
+    body = {"since": since, "until": end, "users": page.of(users), "user_total": len(users),
+            "limit": page.limit, "offset": page.offset}  # fmt: skip
+    return JSONResponse(body)
 
 
 @router.get("/healthz", summary="Liveness: 200 while the writer and the store work")
