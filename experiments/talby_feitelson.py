@@ -20,6 +20,7 @@ size uses the paper's 2,401 s literally. Every run is cached in
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.runtime.main import find_shared_trace
-from harness import load_cache, parse_arguments, run_missing, write_generated
+from harness import load_cache, parse_arguments, run_missing, start_cache, write_generated
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "talby-feitelson.json"
@@ -88,35 +89,65 @@ PAPER_TABLE_5 = {
 }
 HIGH, LOW = "political=1,user=1", "political=0,user=0"
 
-#: (processors, policy, heuristic, slack factor, priorities, AWT or "conservative").
-Config = tuple[int, str, str, int, str, str]
+#: Table 4: the priority gap between the high group (every fifth job) and the others.
+PAPER_TABLE_4 = {0.0: 2004.46, 0.5: 2020.40, 1.0: 2044.39, 1.5: 2017.82, 2.0: 2226.17}
+GAPS = (0.0, 0.5, 1.0, 1.5, 2.0)
+#: The AWT sweep: multiples of the measured conservative average wait.
+AWT_FACTORS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0)
+#: The alpha weights: the paper's (all 1), and its "importance of priority" test.
+ALPHAS = {"1": {}, "p1-rest0.2": {"alpha_p": 1.0, "alpha_u": 0.2, "alpha_t": 0.2, "alpha_f": 0.2}}
+#: The sweeps run on the machine the paper names.
+SWEEP_MACHINE = 128
+
+#: (processors, policy, heuristic, slack factor, priorities, AWT: "conservative", its
+#: multiple "conservative*F" or seconds; alpha weights: a key of ALPHAS).
+Config = tuple[int, str, str, int, str, str, str]
 
 
 def key(config: Config) -> str:
-    return "|".join(str(part) for part in config)
+    """The run's cache key (runs with the paper's alphas keep their earlier key)."""
+    parts = config[:6] if config[6] == "1" else config
+    return "|".join(str(part) for part in parts)
+
+
+def gap_priorities(gap: float) -> str:
+    return "equal" if gap == 0 else "every-nth:5" if gap == 2 else f"every-nth:5:{gap:g}"
+
+
+def gap_label(gap: float) -> str:
+    """The high group's priority class label in a report."""
+    return f"political={gap / 2:g},user={gap / 2:g}"
 
 
 def configurations() -> list[Config]:
     out: list[Config] = []
     for machine in MACHINES:
         out += [
-            (machine, "conservative", "-", 0, "equal", "-"),
-            (machine, "easy", "-", 0, "equal", "-"),
+            (machine, "conservative", "-", 0, "equal", "-", "1"),
+            (machine, "easy", "-", 0, "equal", "-", "1"),
         ]
     # 128 processors first: it is the machine the paper names and the faster one (a
     # shorter queue); a 100-processor slack run takes several minutes.
     for machine in sorted(MACHINES, reverse=True):
-        out.append((machine, "slack", "ast", 3, "equal", "conservative"))
+        out.append((machine, "slack", "ast", 3, "equal", "conservative", "1"))
         out += [
-            (machine, "slack", "ast", sf, "equal", "conservative")
+            (machine, "slack", "ast", sf, "equal", "conservative", "1")
             for sf in SLACK_FACTORS
             if sf != 3
         ]
         for heuristic in HEURISTICS:
             for priorities in ("equal", "every-nth:5"):
                 if (heuristic, priorities) != ("ast", "equal"):
-                    out.append((machine, "slack", heuristic, 3, priorities, "conservative"))
-        out.append((machine, "slack", "ast", 3, "equal", str(PAPER_AWT)))
+                    out.append((machine, "slack", heuristic, 3, priorities, "conservative", "1"))
+        out.append((machine, "slack", "ast", 3, "equal", str(PAPER_AWT), "1"))
+    # Table 4, the alpha test and the AWT sweep (the paper's text), on 128 processors.
+    sweep = SWEEP_MACHINE
+    out += [(sweep, "slack", "ast", 3, gap_priorities(g), "conservative", "1")
+            for g in GAPS if g not in (0.0, 2.0)]  # fmt: skip
+    out += [(sweep, "slack", "ast", 3, p, "conservative", "p1-rest0.2")
+            for p in ("equal", "every-nth:5")]  # fmt: skip
+    out += [(sweep, "slack", "ast", 3, "equal", f"conservative*{f:g}", "1")
+            for f in AWT_FACTORS if f != 1.0]  # fmt: skip
     return out
 
 
@@ -141,14 +172,15 @@ def tasks(configs: list[Config], cache: dict[str, Any]) -> list[Task]:
     """Each config with its AWT: the measured conservative yearly average, or literal."""
     out: list[Task] = []
     for config in configs:
-        machine, policy, _, _, _, awt = config
+        machine, policy, _, _, _, awt, _ = config
         if policy != "slack":
             out.append((config, None))
-        elif awt != "conservative":
+        elif not awt.startswith("conservative"):
             out.append((config, float(awt)))
         else:
-            reference = cache[key((machine, "conservative", "-", 0, "equal", "-"))]
-            out.append((config, yearly(reference["months"])))
+            reference = cache[key((machine, "conservative", "-", 0, "equal", "-", "1"))]
+            factor = float(awt.partition("*")[2] or 1.0)
+            out.append((config, factor * yearly(reference["months"])))
     return out
 
 
@@ -158,12 +190,13 @@ def task_key(task: Task) -> str:
 
 def run_one(task: Task) -> tuple[str, dict[str, Any]]:
     config, awt = task
-    machine, policy, heuristic, slack_factor, priorities, _ = config
+    machine, policy, heuristic, slack_factor, priorities, _, alphas = config
     path = find_shared_trace(TRACE)
     assert path is not None, f"{TRACE} not found"
     options: dict[str, object] = {}
     if policy == "slack":
-        options = {"heuristic": heuristic, "slack_factor": slack_factor, "awt": awt}
+        options = {"heuristic": heuristic, "slack_factor": slack_factor, "awt": awt,
+                   **ALPHAS[alphas]}  # fmt: skip
     scenario = Scenario(priorities=None if priorities == "equal" else priorities)
     started = time.perf_counter()
     results = emulate(
@@ -189,8 +222,10 @@ def _get(cache: dict[str, Any], *config: object) -> list[dict[str, Any]] | None:
 
 
 def _slack(cache: dict[str, Any], machine: int, heuristic: str = "ast", sf: int = 3,
-           priorities: str = "equal", awt: str = "conservative") -> list[dict[str, Any]] | None:  # fmt: skip
-    return _get(cache, machine, "slack", heuristic, sf, priorities, awt)
+           priorities: str = "equal", awt: str = "conservative",
+           alphas: str = "1") -> list[dict[str, Any]] | None:  # fmt: skip
+    run = cache.get(key((machine, "slack", heuristic, sf, priorities, awt, alphas)))
+    return None if run is None else run["months"]
 
 
 def _cons(
@@ -339,6 +374,98 @@ def _table_5(cache: dict[str, Any]) -> list[str]:
     return out
 
 
+def _table_4(cache: dict[str, Any]) -> list[str]:
+    """Table 4: the yearly average wait against the priority gap, and each group's."""
+    out = ["| gap | " + " | ".join(f"{g:g}" for g in GAPS) + " |",
+           "|---|" + "---:|" * len(GAPS)]  # fmt: skip
+    runs = [_slack(cache, SWEEP_MACHINE, priorities=gap_priorities(g)) for g in GAPS]
+    out.append(f"| all, ours ({SWEEP_MACHINE} procs) | " + " | ".join(
+        "–" if r is None else f"{yearly(r):,.0f}" for r in runs) + " |")  # fmt: skip
+    out.append("| all, paper | " + " | ".join(f"{PAPER_TABLE_4[g]:,.0f}" for g in GAPS) + " |")
+    out.append("| hi-pri, ours | " + " | ".join(
+        "–" if r is None or g == 0 else f"{class_wait(r, gap_label(g)):,.0f}"
+        for g, r in zip(GAPS, runs, strict=True)) + " |")  # fmt: skip
+    out.append("| lo-pri, ours | " + " | ".join(
+        "–" if r is None or g == 0 else f"{class_wait(r, LOW):,.0f}"
+        for g, r in zip(GAPS, runs, strict=True)) + " |")  # fmt: skip
+    return out
+
+
+def _table_alphas(cache: dict[str, Any]) -> list[str]:
+    """The paper's alpha test: alpha_p 1, the others 0.2, against all alphas 1."""
+    out = ["| alphas | equal: all | unequal: all | hi-pri | lo-pri | gap |",
+           "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for alphas, label in (("1", "all 1 (the paper's setting)"),
+                          ("p1-rest0.2", "α_p 1, α_u = α_t = α_f = 0.2")):  # fmt: skip
+        equal = _slack(cache, SWEEP_MACHINE, alphas=alphas)
+        unequal = _slack(cache, SWEEP_MACHINE, priorities="every-nth:5", alphas=alphas)
+        if equal is None or unequal is None:
+            out.append(f"| {label} | (not run yet) | | | | |")
+            continue
+        hi, lo = class_wait(unequal, HIGH), class_wait(unequal, LOW)
+        out.append(f"| {label} | {yearly(equal):,.0f} | {yearly(unequal):,.0f} | {hi:,.0f} "
+                   f"| {lo:,.0f} | {lo - hi:,.0f} |")  # fmt: skip
+    return out
+
+
+def _awt_runs(cache: dict[str, Any]) -> list[tuple[float, list[dict[str, Any]]]]:
+    found = []
+    for factor in AWT_FACTORS:
+        awt = "conservative" if factor == 1.0 else f"conservative*{factor:g}"
+        run = _slack(cache, SWEEP_MACHINE, awt=awt)
+        if run is not None:
+            found.append((factor, run))
+    return found
+
+
+def _table_awt(cache: dict[str, Any]) -> list[str]:
+    """The AWT sweep: too small collapses to conservative, too large risks starvation."""
+    cons = _cons(cache, SWEEP_MACHINE)
+    if cons is None:
+        return ["(not run yet)"]
+    base = yearly(cons)
+
+    def longest(months: list[dict[str, Any]]) -> float:
+        """The monthly longest waits, averaged: what starvation would raise."""
+        return statistics.fmean(m["max_wait"] for m in months)
+
+    out = ["| AWT | average wait | vs conservative | longest wait (monthly mean) "
+           "| months better than cons |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+    out.append(f"| (conservative) | {base:,.0f} | – | {longest(cons):,.0f} | – |")
+    for factor, run in _awt_runs(cache):
+        wait = yearly(run)
+        better = sum(s["avg_wait"] < c["avg_wait"] for s, c in zip(run, cons, strict=True))
+        out.append(f"| {factor:g} × {base:,.0f} s | {wait:,.0f} | {_reduction(base, wait)} "
+                   f"| {longest(run):,.0f} | {better} of {len(run)} |")  # fmt: skip
+    return out
+
+
+def _plot_sweeps(cache: dict[str, Any]) -> None:
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4))
+    runs = [(g, _slack(cache, SWEEP_MACHINE, priorities=gap_priorities(g))) for g in GAPS]
+    shown = [(g, yearly(r)) for g, r in runs if r is not None]
+    axes[0].plot(
+        [g for g, _ in shown], [w for _, w in shown], "o-", label=f"ours ({SWEEP_MACHINE})"
+    )
+    axes[0].plot(list(PAPER_TABLE_4), list(PAPER_TABLE_4.values()), "s--", label="paper")
+    axes[0].set_xlabel("priority gap (user + political of every fifth job)")
+    axes[0].set_ylabel("yearly average wait (s)")
+    axes[0].set_title("Table 4: the cost of priorities")
+    awt = _awt_runs(cache)
+    cons = _cons(cache, SWEEP_MACHINE)
+    if awt and cons is not None:
+        axes[1].semilogx([f for f, _ in awt], [yearly(r) for _, r in awt], "o-", label="slack")
+        axes[1].axhline(yearly(cons), color="grey", linestyle=":", label="conservative")
+        axes[1].set_xlabel("AWT as a multiple of conservative's average wait")
+        axes[1].set_ylabel("yearly average wait (s)")
+        axes[1].set_title("The AWT parameter")
+    for axis in axes:
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(PLOTS / "talby-feitelson-sweeps.png", dpi=100)
+    plt.close(figure)
+
+
 def _plot(cache: dict[str, Any]) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     labels = list(PAPER_TABLE_1)
@@ -426,7 +553,26 @@ def render(cache: dict[str, Any]) -> str:
             *_table_3(cache, machine),
             "",
         ]
+    _plot_sweeps(cache)
     out += [
+        f"### Table 4: yearly average wait (s) against the priority gap (AST, SF 3, "
+        f"{SWEEP_MACHINE} processors)",
+        "",
+        "Every fifth job gets user and political priority gap/2 each, the others 0 (gap 0: "
+        "equal priorities, gap 2: Table 3).",
+        "",
+        *_table_4(cache),
+        "",
+        "### The alpha weights (section 3.3's text): yearly average wait (s)",
+        "",
+        *_table_alphas(cache),
+        "",
+        "### The AWT parameter (section 3.2's text): yearly averages (s)",
+        "",
+        *_table_awt(cache),
+        "",
+        "![Table 4 and the AWT sweep](talby-feitelson-sweeps.png)",
+        "",
         "### Table 5: the permutation heuristics (yearly average wait, s)",
         "",
         "*loss*: unequal against the best equal-priority result (AST); *gap*: lo-pri minus hi-pri.",
@@ -444,6 +590,7 @@ def render(cache: dict[str, Any]) -> str:
 
 def main() -> None:
     args = parse_arguments(__doc__)
+    start_cache(CACHE, args)
     cache = load_cache(CACHE)
     if not args.render:
         configs = configurations()

@@ -10,7 +10,8 @@ In this order (Islam et al. 2003, section 4, for the deadline parts):
    load factor: ``first_submit + (submit - first_submit) / load``);
 4. ``priorities`` ``every-nth:N`` gives every N-th job (in submit order: the N-th, the
    2N-th, ...) user and political priority 1 and every other job 0 (Talby & Feitelson
-   1999, section 3.3, with N = 5);
+   1999, section 3.3, with N = 5); ``every-nth:N:G`` gives them a smaller *gap* G in
+   [0, 2], user and political priority G/2 each (the paper's Table 4);
 5. ``stringency`` S gives jobs deadlines from an EASY replay of the resulting workload:
    ``deadline = submit + max(runtime, (1 - S) * EASY response time)``; with
    ``deadline_fraction`` below 1 only that fraction of jobs (chosen at random) gets one
@@ -69,7 +70,7 @@ class Scenario:
         chosen = apply_estimates(chosen, self.estimates, self.seed)
         chosen = scale_load(chosen, self.load, self.load_method, self.seed)
         if self.priorities is not None:
-            chosen = assign_priorities(chosen, every_nth(self.priorities))
+            chosen = assign_priorities(chosen, *every_nth(self.priorities))
         if self.stringency is not None:
             chosen = derive_deadlines(
                 chosen, capacity, self.stringency, self.deadline_fraction, self.seed
@@ -77,17 +78,25 @@ class Scenario:
         return chosen
 
 
-def every_nth(spec: str) -> int:
-    """N of a ``--priorities every-nth:N`` option (N >= 2)."""
-    kind, _, number = spec.partition(":")
+def every_nth(spec: str) -> tuple[int, float]:
+    """``(N, gap)`` of a ``--priorities every-nth:N[:GAP]`` option (N >= 2, 0 <= gap <= 2)."""
+    kind, _, rest = spec.partition(":")
+    number, _, gap_text = rest.partition(":")
+    problem = f"--priorities must be every-nth:N[:GAP] with an integer N >= 2 and a gap in [0, 2], got {spec!r}"
     if kind != "every-nth" or not number.isdigit() or int(number) < 2:
-        raise ValueError(f"--priorities must be every-nth:N with an integer N >= 2, got {spec!r}")
-    return int(number)
+        raise ValueError(problem)
+    try:
+        gap = float(gap_text) if gap_text else 2.0
+    except ValueError:
+        raise ValueError(problem) from None
+    if not 0.0 <= gap <= 2.0:
+        raise ValueError(problem)
+    return int(number), gap
 
 
-def assign_priorities(jobs: list[TraceJob], nth: int) -> list[TraceJob]:
-    """Every ``nth`` job high priority (user = political = 1), the others low (0 and 0)."""
-    high = {"user": 1.0, "political": 1.0}
+def assign_priorities(jobs: list[TraceJob], nth: int, gap: float = 2.0) -> list[TraceJob]:
+    """Every ``nth`` job high priority (user = political = gap / 2), the others low (0)."""
+    high = {"user": gap / 2, "political": gap / 2}
     low = {"user": 0.0, "political": 0.0}
     return [
         dataclasses.replace(

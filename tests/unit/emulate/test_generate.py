@@ -115,7 +115,17 @@ def test_every_fifth_job_gets_high_priority_and_the_report_splits_the_classes() 
     assert classes["political=0,user=0"]["jobs"] == 320
 
 
-@pytest.mark.parametrize("spec", ["every-nth:1", "every-5", "every-nth:x"])
+def test_a_smaller_priority_gap_splits_it_between_user_and_political() -> None:
+    workload = read_workload(KTH_SAMPLE)
+    jobs = Scenario(priorities="every-nth:5:0.5").prepare(workload.jobs, workload.capacity)
+    high = [t for t in jobs if t.job.priority == {"user": 0.25, "political": 0.25}]
+    assert len(high) == 80
+    assert [t.job.id for t in jobs].index(high[0].job.id) == 4
+
+
+@pytest.mark.parametrize(
+    "spec", ["every-nth:1", "every-5", "every-nth:x", "every-nth:5:3", "every-nth:5:x"]
+)
 def test_bad_priority_scenario_is_refused(spec: str) -> None:
     with pytest.raises(ValueError, match="--priorities must be every-nth:N"):
         Scenario(priorities=spec)
