@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
+.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,15 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_gang.py
 	$(BIN)/python benchmarks/bench_gang_live.py
 
+# Every page and plot in docs/results/, every run made again (it says how long first).
 reproduce: $(STAMP)
+	$(BIN)/python experiments/reproduce.py --fresh
+
+# The same from the cached runs: only what is missing is run.
+reproduce-cached: $(STAMP)
+	$(BIN)/python experiments/reproduce.py
+
+reproduce-feitelson-weil: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py
 
 # About two CPU-hours (MSB dominates); results are cached in experiments/results/qops.json.

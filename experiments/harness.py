@@ -18,6 +18,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
 Report = dict[str, Any]
@@ -25,6 +27,14 @@ Report = dict[str, Any]
 
 def load_cache(path: Path) -> dict[str, Report]:
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save_cache(path: Path, cache: dict[str, Report]) -> None:
+    """Write then rename, so a reader never sees a half-written cache."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(cache, indent=1, sort_keys=True))
+    os.replace(partial, path)
 
 
 def run_missing(
@@ -37,20 +47,30 @@ def run_missing(
     """Run the configurations not yet in the cache on ``workers`` processes; the cache."""
     cache = load_cache(cache_path)
     todo = [c for c in configurations if key(c) not in cache]
-    print(f"{len(cache)} cached, {len(todo)} to run on {workers} workers", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    if not todo:
+        return cache
+    print(f"{cache_path.stem}: {len(cache)} runs cached, {len(todo)} to run on {workers} "
+          "workers", file=sys.stderr)  # fmt: skip
+    with (
+        ProcessPoolExecutor(max_workers=workers) as pool,
+        tqdm(total=len(todo), desc=cache_path.stem, unit="run", file=sys.stderr) as bar,
+    ):
         futures = {pool.submit(run_one, c): c for c in todo}
-        for done, future in enumerate(as_completed(futures), start=1):
+        for future in as_completed(futures):
             name, report = future.result()
             cache[name] = report
-            cache_path.parent.mkdir(parents=True, exist_ok=True)
-            # Write then rename, so a reader never sees a half-written cache.
-            partial = cache_path.with_suffix(".partial")
-            partial.write_text(json.dumps(cache, indent=1, sort_keys=True))
-            os.replace(partial, cache_path)
-            seconds = report.get("seconds", 0.0)
-            print(f"  [{done}/{len(todo)}] {name}: {seconds:.0f} s", file=sys.stderr)
+            save_cache(cache_path, cache)
+            bar.set_postfix_str(f"{name} {report.get('seconds', 0.0):.0f} s", refresh=False)
+            bar.update(1)
     return cache
+
+
+def start_cache(path: Path, args: argparse.Namespace) -> None:
+    """``--fresh``: set the cache aside (as ``NAME.previous.json``) so every run is
+    made again from scratch."""
+    if getattr(args, "fresh", False) and path.exists():
+        os.replace(path, path.with_suffix(".previous.json"))
+        print(f"{path.name}: set aside, every run is made again", file=sys.stderr)
 
 
 def write_generated(page: Path, generated: str, title: str) -> None:
@@ -66,4 +86,7 @@ def parse_arguments(description: str | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--render", action="store_true", help="only redraw from the cache")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--fresh", action="store_true", help="run everything again (the cache is set aside)"
+    )
     return parser.parse_args()
