@@ -79,3 +79,25 @@ def test_deadline_replay_reports_admission_and_zero_misses() -> None:
 def test_bad_scenarios_are_refused(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Scenario(**kwargs)  # type: ignore[arg-type]
+
+
+def test_the_deadline_jobs_share_of_rejected_work_is_over_their_own_work() -> None:
+    workload = read_workload(KTH_SAMPLE)
+    mixed = Scenario(first=300, estimates="exact", load=1.6, stringency=0.2,
+                     deadline_fraction=0.5, seed=1)  # fmt: skip
+    (result,) = emulate(workload, "qops", scenario=mixed)
+    records = result.records
+    timed = [r for r in records if r.deadline is not None]
+    work = sum(r.resources["cpus"] * min(r.runtime, r.estimate) for r in timed)
+    lost = sum(r.resources["cpus"] * min(r.runtime, r.estimate) for r in timed
+               if r.status == "rejected")  # fmt: skip
+    assert lost > 0, "the scenario rejects some deadline jobs"
+    share = result.report["deadline_rejected_resource_seconds"]
+    assert isinstance(share, dict)
+    assert share["cpus"] == pytest.approx(lost / work)
+    every = Scenario(first=300, estimates="exact", load=1.6, stringency=0.2, seed=1)
+    (alone,) = emulate(workload, "qops", scenario=every)
+    assert (
+        alone.report["deadline_rejected_resource_seconds"]
+        == alone.report["rejected_resource_seconds"]
+    )

@@ -1,0 +1,102 @@
+"""Why MRT sometimes admits more than QoPS: both asked about the very same arrivals.
+
+Each deadline policy replays the workload as usual; at every arrival, before it
+decides, a copy of its state (waiting jobs with their reservations, running jobs, the
+deadlines) is handed to the other algorithm, which decides the same job on the same
+schedule. Counting where they disagree separates the algorithms from the histories
+they build: "QoPS rejects, MRT admits" on QoPS's own schedule is a job QoPS's search
+missed, not a luckier past.
+
+    .venv/bin/python experiments/qops_vs_mrt.py          # CTC, 430 processors, seed 0
+    .venv/bin/python experiments/qops_vs_mrt.py --load 1.6 --stringency 0.2
+
+Prints a table for the page (``docs/results/qops.md`` quotes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from collections import Counter
+from typing import Any
+
+from tqdm import tqdm
+
+from berth.core.model import Job
+from berth.core.policies.base import Reserve
+from berth.core.policies.mrt import DEFAULT_MAX_BACKTRACKS, Mrt
+from berth.core.policies.qops import DEFAULT_K_FACTOR, Qops
+from berth.core.resources import ResourceSpace
+from berth.emulate.replay import replay
+from berth.emulate.scenario import Scenario
+from berth.emulate.traces import read_workload
+from berth.runtime.main import find_shared_trace
+
+TRACE = "CTC-SP2-1996-3.1-cln.swf.gz"
+
+
+def _as(other: type, state: Any) -> Any:
+    """A deep copy of ``state`` (a deadline policy) that decides as ``other``."""
+    twin = copy.deepcopy(state)
+    twin.__class__ = other
+    if other is Mrt:
+        twin.max_backtracks = DEFAULT_MAX_BACKTRACKS
+    else:
+        twin.k_factor = DEFAULT_K_FACTOR
+    return twin
+
+
+def watched(base: type, other: type, tally: Counter[str], tick: Any) -> type:
+    """``base`` that, before each decision, asks ``other`` about the same arrival."""
+
+    class Watched(base):  # type: ignore[misc, valid-type]
+        def submit(self, job: Job, now: int) -> Any:
+            theirs = isinstance(_as(other, self).submit(job, now), Reserve)
+            decision = super().submit(job, now)
+            ours = isinstance(decision, Reserve)
+            mine, their = base.name, other.name
+            if ours == theirs:
+                tally["both admit" if ours else "both reject"] += 1
+            else:
+                tally[f"only {mine} admits" if ours else f"only {their} admits"] += 1
+            tick(1)
+            return decision
+
+    return Watched
+
+
+def compare(load: float, stringency: float, seed: int, processors: int, first: int) -> None:
+    path = find_shared_trace(TRACE)
+    assert path is not None, f"{TRACE} not found"
+    capacity = {"cpus": processors}
+    scenario = Scenario(first=first, estimates="exact", load=load, stringency=stringency, seed=seed)
+    jobs = scenario.prepare(read_workload(path).jobs, capacity)
+    print(f"CTC on {processors} processors, first {first} jobs, load {load}, S {stringency}, "
+          f"seed {seed}: {len(jobs)} arrivals")  # fmt: skip
+    print("| replayed by | asked | both admit | both reject | only QoPS admits | "
+          "only MRT admits | seconds |\n|---|---|---:|---:|---:|---:|---:|")  # fmt: skip
+    for base, other in ((Qops, Mrt), (Mrt, Qops)):
+        tally: Counter[str] = Counter()
+        began = time.perf_counter()
+        with tqdm(total=len(jobs), desc=f"{base.name} (asking {other.name})", leave=False) as bar:
+            policy = watched(base, other, tally, bar.update)(ResourceSpace(capacity))
+            replay(jobs, policy)
+        print(f"| {base.name} | {other.name} | {tally['both admit']} | {tally['both reject']} | "
+              f"{tally['only qops admits']} | {tally['only mrt admits']} | "
+              f"{time.perf_counter() - began:.0f} |")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--load", type=float, default=1.6)
+    parser.add_argument("--stringency", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--processors", type=int, default=430)
+    parser.add_argument("--first", type=int, default=5000)
+    args = parser.parse_args()
+    compare(args.load, args.stringency, args.seed, args.processors, args.first)
+
+
+if __name__ == "__main__":
+    main()
