@@ -27,13 +27,18 @@ MISSING = (
 )
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    process = DaemonProcess(tmp_path_factory.mktemp("ui"), "--nodes", "6x cpus=8,mem_gb=32")
+def serving(factory: pytest.TempPathFactory, name: str, *flags: str) -> Iterator[DaemonProcess]:
+    """A module's daemon: ``berth serve FLAGS`` in its own folder, stopped after."""
+    process = DaemonProcess(factory.mktemp(name), *flags)
     try:
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    yield from serving(tmp_path_factory, "ui", "--nodes", "6x cpus=8,mem_gb=32")
 
 
 @pytest.fixture(scope="module")

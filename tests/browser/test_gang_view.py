@@ -10,7 +10,7 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, serving
 from tests.browser.test_dashboard import call, go, sign_in, submit, wait
 from tests.integration.conftest import OPERATOR, DaemonProcess
 from tests.support.waiting import wait_until
@@ -20,11 +20,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    process = DaemonProcess(tmp_path_factory.mktemp("gang-ui"), "--nodes", "4x cpus=8,mem_gb=32")
-    try:
-        yield process
-    finally:
-        process.stop()
+    yield from serving(tmp_path_factory, "gang-ui", "--nodes", "4x cpus=8,mem_gb=32")
 
 
 def test_the_matrix_shows_each_job_where_the_api_puts_it(

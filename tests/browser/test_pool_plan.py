@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
+from tests.browser.conftest import serving
 from tests.browser.test_dashboard import call, go, sign_in, submit
 from tests.integration.conftest import OPERATOR, DaemonProcess
 
@@ -17,12 +18,9 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    process = DaemonProcess(tmp_path_factory.mktemp("pool-ui"), "--policy", "qops",
-                            "--nodes", "4x cpus=8,mem_gb=32")  # fmt: skip
-    try:
-        yield process
-    finally:
-        process.stop()
+    yield from serving(
+        tmp_path_factory, "pool-ui", "--policy", "qops", "--nodes", "4x cpus=8,mem_gb=32"
+    )
 
 
 def test_a_pool_plan_stacks_jobs_in_one_capacity_lane(browser: Any, daemon: DaemonProcess) -> None:

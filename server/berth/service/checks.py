@@ -13,7 +13,7 @@ from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NO_NODES
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
-from berth.service.model import JobRequest, RequestError
+from berth.service.model import JobRequest, RequestError, moment
 
 
 def check_request(
@@ -31,13 +31,16 @@ def check_request(
     if request.deadline is not None:
         if request.deadline <= now:
             raise RequestError(
-                "invalid", f"deadline {request.deadline} is in the past (now {now})", "deadline"
+                "invalid",
+                f"deadline {request.deadline} ({moment(request.deadline)}) is in the past "
+                f"(now {moment(now)})",
+                "deadline",
             )
         if request.deadline < now + request.time_limit:
             raise RequestError(
                 "invalid",
-                f"deadline {request.deadline} is sooner than now ({now}) + time_limit "
-                f"({request.time_limit} s)",
+                f"deadline {request.deadline} ({moment(request.deadline)}) is sooner than now "
+                f"({moment(now)}) + time_limit ({request.time_limit} s)",
                 "deadline",
             )
 
