@@ -12,9 +12,9 @@ how its requirements relate to each other. The variants:
 * ``exact``: the estimates are the runtimes (what a model without estimates implies);
 * ``correlated``: one ``x`` per job for all K resources (requirements move together,
   so there is nothing to balance): the other extreme from independent draws;
-* ``exact+machine``: exact runtimes, and requirements ``ceil(x * P)`` drawn on the
-  whole machine instead of scaled by the job's size (a job of 1 processor may want
-  much of another resource).
+* ``machine``: requirements ``ceil(x * P)`` drawn on the whole machine instead of
+  scaled by the job's size (a job of 1 processor may want much of another resource);
+* ``exact+machine``: both changes.
 
     .venv/bin/python experiments/leinberger_why.py          # run what is missing, print
 """
@@ -46,7 +46,7 @@ from leinberger import JOBS, TRACE
 from leinberger import key as page_key
 
 CACHE = Path(__file__).resolve().parent / "results" / "leinberger-why.json"
-VARIANTS = ("exact", "correlated", "exact+machine")
+VARIANTS = ("exact", "correlated", "machine", "exact+machine")
 CELLS = ((4, "uniform", 128), (8, "uniform", 256), (2, "uniform", 256))
 SEEDS = (0, 1, 2)
 
@@ -113,28 +113,28 @@ def gain(base: float, other: float) -> float:
     return 100.0 * (base - other) / base
 
 
-def page_gains(k: int, distribution: str, queue: int, metric: str) -> list[float]:
+def page_gains(k: int, distribution: str, queue: int, metric: str, selection: str) -> list[float]:
     cache = load_cache(PAGE_CACHE)
     found = []
     for seed in SEEDS:
         ff = cache.get(page_key((k, distribution, queue, "FF-EASY"), seed))
-        bb = cache.get(page_key((k, distribution, queue, "BB-EASY"), seed))
-        if ff is not None and bb is not None:
-            found.append(gain(float(ff[metric]), float(bb[metric])))
+        other = cache.get(page_key((k, distribution, queue, f"{selection.upper()}-EASY"), seed))
+        if ff is not None and other is not None:
+            found.append(gain(float(ff[metric]), float(other[metric])))
     return found
 
 
-def table(cache: dict[str, Any], metric: str) -> list[str]:
+def table(cache: dict[str, Any], metric: str, selection: str = "bb") -> list[str]:
     rows = ["| K | requirements | queue | " + " | ".join(("page", *VARIANTS)) + " |",
             "|---|---|---:|" + "---:|" * (1 + len(VARIANTS))]  # fmt: skip
     for k, distribution, queue in CELLS:
         cells = []
         for variant in ("page", *VARIANTS):
             if variant == "page":
-                values = page_gains(k, distribution, queue, metric)
+                values = page_gains(k, distribution, queue, metric, selection)
             else:
                 runs = [cache.get(key((variant, k, distribution, queue, s))) for s in SEEDS]
-                values = [gain(float(r["ff"][metric]), float(r["bb"][metric]))
+                values = [gain(float(r["ff"][metric]), float(r[selection][metric]))
                           for r in runs if r is not None]  # fmt: skip
             if not values:
                 cells.append("–")
@@ -153,9 +153,11 @@ def main() -> None:
     cache = (
         load_cache(CACHE) if args.render else run_missing(CACHE, specs, key, run_one, args.workers)
     )
-    for metric in ("avg_response", "weighted_avg_response"):
-        print(f"\nBB-EASY's gain over FF-EASY in {metric} (%), mean (range) over seeds {SEEDS}:\n")
-        print("\n".join(table(cache, metric)))
+    for selection in ("bb", "bl"):
+        for metric in ("avg_response", "weighted_avg_response"):
+            print(f"\n{selection.upper()}-EASY's gain over FF-EASY in {metric} (%), mean (range) "
+                  f"over seeds {SEEDS}:\n")  # fmt: skip
+            print("\n".join(table(cache, metric, selection)))
 
 
 if __name__ == "__main__":
