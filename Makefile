@@ -71,7 +71,7 @@ reproduce-cached: $(STAMP)
 reproduce-feitelson-weil: $(STAMP)
 	$(BIN)/python experiments/feitelson_weil.py
 
-# About two CPU-hours (MSB dominates); results are cached in experiments/results/qops.json.
+# About 1.5 CPU-hours for five seeds (MSB dominates); runs are cached in experiments/results/qops.json.
 reproduce-qops: $(STAMP)
 	$(BIN)/python experiments/qops.py
 
