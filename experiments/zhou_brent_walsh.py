@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 
 from berth.emulate.gang import replay_gang
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
-from harness import load_cache, parse_arguments, run_missing, write_generated
+from harness import load_cache, parse_arguments, run_missing, start_cache, write_generated
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "zhou-brent-walsh.json"
@@ -353,6 +353,7 @@ def render(cache: dict[str, Any]) -> str:
 
 def main() -> None:
     args = parse_arguments(__doc__)
+    start_cache(CACHE, args)
     cache = (
         load_cache(CACHE) if args.render else run_missing(CACHE, runs(), key, run_one, args.workers)
     )
