@@ -30,7 +30,7 @@ def test_the_matrix_shows_each_job_where_the_api_puts_it(
             "options": {"slot_seconds": 5}}  # fmt: skip
     call(daemon, "POST", "/v1/admin/partitions", OPERATOR, json=body)
     jobs = [submit(daemon, cpus, 3600, partition="gang") for cpus in (16, 8, 8, 12)]
-    submit(daemon, 8, 3600)  # the default partition goes on beside it
+    beside = submit(daemon, 8, 3600)  # the default partition goes on beside it
     # Jobs enter the matrix at its next slot boundary.
     matrix = wait_until(lambda: (m := call(daemon, "GET", "/v1/partitions/gang/matrix"))["rows"]
                         and not m["waiting"] and m, what="the jobs in the matrix")  # fmt: skip
@@ -53,3 +53,8 @@ def test_the_matrix_shows_each_job_where_the_api_puts_it(
 
     wait(browser, drawn, "the API's matrix, one row marked running")
     screenshot(browser, "gang")
+    # The plan draws the default partition per node; gang jobs are left to this page.
+    go(browser, "plan")
+    bars = browser.find_elements(By.CSS_SELECTOR, f"rect[data-job='{beside}']")
+    assert [b.get_attribute("data-node") for b in bars] == ["node001"]
+    assert not browser.find_elements(By.CSS_SELECTOR, f"rect[data-job='{jobs[0]}']")

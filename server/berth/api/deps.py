@@ -62,11 +62,11 @@ class Daemon:
     agents: AgentNodes | None = None
     waiters: Waiters | None = None
     limits: Limits = field(default_factory=Limits)
-    submits: SubmitRate | None = None
+    #: Each user token's submit bucket (from ``limits``).
+    submits: SubmitRate = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.submits is None:
-            self.submits = SubmitRate(self.limits.submit_rate, self.limits.submit_burst)
+        self.submits = SubmitRate(self.limits.submit_rate, self.limits.submit_burst)
 
     @property
     def engine(self) -> Engine:

@@ -118,9 +118,16 @@ function draw(schedule, cluster, width) {
 }
 
 export async function render(_argument, redraw) {
-  const [schedule, cluster] = await Promise.all([
+  const [schedule, cluster, { partitions }] = await Promise.all([
     api("GET", "/v1/schedule?limit=10000"), api("GET", "/v1/cluster?limit=10000"),
+    api("GET", "/v1/partitions?limit=10000"),
   ]);
+  // Gang partitions' jobs take turns in the matrix (the Gang page), not in this plan.
+  const gang = new Set(partitions.filter((p) => p.policy === "gang").map((p) => p.name));
+  const inGang = (w) => gang.has(w.partition);
+  const hiddenGang = [...schedule.running, ...schedule.planned].filter(inGang).length;
+  schedule.running = schedule.running.filter((w) => !inGang(w));
+  schedule.planned = schedule.planned.filter((w) => !inGang(w));
   const width = Math.max(720, (document.getElementById("view").clientWidth || 1100) - 4);
   const { svg, seconds } = draw(schedule, cluster, width);
   const set = (value) => () => { zoom.seconds = value; redraw(); };
@@ -136,7 +143,8 @@ export async function render(_argument, redraw) {
   const hidden = schedule.planned_total - schedule.planned.length;
   return h("div", {}, h("h1", {}, "Plan"),
     h("p", { class: "muted" }, `Policy ${schedule.policy} · ${schedule.running.length} running, ` +
-      `${schedule.planned_total} planned` + (hidden > 0 ? ` (${hidden} beyond this page not drawn)` : "")),
+      `${schedule.planned_total} planned` + (hidden > 0 ? ` (${hidden} beyond this page not drawn)` : "") +
+      (hiddenGang ? ` · ${hiddenGang} gang jobs on the Gang page` : "")),
     zoomBar, h("div", { class: "gantt-wrap" }, svg),
     h("p", { class: "legend" }, "Dark: running · light: planned (a reservation) · black tick: " +
       "guaranteed start · dashed red: deadline · green: now. Click a bar for its job."));

@@ -47,7 +47,6 @@ async def submit(
     response: Response,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> SubmitOut:
-    assert daemon.submits is not None
     daemon.submits.take(who)
     request = body.request(who.user, idempotency_key)
     answer, created = await daemon.coordinator.call(
