@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -30,9 +31,21 @@ def submit(daemon: DaemonProcess, cpus: int, limit: int, token: str = ALICE, **m
 
 
 def wait(driver: Any, check: Any, what: str, seconds: float = 15) -> Any:
-    return WebDriverWait(driver, seconds, poll_frequency=0.05).until(
-        lambda d: check(d), message=f"the page never showed {what}"
-    )
+    """``check(driver)``'s first truthy value. The page redraws itself when events
+    arrive, so an element found a moment ago may be gone: that is tried again."""
+    return WebDriverWait(
+        driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]
+    ).until(lambda d: check(d), message=f"the page never showed {what}")
+
+
+def click(driver: Any, css: str) -> None:
+    """Click the element ``css`` selects, finding it again if a redraw replaced it."""
+
+    def clicked(d: Any) -> bool:
+        d.find_element(By.CSS_SELECTOR, css).click()
+        return True
+
+    wait(driver, clicked, f"{css} to click")
 
 
 def sign_in(driver: Any, daemon: DaemonProcess, token: str, view: str = "queue") -> None:
@@ -41,7 +54,7 @@ def sign_in(driver: Any, daemon: DaemonProcess, token: str, view: str = "queue")
     driver.refresh()
     wait(driver, lambda d: d.find_element(By.ID, "token").is_displayed(), "the sign-in form")
     driver.find_element(By.ID, "token").send_keys(token)
-    driver.find_element(By.CSS_SELECTOR, "#signin button").click()
+    click(driver, "#signin button")
     wait(driver, lambda d: d.find_element(By.ID, "view").get_attribute("data-view") == view,
          f"the {view} view")  # fmt: skip
     # The token is kept in session storage, never in the address.
@@ -126,25 +139,19 @@ def test_a_drain_from_the_ui_changes_the_node(browser: Any, daemon: DaemonProces
     sign_in(browser, daemon, OPERATOR)
     go(browser, "nodes")
     browser.find_element(By.ID, "node-reason").send_keys("disk check")
-    browser.find_element(
-        By.CSS_SELECTOR, f"button[data-action='drain'][data-node='{free[0]}']"
-    ).click()
+    click(browser, f"button[data-action='drain'][data-node='{free[0]}']")
     wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"#nodes tr[data-node='{free[0]}']")
          .get_attribute("data-state") == "drained", f"{free[0]} drained")  # fmt: skip
     node = next(n for n in call(daemon, "GET", "/v1/cluster")["nodes"] if n["name"] == free[0])
     assert (node["state"], node["reason"]) == ("drained", "disk check")
     # A drain that would break a guarantee is refused, and the page says why.
     busy = sorted(reserved)[0]
-    browser.find_element(
-        By.CSS_SELECTOR, f"button[data-action='drain'][data-node='{busy}']"
-    ).click()
+    click(browser, f"button[data-action='drain'][data-node='{busy}']")
     refusal = wait(browser, lambda d: d.find_element(By.ID, "node-result").text, "the refusal")
     assert "refused" in refusal
     assert "guarantee" in refusal
     screenshot(browser, "nodes")
-    browser.find_element(
-        By.CSS_SELECTOR, f"button[data-action='resume'][data-node='{free[0]}']"
-    ).click()
+    click(browser, f"button[data-action='resume'][data-node='{free[0]}']")
     wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"#nodes tr[data-node='{free[0]}']")
          .get_attribute("data-state") == "up", f"{free[0]} up again")  # fmt: skip
 
@@ -154,9 +161,9 @@ def test_a_policy_change_that_breaks_promises_shows_the_refusal(
 ) -> None:
     sign_in(browser, daemon, OPERATOR)
     go(browser, "policy")
-    browser.find_element(By.CSS_SELECTOR, "#policy-name option[value='easy']").click()
+    click(browser, "#policy-name option[value='easy']")
     browser.find_element(By.ID, "policy-options").clear()
-    browser.find_element(By.CSS_SELECTOR, "#policy-form button").click()
+    click(browser, "#policy-form button")
     refusal = wait(browser, lambda d: d.find_element(By.ID, "policy-result").text, "the refusal")
     assert "would break" in refusal
     assert "guarantee" in refusal
@@ -199,13 +206,13 @@ def test_a_job_page_shows_its_history(browser: Any, daemon: DaemonProcess,
     kinds = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#job-events td:nth-child(3)")]
     assert kinds[0] == "job.accepted"
     screenshot(browser, "job")
-    browser.find_element(By.CSS_SELECTOR, "button[data-action='hold']").click()
+    click(browser, "button[data-action='hold']")
     wait(
         browser,
         lambda d: "HELD" in d.find_element(By.CSS_SELECTOR, "#view h1").text,
         "the job held",
     )
-    browser.find_element(By.CSS_SELECTOR, "button[data-action='release']").click()
+    click(browser, "button[data-action='release']")
     wait(
         browser, lambda d: "PENDING" in d.find_element(By.CSS_SELECTOR, "#view h1").text, "released"
     )

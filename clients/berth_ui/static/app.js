@@ -47,9 +47,23 @@ async function draw() {
   }
 }
 
+// Whether the user is typing or choosing in a field of the view: a redraw would replace
+// it under their hands, so it waits until they leave the field.
+function busy() {
+  const active = document.activeElement;
+  return active !== null && $("view").contains(active) &&
+    ["INPUT", "SELECT", "TEXTAREA"].includes(active.tagName);
+}
+
+let deferred = false;
+
 function scheduleRedraw() {
   if (redrawTimer !== null) return;
-  redrawTimer = setTimeout(() => { redrawTimer = null; draw(); }, 250);
+  redrawTimer = setTimeout(() => {
+    redrawTimer = null;
+    if (busy()) deferred = true;
+    else draw();
+  }, 250);
 }
 
 function setStatus(text, kind) {
@@ -139,6 +153,9 @@ $("signin").addEventListener("submit", (event) => {
   start();
 });
 $("signout").addEventListener("click", () => signOut());
+$("view").addEventListener("focusout", () => {
+  if (deferred) { deferred = false; scheduleRedraw(); }
+});
 window.addEventListener("hashchange", () => { if (session.who) draw(); });
 
 if (session.token) start();

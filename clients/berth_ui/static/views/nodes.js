@@ -4,6 +4,8 @@
 
 import { act, api, outcomeArea, badge, h, session } from "../lib.js";
 
+let reasonText = ""; // kept across redraws
+
 function load(node) {
   return Object.entries(node.resources).map(([name, total]) => {
     const used = node.used[name] ?? 0;
@@ -27,13 +29,14 @@ export async function render(_argument, redraw) {
   }
   const result = outcomeArea("node-result");
   const reason = h("input", { id: "node-reason", placeholder: "reason (shown on the node)",
-    size: 30, "aria-label": "reason" });
+    size: 30, "aria-label": "reason", value: reasonText,
+    oninput: (e) => { reasonText = e.target.value; } });
   const actions = (node) => {
     if (!session.operator) return null;
     const path = (verb) => `/v1/admin/nodes/${encodeURIComponent(node.name)}/${verb}`;
     const run = (verb, label) => () =>
       act(result, `${label} ${node.name}`, "POST", path(verb),
-        verb === "resume" ? undefined : { reason: reason.value || `${label} from the dashboard` },
+        verb === "resume" ? undefined : { reason: reasonText || `${label} from the dashboard` },
         redraw);
     return [
       node.state === "up" && h("button", { class: "action", type: "button",
