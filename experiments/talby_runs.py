@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from berth.emulate.run import emulate
+from berth.emulate.run import emulate, run_jobs
 from berth.emulate.scenario import Scenario
+from berth.emulate.slicing import by_month
 from berth.emulate.traces import read_workload
+from berth.emulate.workload import Workload
 from berth.runtime.main import find_shared_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,6 +128,7 @@ def configurations() -> list[Config]:
             for p in ("equal", "every-nth:5")]  # fmt: skip
     out += [(sweep, "slack", "ast", 3, "equal", f"conservative*{f:g}", "1")
             for f in AWT_FACTORS if f != 1.0]  # fmt: skip
+    out.append((sweep, "slack", "ast", 3, "equal", "monthly", "1"))
     return out
 
 
@@ -142,8 +145,8 @@ def class_wait(months: list[dict[str, Any]], label: str) -> float:
     return sum(j["jobs"] * j["avg_wait"] for j in jobs) / count if count else 0.0
 
 
-#: A run: its config and the AWT it uses (slack only).
-Task = tuple[Config, float | None]
+#: A run: its config and the AWT it uses (slack only; a list: one per month).
+Task = tuple[Config, float | list[float] | None]
 
 
 def tasks(configs: list[Config], cache: dict[str, Any]) -> list[Task]:
@@ -153,6 +156,9 @@ def tasks(configs: list[Config], cache: dict[str, Any]) -> list[Task]:
         machine, policy, _, _, _, awt, _ = config
         if policy != "slack":
             out.append((config, None))
+        elif awt == "monthly":  # each month its own conservative average (section 3.2)
+            reference = cache[key((machine, "conservative", "-", 0, "equal", "-", "1"))]
+            out.append((config, [max(1.0, m["avg_wait"]) for m in reference["months"]]))
         elif not awt.startswith("conservative"):
             out.append((config, float(awt)))
         else:
@@ -177,6 +183,19 @@ def run_one(task: Task) -> tuple[str, dict[str, Any]]:
                    **ALPHAS[alphas]}  # fmt: skip
     scenario = Scenario(priorities=None if priorities == "equal" else priorities)
     started = time.perf_counter()
+    if isinstance(awt, list):  # one AWT per month: each month replayed with its own
+        workload = read_workload(path)
+        jobs = scenario.prepare(workload.jobs, {"cpus": machine})
+        sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
+        parts = by_month(sliced)
+        assert len(parts) == len(awt), "one AWT per month"
+        results = [
+            run_jobs(part, policy, {"cpus": machine}, month, policy_options={**options, "awt": a})
+            for (month, part), a in zip(parts, awt, strict=True)
+        ]
+        months = [{"label": r.label, **r.report} for r in results]
+        return key(config), {"months": months, "options": {**options, "awt": awt},
+                             "seconds": time.perf_counter() - started}  # fmt: skip
     results = emulate(
         read_workload(path),
         policy,
