@@ -37,7 +37,6 @@ from harness import (
     load_cache,
     parse_arguments,
     run_missing,
-    save_cache,
     start_cache,
     write_generated,
 )
@@ -130,17 +129,6 @@ def run_one(run: Run) -> tuple[str, dict[str, object]]:
     report = dict(result.report)
     report["seconds"] = time.perf_counter() - started
     return run_key(run), report
-
-
-def migrate(cache: dict[str, dict[str, object]]) -> bool:
-    """Earlier keys (``CTC|qops|1.6|0.2|1.0``: CTC on 338, SDSC on 128, seed 0) in the
-    present form; whether any changed."""
-    old = [k for k in cache if "@" not in k.split("|")[0]]
-    for name in old:
-        trace, policy, load, s, frac = name.split("|")
-        machine = EARLIER_CTC if trace == "CTC" else PROCESSORS[trace]
-        cache[f"{trace}@{machine}|{policy}|{load}|{s}|{frac}|seed0"] = cache.pop(name)
-    return bool(old)
 
 
 # ------------------------------------------------------------------------- rendering
@@ -403,8 +391,6 @@ def main() -> None:
     args = parse_arguments(__doc__)
     start_cache(CACHE, args)
     cache = load_cache(CACHE)
-    if migrate(cache):
-        save_cache(CACHE, cache)
     if not args.render:
         cache = run_missing(CACHE, list(runs()), run_key, run_one, args.workers)
     write_generated(PAGE, render(cache), "QoPS reproduction")

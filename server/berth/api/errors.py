@@ -87,9 +87,7 @@ def install(app: FastAPI) -> None:
         ]
         where = first.get("loc", ("body",))
         field = ".".join(location) or (str(where[0]) if where else "body")
-        message = first.get("msg", "invalid request")
-        if field:
-            message = f"{field}: {message}"
+        message = f"{field}: {first.get('msg', 'invalid request')}"
         return envelope(422, "invalid", message, field)
 
     @app.exception_handler(HTTPException)

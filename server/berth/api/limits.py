@@ -10,7 +10,6 @@ daemon from a user's runaway loop, not from its operators.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from berth.api.auth import Principal
+from berth.api.errors import envelope
 from berth.service.model import RequestError
 
 
@@ -75,7 +75,7 @@ class BodyLimit:
         length = headers.get(b"content-length")
         if length is not None:
             if not length.isdigit() or int(length) > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             await self.app(scope, receive, send)
             return
@@ -91,7 +91,7 @@ class BodyLimit:
                 break
             size += len(message.get("body", b""))
             if size > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             parts.append(message.get("body", b""))
             if not message.get("more_body", False):
@@ -103,25 +103,6 @@ class BodyLimit:
 
         await self.app(scope, replayed, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            {
-                "error": {
-                    "code": "too_large",
-                    "message": f"the request body is over {self.max_bytes} bytes",
-                    "field": "body",
-                }
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"the request body is over {self.max_bytes} bytes"
+        await envelope(413, "too_large", message, "body")(scope, receive, send)
