@@ -290,8 +290,17 @@ class NodeBackfill:
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
 
     def _compress(self, now: int) -> None:
+        """Passes of :meth:`_compress_once` until no job moves: a job moved earlier can
+        leave room where an earlier-arrived job, already passed over, now fits. The
+        result is the same whatever the history, so a restart (which compresses the
+        adopted queue afresh) finds the plan the live engine had."""
+        while self._compress_once(now):
+            pass
+
+    def _compress_once(self, now: int) -> bool:
         """Each waiting job, in arrival order, to its earliest placement before its
-        current start; kept where it is if there is none."""
+        current start; kept where it is if there is none. Whether any job moved."""
+        moved = False
         for entry in self.waiting.values():
             if entry.start is None:
                 continue  # parked
@@ -315,8 +324,10 @@ class NodeBackfill:
                 assert placement is not None
                 self._hold(entry, current, placement)
             else:
+                moved = moved or found[0] < current
                 self._hold(entry, *found)
                 heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+        return moved
 
     def _start_reached(self, now: int) -> list[Start]:
         started: list[Start] = []
