@@ -103,6 +103,44 @@ def test_placements_are_real(data: st.DataObject, policy: str) -> None:
     check(records, jobs, nodes, policy)
 
 
+@st.composite
+def identical_clusters(draw: st.DrawFn) -> dict[str, dict[str, int]]:
+    amounts = {name: draw(st.integers(1, 3)) for name in RESOURCES[: draw(st.integers(1, 2))]}
+    return {f"n{i}": dict(amounts) for i in range(draw(st.integers(1, 5)))}
+
+
+@st.composite
+def whole_node_jobs(draw: st.DrawFn, nodes: dict[str, dict[str, int]]) -> list[TraceJob]:
+    """Mostly jobs that take whole nodes (exclusive, or slots that fill a node), now and
+    then one that shares a node (which ends the counting)."""
+    node = next(iter(nodes.values()))
+    jobs = []
+    for job_id in range(1, draw(st.integers(1, 12)) + 1):
+        kind = draw(st.sampled_from(["exclusive", "fill", "fill", "share"]))
+        count = draw(st.integers(1, len(nodes)))
+        if kind == "fill":
+            shape = Shape(count, dict(node))
+        elif kind == "exclusive":
+            shape = Shape(count, dict.fromkeys(node, 1), exclusive=True)
+        else:
+            shape = Shape(1, dict.fromkeys(node, 1))
+        estimate = draw(st.integers(1, 8))
+        job = Job(job_id, draw(st.integers(0, 10)), estimate, {}, shape=shape)
+        jobs.append(TraceJob(job, draw(st.integers(1, 10))))
+    return sorted(jobs, key=lambda t: (t.job.submit, t.job.id))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), policy=st.sampled_from(sorted(NODE_POLICIES)))
+def test_counted_identical_nodes_place_for_real(data: st.DataObject, policy: str) -> None:
+    """Identical nodes are planned by counting until a job shares a node: the
+    placements named at start are as real as the named plan's."""
+    nodes = data.draw(identical_clusters())
+    jobs = data.draw(whole_node_jobs(nodes))
+    records = replay(jobs, make_node_policy(policy, nodes))
+    check(records, jobs, nodes, policy)
+
+
 def test_a_slot_never_spans_nodes() -> None:
     """Two 4-cpu nodes with 2 cpus free each: a 4-cpu slot waits, though 4 are free."""
     nodes = {"a": {"cpus": 4}, "b": {"cpus": 4}}

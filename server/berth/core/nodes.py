@@ -16,6 +16,7 @@ A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import gcd
@@ -61,8 +62,10 @@ def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int])
     if problem is not None:
         return f"slots.per_slot: {problem}"
     demand = space.pack(shape.per_slot)
-    fitting = sorted((_slots_in(cap, demand, space.guard, shape.count) for cap in capacities),
-                     reverse=True)  # fmt: skip
+    fitting = []  # slots each node could hold, most first; alike nodes are asked once
+    for cap, alike in Counter(capacities).items():
+        fitting += [slots_in(cap, demand, space.guard, shape.count)] * alike
+    fitting.sort(reverse=True)
     usable = [k for k in fitting if k > 0]
     if not usable:
         return f"slots.per_slot: no node can hold one slot of {dict(shape.per_slot)}"
@@ -112,7 +115,7 @@ def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
     return nodes
 
 
-def _slots_in(free: int, demand: int, guard: int, cap: int) -> int:
+def slots_in(free: int, demand: int, guard: int, cap: int) -> int:
     """How many slots of ``demand`` fit in ``free`` (at most ``cap``)."""
     k = 0
     total = demand
@@ -172,7 +175,7 @@ class NodePlan:
                 steps = profiles[index].min_free(start, end)
                 if any(free != self.capacities[index] for free in steps):
                     continue
-                k = _slots_in(self.capacities[index], demand, guard, shape.count)
+                k = slots_in(self.capacities[index], demand, guard, shape.count)
             elif memo is None:
                 k = profiles[index].copies_during(demand, start, end, shape.count)
             else:
@@ -194,7 +197,7 @@ class NodePlan:
         profiles = self.profiles
         room.sort(
             key=lambda r: (
-                _slots_in(profiles[r[0]].free_at(start - 1), demand, guard, shape.count),
+                slots_in(profiles[r[0]].free_at(start - 1), demand, guard, shape.count),
                 r[0],
             )
         )
@@ -220,13 +223,38 @@ class NodePlan:
                 return start, placement
         return None
 
+    def need(self, shape: Shape, demand: int) -> int | None:
+        """What the whole cluster must have free during any window of ``shape`` (packed):
+        its total, unless it takes whole nodes of unequal sizes (then ``None``)."""
+        return None if shape.exclusive else demand * shape.count
+
+    def earlier(
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        first: int,
+        current: int,
+        held: dict[int, int],
+    ) -> tuple[int, Placement] | None:
+        """For a reservation at ``current`` holding ``held``: its earliest start before
+        ``current`` and a placement there, with ``held`` given back (the caller reserves
+        the new placement); ``None``, and the plan unchanged, if there is none. No start
+        before ``first`` can hold it (the caller asked the aggregate profile, or passes
+        the present)."""
+        self.release(held, current, duration)
+        found = self.earliest(shape, demand, duration, first, limit=current)
+        if found is None:
+            self.reserve(held, current, duration)
+        return found
+
     def _able(self, demand: int) -> list[int]:
         """The nodes whose capacity holds at least one slot of ``demand`` (a GPU slot
         only GPU nodes), in node order; cached per slot."""
         able = self._able_by_demand.get(demand)
         if able is None:
             guard = self.guard
-            able = [i for i, cap in enumerate(self.capacities) if _slots_in(cap, demand, guard, 1)]
+            able = [i for i, cap in enumerate(self.capacities) if slots_in(cap, demand, guard, 1)]
             self._able_by_demand[demand] = able
         return able
 
@@ -280,6 +308,17 @@ class NodePlan:
         at = bisect_left(ends, start + duration)
         if at < len(ends) and ends[at] == start + duration:
             del ends[at]
+
+    def pin(
+        self, placement: Placement, held: dict[int, int], shape: Shape, demand: int, now: int
+    ) -> tuple[Placement, dict[int, int]]:
+        """A reservation starting at ``now`` keeps the nodes it was planned on (a
+        :class:`~berth.core.whole_nodes.CountedPlan` names them only then)."""
+        return placement, held
+
+    def names(self, held: Mapping[int, int]) -> dict[int, int]:
+        """What ``held`` holds per node (it names its nodes already)."""
+        return dict(held)
 
     def forget_before(self, now: int) -> None:
         for profile in self.profiles:

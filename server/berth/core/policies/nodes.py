@@ -31,11 +31,13 @@ from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.resources import ResourceSpace
+from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
 NODE_POLICIES: dict[str, int | None] = {"fcfs": 0, "easy": 1, "conservative": None}
 
 _DAWN = -(1 << 62)
+_NEVER = 1 << 62
 
 #: How the reason of a job that only drained or down nodes could hold begins.
 WAITS_FOR_NODES = "waits for nodes that are drained or down"
@@ -52,6 +54,8 @@ class Planned:
     placement: Placement | None = None
     held: dict[int, int] | None = None  # packed amount per node while reserved or running
     guarantee: int | None = None
+    #: What the whole cluster must have free for any start (packed), if a plan knows.
+    need: int | None = None
 
     @property
     def expected_end(self) -> int:
@@ -88,8 +92,12 @@ class NodeBackfill:
                 names[resource] = max(names.get(resource, 0), amount)
         self.space = ResourceSpace(names)
         self.node_names = list(nodes)
-        self.plan = NodePlan(
-            self.space, [self.space.pack(nodes[n]) for n in self.node_names], _DAWN
+        capacities = [self.space.pack(nodes[n]) for n in self.node_names]
+        # Identical nodes are counted, not named, until a job would share a node.
+        self.plan: NodePlan | CountedPlan = (
+            CountedPlan(self.space, capacities, _DAWN)
+            if identical(capacities)
+            else NodePlan(self.space, capacities, _DAWN)
         )
         self.reserves_every_job = self.depth is None
         self.waiting: dict[int, Planned] = {}
@@ -101,6 +109,8 @@ class NodeBackfill:
             for amounts in (configured or nodes).values()
         ]
         self._replanned: set[int] = set()
+        self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None]] = {}
+        self._unpacked: dict[int, dict[str, int]] = {}
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -119,7 +129,7 @@ class NodeBackfill:
             self._compress(now)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        entry = self._admit(job)
+        entry = self._admit(job, now)
         if isinstance(entry, Reject):
             return entry
         if self.depth is None and job.id not in self.parked:
@@ -129,26 +139,42 @@ class NodeBackfill:
             return Reserve(job.id, entry.start, entry.start, "earliest placement on the nodes")
         return None
 
-    def _admit(self, job: Job) -> Planned | Reject:
+    def _admit(self, job: Job, now: int) -> Planned | Reject:
         if job.id in self.waiting or job.id in self.running:
             return Reject(job.id, f"job id {job.id} is already queued or running")
         shape = job.shape or shape_of(job.resources)
-        unknown = [n for n, a in shape.per_slot.items() if a and n not in self.space.capacity]
-        problem = (
-            f"slots.per_slot: no node has {', '.join(unknown)}"
-            if unknown
-            else shape_problem(shape, self.space, self._configured)
-        )
+        problem, waits = self._problems(shape)
         if problem is not None:
             return Reject(job.id, problem)
         entry = Planned(job, shape, self.space.pack(shape.per_slot))
-        waits = shape_problem(shape, self.space, self.plan.capacities)
         if waits is not None:
             self.parked[job.id] = f"{WAITS_FOR_NODES} ({waits})"
+        elif (
+            isinstance(self.plan, CountedPlan)
+            and self.plan.nodes_taken(shape, entry.demand) is None
+        ):
+            self._name_nodes(now)
+        entry.need = self.plan.need(shape, entry.demand)
         self.waiting[job.id] = entry
         self._arrivals += 1
         self._arrival[job.id] = self._arrivals
         return entry
+
+    def _problems(self, shape: Shape) -> tuple[str | None, str | None]:
+        """Why no configured node set could ever hold ``shape``, and why the nodes up
+        cannot now (``None``: they can); remembered per shape, as jobs repeat them."""
+        key = (tuple(shape.per_slot.items()), shape.count, shape.nodes, shape.exclusive)
+        known = self._shape_problems.get(key)
+        if known is None:
+            unknown = [n for n, a in shape.per_slot.items() if a and n not in self.space.capacity]
+            problem = (
+                f"slots.per_slot: no node has {', '.join(unknown)}"
+                if unknown
+                else shape_problem(shape, self.space, self._configured)
+            )
+            waits = None if problem else shape_problem(shape, self.space, self.plan.capacities)
+            known = self._shape_problems[key] = (problem, waits)
+        return known
 
     def schedule(self, now: int) -> list[Start]:
         if self.depth is None:
@@ -213,6 +239,10 @@ class NodeBackfill:
         }
         entry = Planned(job, job.shape or shape_of(job.resources), 0, start, None, kept)
         end = start + job.estimate
+        if isinstance(self.plan, CountedPlan) and any(
+            amount != self.plan.node_capacity for amount in kept.values()
+        ):
+            self._name_nodes(now)  # it shares a node: nodes can no longer be counted
         if end > now and kept:
             self.plan.reserve(kept, now, end - now)
         self.running[job.id] = entry
@@ -223,7 +253,7 @@ class NodeBackfill:
         """Queue a job in arrival order; under conservative at its old start and a
         placement there if one is free, else at its earliest; the old guarantee is kept
         when the start is no later."""
-        entry = self._admit(job)
+        entry = self._admit(job, now)
         if isinstance(entry, Reject):
             return entry
         if self.depth is not None or job.id in self.parked:
@@ -289,45 +319,91 @@ class NodeBackfill:
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
 
-    def _compress(self, now: int) -> None:
-        """Passes of :meth:`_compress_once` until no job moves: a job moved earlier can
-        leave room where an earlier-arrived job, already passed over, now fits. The
-        result is the same whatever the history, so a restart (which compresses the
-        adopted queue afresh) finds the plan the live engine had."""
-        while self._compress_once(now):
-            pass
-
-    def _compress_once(self, now: int) -> bool:
-        """Each waiting job, in arrival order, to its earliest placement before its
-        current start; kept where it is if there is none. Whether any job moved."""
-        moved = False
+    def _name_nodes(self, now: int) -> None:
+        """Leave counting for a plan that names every node: a job that shares nodes
+        arrives. Every reservation keeps its start, on the nodes of the colouring."""
+        counted = self.plan
+        assert isinstance(counted, CountedPlan)
+        colours = counted.colouring()
+        plan = NodePlan(self.space, counted.capacities, _DAWN)
+        for entry in self.running.values():
+            assert entry.start is not None
+            left = entry.start + entry.job.estimate - now
+            if entry.held and left > 0:
+                plan.reserve(entry.held, now, left)
         for entry in self.waiting.values():
-            if entry.start is None:
-                continue  # parked
-            assert entry.held is not None
-            current, placement, held = entry.start, entry.placement, entry.held
-            if not entry.shape.exclusive and (
-                self.plan.aggregate.earliest_start(
-                    entry.demand * entry.shape.count, entry.job.estimate, now, limit=current
-                )
-                is None
-            ):
-                # Necessary for any earlier start: the whole cluster has room for the
-                # total before ``current`` (where the job's own reservation is not). Most
-                # jobs fail it, and keep their reservation without being taken out.
+            entry.need = plan.need(entry.shape, entry.demand)
+            if entry.held is None or entry.start is None:
                 continue
-            self.plan.release(held, current, entry.job.estimate)
-            found = self.plan.earliest(
-                entry.shape, entry.demand, entry.job.estimate, now, limit=current
-            )
-            if found is None:
-                assert placement is not None
-                self._hold(entry, current, placement)
-            else:
-                moved = moved or found[0] < current
-                self._hold(entry, *found)
-                heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
-        return moved
+            nodes = colours[id(entry.held)]
+            entry.placement = counted.named_placement(nodes, entry.shape, entry.demand)
+            entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
+            plan.reserve(entry.held, entry.start, entry.job.estimate)
+        self.plan = plan
+
+    def _compress(self, now: int) -> None:
+        """Each waiting job, in arrival order, to its earliest placement before its
+        current start (kept where it is if there is none), in passes until no job
+        moves: a job moved earlier can leave room where an earlier-arrived job, already
+        passed over, now fits. The result is the same whatever the history, so a restart
+        (which compresses the adopted queue afresh) finds the plan the live engine had.
+
+        A job's answer only changes when room was freed before its start since it was
+        last asked (a move frees from the end of its new window or its old start,
+        whichever is later). So a later pass asks a job again only if a move after it in
+        the previous pass, or before it in this one, freed room before its start: the
+        same result as whole passes, for a fraction of the work."""
+        entries = [entry for entry in self.waiting.values() if entry.start is not None]
+        aggregate = self.plan.aggregate
+        # Per position: the earliest room freed by the previous pass's later moves
+        # (at first, all room is new).
+        freed_after = [_DAWN] * len(entries)
+        last_move = len(entries)
+        while True:
+            moves: list[tuple[int, int]] = []  # (position, room freed from)
+            freed = _NEVER  # the earliest room freed in this pass so far
+            for at, entry in enumerate(entries):
+                if at > last_move and freed == _NEVER:
+                    break  # every job from here on was asked after the last change
+                old = entry.start
+                assert old is not None
+                if old <= freed_after[at] and old <= freed:
+                    continue  # no room was freed before its start since it was asked
+                first = now
+                if entry.need is not None:
+                    # Necessary for any earlier start: the whole cluster has room before
+                    # ``old`` (where the job's own reservation is not). Most jobs fail
+                    # it, and keep their reservation without being taken out.
+                    fits = aggregate.earliest_start(entry.need, entry.job.estimate, now, old)
+                    if fits is None:
+                        continue
+                    first = fits
+                if self._move_earlier(entry, first):
+                    assert entry.start is not None
+                    moves.append((at, max(old, entry.start + entry.job.estimate)))
+                    freed = min(freed, moves[-1][1])
+            if not moves:
+                return
+            last_move = moves[-1][0]
+            earliest = _NEVER
+            for at in range(len(entries) - 1, -1, -1):
+                while moves and moves[-1][0] > at:
+                    earliest = min(earliest, moves.pop()[1])
+                freed_after[at] = earliest
+
+    def _move_earlier(self, entry: Planned, first: int) -> bool:
+        """Move a reserved job to its earliest placement before its current start, if
+        there is one (none can start before ``first``)."""
+        assert entry.start is not None
+        assert entry.held is not None
+        found = self.plan.earlier(
+            entry.shape, entry.demand, entry.job.estimate, first, entry.start, entry.held
+        )
+        if found is None:
+            return False
+        self._hold(entry, *found)
+        heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+        return True
 
     def _start_reached(self, now: int) -> list[Start]:
         started: list[Start] = []
@@ -346,6 +422,11 @@ class NodeBackfill:
         self._replanned.discard(job.id)
         if not reserved:
             self._hold(entry, now, placement)
+        assert entry.placement is not None
+        assert entry.held is not None
+        entry.placement, entry.held = self.plan.pin(
+            entry.placement, entry.held, entry.shape, entry.demand, now
+        )
         self.running[job.id] = entry
         return Start(job.id, now, reason, self.describe(entry))
 
@@ -353,8 +434,12 @@ class NodeBackfill:
         """A placement as node name -> resources held there."""
         assert entry.held is not None
         out: dict[str, dict[str, int]] = {}
-        for index, amount in entry.held.items():
-            out[self.node_names[index]] = {n: a for n, a in self.space.unpack(amount).items() if a}
+        unpacked = self._unpacked
+        for index, amount in self.plan.names(entry.held).items():
+            known = unpacked.get(amount)
+            if known is None:
+                known = unpacked[amount] = {n: a for n, a in self.space.unpack(amount).items() if a}
+            out[self.node_names[index]] = known.copy()
         return out
 
 

@@ -1,0 +1,265 @@
+"""Whole identical nodes: an exact plan that counts nodes instead of naming them.
+
+When every node of a plan is identical and every job takes whole nodes (exclusive, or
+slots that fill a node exactly), a set of reservations fits on the nodes exactly when,
+at every moment, the nodes they take do not outnumber the nodes there are: intervals on
+identical machines can be given machines greedily in order of start (an interval
+graph's chromatic number is its largest clique). So :class:`CountedPlan` plans on the
+aggregate profile alone, one profile instead of one per node. It names nodes only when
+a job starts (any nodes free at that moment: what remains is still colourable) and, to
+show the plan, by colouring the reservations in order of start. A reservation not yet
+named holds ``{TENTATIVE: amount}``. A job that does not take whole nodes ends the
+counting: the policy rebuilds a :class:`~berth.core.nodes.NodePlan` from
+:meth:`CountedPlan.colouring`. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from berth.core.nodes import Placement, Shape, slots_in
+from berth.core.profile import Profile
+from berth.core.resources import ResourceSpace
+
+#: The key of a reservation's nodes before they are named.
+TENTATIVE = -1
+
+_DAWN = -(1 << 62)
+
+
+@dataclass(slots=True)
+class _Booking:
+    """One reservation: ``[start, end)`` on ``count`` nodes, named or not yet."""
+
+    start: int
+    end: int
+    count: int
+    held: Mapping[int, int]  # kept alive so that its id is never reused while booked
+    order: int
+
+
+def identical(capacities: Sequence[int]) -> bool:
+    """Whether a counted plan is exact for these nodes: all alike, at least one."""
+    return bool(capacities) and all(cap == capacities[0] for cap in capacities)
+
+
+class CountedPlan:
+    """The :class:`~berth.core.nodes.NodePlan` interface for identical nodes and jobs
+    that take whole nodes (``nodes_taken`` is not ``None`` for every job booked)."""
+
+    __slots__ = ("_bookings", "_busy_until", "_colours", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
+                 "aggregate",
+                 "capacities", "guard", "node_capacity", "space")  # fmt: skip
+
+    def __init__(self, space: ResourceSpace, capacities: Sequence[int], origin: int) -> None:
+        assert identical(capacities), "a counted plan needs identical nodes"
+        self.space = space
+        self.guard = space.guard
+        self.capacities = list(capacities)
+        self.node_capacity = capacities[0]
+        self.aggregate = Profile(sum(self.capacities), space.guard, origin)
+        self._bookings: dict[int, _Booking] = {}  # id(held) -> booking
+        self._named_ends: list[list[int]] = [[] for _ in self.capacities]
+        self._busy_until = [_DAWN for _ in self.capacities]  # the latest named end per node
+        # Nodes no named reservation holds (a heap, lowest first; entries may be stale).
+        self._idle = list(range(len(self.capacities)))
+        self._in_idle = set(self._idle)
+        self._order = 0
+        self._colours: dict[int, list[int]] | None = None
+        self._taken_by_shape: dict[tuple[int, int, int | None, bool], int | None] = {}
+
+    def __deepcopy__(self, memo: dict[int, object]) -> CountedPlan:
+        """A copy whose bookings are keyed by the copies of their held dicts (the
+        copies the copied policy holds, through ``memo``)."""
+        twin = CountedPlan.__new__(CountedPlan)
+        memo[id(self)] = twin
+        for name in self.__slots__:
+            setattr(twin, name, copy.deepcopy(getattr(self, name), memo))
+        twin._bookings = {id(b.held): b for b in twin._bookings.values()}
+        twin._colours = None
+        return twin
+
+    def nodes_taken(self, shape: Shape, demand: int) -> int | None:
+        """How many whole nodes ``shape`` takes, or ``None`` if it would share one."""
+        fit = slots_in(self.node_capacity, demand, self.guard, shape.count)
+        if fit == 0:
+            return None
+        if shape.exclusive:
+            return shape.nodes if shape.nodes is not None else -(-shape.count // fit)
+        if demand * fit != self.node_capacity or shape.count % fit:
+            return None  # room is left on a node, or a node is only partly filled
+        taken = shape.count // fit
+        return taken if shape.nodes in (None, taken) else None
+
+    def earliest(
+        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
+    ) -> tuple[int, Placement] | None:
+        taken = self._taken(shape, demand)
+        start = self.aggregate.earliest_start(taken * self.node_capacity, duration, after, limit)
+        return None if start is None else (start, {TENTATIVE: taken})
+
+    def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
+        taken = self._taken(shape, demand)
+        if self.aggregate.fits_during(taken * self.node_capacity, start, duration):
+            return {TENTATIVE: taken}
+        return None
+
+    def need(self, shape: Shape, demand: int) -> int | None:
+        """What the whole cluster must have free during any window of ``shape``: the
+        nodes it takes (with counted nodes, also enough); ``None`` if it would share."""
+        taken = self._whole(shape, demand)
+        return None if taken is None else taken * self.node_capacity
+
+    def earlier(
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        first: int,
+        current: int,
+        held: dict[int, int],
+    ) -> tuple[int, Placement] | None:
+        """:meth:`NodePlan.earlier`. With counted nodes ``first`` must be the aggregate
+        profile's answer (for the reservation's :meth:`need`, up to ``current``): it is
+        exact, so the reservation moves there."""
+        self.release(held, current, duration)
+        return first, {TENTATIVE: self._taken(shape, demand)}
+
+    def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
+        if TENTATIVE in placement:
+            return {TENTATIVE: placement[TENTATIVE] * self.node_capacity}
+        return dict.fromkeys(placement, self.node_capacity)
+
+    def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:
+        amount = sum(held.values())
+        self.aggregate.reserve(start, duration, amount)
+        end = start + duration
+        if TENTATIVE in held:
+            count = held[TENTATIVE] // self.node_capacity
+        else:
+            count = len(held)
+            self._name(held, end)
+        self._order += 1
+        self._bookings[id(held)] = _Booking(start, end, count, held, self._order)
+        self._colours = None
+
+    def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
+        """Give back a reservation from ``start`` on; it ends its booking."""
+        if duration > 0:
+            self.aggregate.release(start, duration, sum(held.values()))
+        booking = self._bookings.pop(id(held), None)
+        if booking is None:
+            return  # taken over after its end: it was never booked
+        if TENTATIVE not in held:
+            for index in held:
+                ends = self._named_ends[index]
+                ends.remove(booking.end)
+                self._busy_until[index] = max(ends, default=_DAWN)
+                if not ends:
+                    self._idle_again(index)
+        self._colours = None
+
+    def forget_before(self, now: int) -> None:
+        self.aggregate.forget_before(now)
+
+    def pin(
+        self, placement: Placement, held: dict[int, int], shape: Shape, demand: int, now: int
+    ) -> tuple[Placement, dict[int, int]]:
+        """Name the nodes of a reservation that starts at ``now``: the first nodes that
+        no named reservation holds then."""
+        if TENTATIVE not in held:
+            return placement, held
+        booking = self._bookings[id(held)]
+        free = self._idle_nodes(booking.count, now)
+        named = self.named_placement(free, shape, demand)
+        named_held = self.held(named, demand, shape.exclusive)
+        # The same amount over the same window: the aggregate profile does not change.
+        del self._bookings[id(held)]
+        self._name(named_held, booking.end)
+        self._bookings[id(named_held)] = _Booking(
+            booking.start, booking.end, booking.count, named_held, booking.order
+        )
+        self._colours = None
+        return named, named_held
+
+    def _idle_nodes(self, count: int, now: int) -> list[int]:
+        """The first ``count`` nodes no named reservation holds at ``now``: from the heap
+        of nodes that hold none, or, when jobs that ran past their estimate still hold
+        some of the nodes the plan counts free, by looking at every node."""
+        idle, chosen = self._idle, list[int]()
+        while idle and len(chosen) < count:
+            index = heapq.heappop(idle)
+            self._in_idle.discard(index)
+            if not self._named_ends[index]:
+                chosen.append(index)
+        if len(chosen) < count:
+            for index in chosen:
+                self._idle_again(index)
+            chosen = [i for i, until in enumerate(self._busy_until) if until <= now][:count]
+        assert len(chosen) == count, "the count of nodes in use is exact"
+        return chosen
+
+    def _idle_again(self, index: int) -> None:
+        if index not in self._in_idle:
+            self._in_idle.add(index)
+            heapq.heappush(self._idle, index)
+
+    def named_placement(self, nodes: Sequence[int], shape: Shape, demand: int) -> Placement:
+        """Slots per node when ``shape`` takes ``nodes``: as many as a node holds, in
+        node order, one at least on each."""
+        fit = slots_in(self.node_capacity, demand, self.guard, shape.count)
+        placement = dict.fromkeys(nodes, 1)
+        left = shape.count - len(nodes)
+        for index in nodes:
+            more = min(fit - 1, left)
+            placement[index] += more
+            left -= more
+        return placement
+
+    def names(self, held: Mapping[int, int]) -> dict[int, int]:
+        """What ``held`` holds per named node; a reservation not yet named gets the
+        nodes of the colouring."""
+        if TENTATIVE not in held:
+            return dict(held)
+        return dict.fromkeys(self.colouring()[id(held)], self.node_capacity)
+
+    def colouring(self) -> dict[int, list[int]]:
+        """Nodes for every reservation not yet named (by ``id`` of its held), given in
+        order of start (then of booking) to the first nodes free by then. Every named
+        reservation started no later than any unnamed one, so this greedy colouring
+        never runs short while the aggregate profile is respected."""
+        if self._colours is not None:
+            return self._colours
+        free_from = self._busy_until.copy()
+        colours: dict[int, list[int]] = {}
+        waiting = [(b.start, b.order, key, b) for key, b in self._bookings.items()
+                   if TENTATIVE in b.held]  # fmt: skip
+        for start, _, key, booking in sorted(waiting):
+            chosen = [i for i, t in enumerate(free_from) if t <= start][: booking.count]
+            assert len(chosen) == booking.count, "the count of nodes in use is exact"
+            for index in chosen:
+                free_from[index] = booking.end
+            colours[key] = chosen
+        self._colours = colours
+        return colours
+
+    def _name(self, held: Mapping[int, int], end: int) -> None:
+        for index in held:
+            self._named_ends[index].append(end)
+            if end > self._busy_until[index]:
+                self._busy_until[index] = end
+
+    def _taken(self, shape: Shape, demand: int) -> int:
+        taken = self._whole(shape, demand)
+        assert taken is not None, "a counted plan only books jobs that take whole nodes"
+        return taken
+
+    def _whole(self, shape: Shape, demand: int) -> int | None:
+        """:meth:`nodes_taken`, remembered per shape."""
+        key = (demand, shape.count, shape.nodes, shape.exclusive)
+        if key not in self._taken_by_shape:
+            self._taken_by_shape[key] = self.nodes_taken(shape, demand)
+        return self._taken_by_shape[key]

@@ -1,0 +1,123 @@
+"""The counted plan for identical nodes: exact where named reservations fragment, nodes
+named at start, a colouring that never overlaps, and the switch to named nodes when a
+job would share a node."""
+
+from __future__ import annotations
+
+import copy
+
+from berth.core.model import Job
+from berth.core.nodes import NodePlan, Shape
+from berth.core.policies.nodes import NodeBackfill
+from berth.core.resources import ResourceSpace
+from berth.core.whole_nodes import TENTATIVE, CountedPlan
+
+SPACE = ResourceSpace({"cpus": 1})
+ONE = SPACE.pack({"cpus": 1})
+ONE_NODE = Shape(1, {"cpus": 1})
+
+
+def fragmented(plan: NodePlan | CountedPlan) -> None:
+    """Node 1 runs a job until 5; a one-node reservation starts at 5 (on node 0, where
+    the named plan's first fit puts it)."""
+    plan.reserve({1: ONE}, 0, 5)
+    found = plan.earliest(ONE_NODE, ONE, 5, 0)
+    assert found is not None
+    assert found[0] == 0  # node 0 is free
+    both = plan.earliest(Shape(2, {"cpus": 1}), ONE, 5, 0)
+    assert both is not None
+    assert both[0] == 5
+    placement = {0: 1} if isinstance(plan, NodePlan) else {TENTATIVE: 1}
+    plan.reserve(plan.held(placement, ONE, False), 5, 5)
+
+
+def test_counting_finds_the_start_a_named_reservation_hides() -> None:
+    """Node 0 is free until 5, node 1 from 5: a 10-second job fits on one node from 0
+    only if the reservation at 5 moves to node 1, which the counted plan may do."""
+    named = NodePlan(SPACE, [ONE, ONE], 0)
+    counted = CountedPlan(SPACE, [ONE, ONE], 0)
+    fragmented(named)
+    fragmented(counted)
+    assert named.earliest(ONE_NODE, ONE, 10, 0) == (5, {1: 1})
+    found = counted.earliest(ONE_NODE, ONE, 10, 0)
+    assert found == (0, {TENTATIVE: 1})
+    held = counted.held(found[1], ONE, False)
+    counted.reserve(held, 0, 10)
+    placement, named_held = counted.pin(found[1], held, ONE_NODE, ONE, 0)
+    assert placement == {0: 1}  # node 1 is busy until 5
+    assert named_held == {0: ONE}
+    # The reservation at 5 is coloured onto node 1, which is free by then.
+    (waiting,) = [b.held for b in counted._bookings.values() if TENTATIVE in b.held]
+    assert counted.names(waiting) == {1: ONE}
+
+
+def test_the_colouring_gives_every_reservation_nodes_free_all_its_window() -> None:
+    plan = CountedPlan(SPACE, [ONE] * 3, 0)
+    windows = [(0, 4, 2), (2, 6, 1), (4, 9, 2), (6, 8, 1), (9, 12, 3)]
+    helds = []
+    for start, end, count in windows:
+        assert plan.place(Shape(count, {"cpus": 1}), ONE, start, end - start) is not None
+        held = plan.held({TENTATIVE: count}, ONE, False)
+        plan.reserve(held, start, end - start)
+        helds.append(held)
+    busy: dict[int, list[tuple[int, int]]] = {}
+    for (start, end, count), held in zip(windows, helds, strict=True):
+        nodes = plan.names(held)
+        assert len(nodes) == count
+        for node in nodes:
+            assert all(end <= s or e <= start for s, e in busy.get(node, []))
+            busy.setdefault(node, []).append((start, end))
+
+
+def test_whole_nodes_are_counted_and_sharing_shapes_are_not() -> None:
+    space = ResourceSpace({"cpus": 4, "gpus": 1})
+    cap = space.pack({"cpus": 4, "gpus": 1})
+    plan = CountedPlan(space, [cap] * 4, 0)
+
+    def taken(shape: Shape) -> int | None:
+        return plan.nodes_taken(shape, space.pack(shape.per_slot))
+
+    assert taken(Shape(8, {"cpus": 1}, exclusive=True)) == 2
+    assert taken(Shape(2, {"cpus": 1}, nodes=2, exclusive=True)) == 2
+    assert taken(Shape(2, {"cpus": 4, "gpus": 1})) == 2  # a slot fills a node
+    assert taken(Shape(3, {"cpus": 1})) is None  # a node would keep a cpu
+    assert taken(Shape(1, {"cpus": 4})) is None  # the GPU stays free for another job
+    assert taken(Shape(8, {"cpus": 1}, nodes=4)) is None  # half nodes
+
+
+def test_a_copy_keeps_its_own_bookings() -> None:
+    """What-if answers and forecasts run a deep copy of the policy: its plan must find
+    the copies of the held dicts the copied jobs hold."""
+    policy = NodeBackfill("conservative", {f"n{i}": {"cpus": 1} for i in range(2)})
+    policy.submit(Job(1, 0, 10, {"cpus": 2}), 0)
+    policy.submit(Job(2, 0, 10, {"cpus": 1}), 0)
+    twin = copy.deepcopy(policy)
+    started = twin.schedule(0)
+    assert [s.job_id for s in started] == [1]
+    assert started[0].placement == {"n0": {"cpus": 1}, "n1": {"cpus": 1}}
+    assert policy.waiting.keys() == {1, 2}  # the original is untouched
+    assert [s.job_id for s in policy.schedule(0)] == [1]
+
+
+def counting(policy: NodeBackfill) -> bool:
+    return isinstance(policy.plan, CountedPlan)
+
+
+def test_a_job_that_shares_a_node_ends_counting_and_keeps_every_start() -> None:
+    nodes = {f"n{i}": {"cpus": 2} for i in range(3)}
+    policy = NodeBackfill("conservative", nodes)
+    assert counting(policy)
+    whole = Shape(1, {"cpus": 2})
+    for job_id, count in ((1, 2), (2, 3), (3, 1), (4, 2)):
+        policy.submit(Job(job_id, 0, 10 * job_id, {}, shape=Shape(count, whole.per_slot)), 0)
+    started = {s.job_id: s.placement for s in policy.schedule(0)}
+    before = {job_id: policy.planned_start(job_id) for job_id in policy.waiting}
+    planned = {job_id: policy.planned_nodes(job_id) for job_id in policy.waiting}
+    reply = policy.submit(Job(5, 0, 5, {"cpus": 1}), 0)  # one cpu: shares a node
+    assert not counting(policy)
+    assert {j: policy.planned_start(j) for j in before} == before
+    assert {j: policy.planned_nodes(j) for j in planned} == planned  # the colouring's
+    assert reply is not None
+    assert started.keys() == {1}  # on two nodes; job 3 waits behind job 2's reservation
+    assert started[1] is not None
+    assert len(started[1]) == 2
