@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from berth.core.model import Job
 from berth.core.nodes import Shape
-from berth.core.policies.nodes import NODE_POLICIES, make_node_policy
+from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill, make_node_policy
 from berth.emulate.replay import JobRecord, replay
 from berth.emulate.workload import TraceJob
 
@@ -31,10 +31,10 @@ def node_clusters(draw: st.DrawFn) -> dict[str, dict[str, int]]:
 
 
 @st.composite
-def node_jobs(draw: st.DrawFn, nodes: dict[str, dict[str, int]]) -> list[TraceJob]:
+def node_jobs(draw: st.DrawFn, nodes: dict[str, dict[str, int]], most: int = 10) -> list[TraceJob]:
     names = sorted({name for amounts in nodes.values() for name in amounts})
     jobs = []
-    for job_id in range(1, draw(st.integers(1, 10)) + 1):
+    for job_id in range(1, draw(st.integers(1, most)) + 1):
         per_slot = {name: draw(st.integers(0, 3)) for name in names}
         per_slot[names[0]] = max(per_slot[names[0]], 1)
         count = draw(st.integers(1, 4))
@@ -110,12 +110,14 @@ def identical_clusters(draw: st.DrawFn) -> dict[str, dict[str, int]]:
 
 
 @st.composite
-def whole_node_jobs(draw: st.DrawFn, nodes: dict[str, dict[str, int]]) -> list[TraceJob]:
+def whole_node_jobs(
+    draw: st.DrawFn, nodes: dict[str, dict[str, int]], most: int = 12
+) -> list[TraceJob]:
     """Mostly jobs that take whole nodes (exclusive, or slots that fill a node), now and
     then one that shares a node (which ends the counting)."""
     node = next(iter(nodes.values()))
     jobs = []
-    for job_id in range(1, draw(st.integers(1, 12)) + 1):
+    for job_id in range(1, draw(st.integers(1, most)) + 1):
         kind = draw(st.sampled_from(["exclusive", "fill", "fill", "share"]))
         count = draw(st.integers(1, len(nodes)))
         if kind == "fill":
@@ -139,6 +141,40 @@ def test_counted_identical_nodes_place_for_real(data: st.DataObject, policy: str
     jobs = data.draw(whole_node_jobs(nodes))
     records = replay(jobs, make_node_policy(policy, nodes))
     check(records, jobs, nodes, policy)
+
+
+class WholePasses(NodeBackfill):
+    """Compression without skipping anyone: every job asked in every pass."""
+
+    def _compress(self, now: int) -> None:
+        moved = True
+        while moved:
+            moved = False
+            for entry in self.waiting.values():
+                if entry.start is None:
+                    continue
+                first: int | None = now
+                if entry.need is not None:
+                    first = self.plan.aggregate.earliest_start(
+                        entry.need, entry.job.estimate, now, entry.start
+                    )
+                if first is not None and self._move_earlier(entry, first):
+                    moved = True
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), identical=st.booleans())
+def test_compression_skips_only_jobs_that_could_not_move(
+    data: st.DataObject, identical: bool
+) -> None:
+    """The room log lets compression skip jobs; the plan is the one whole passes give."""
+    nodes = data.draw(identical_clusters() if identical else node_clusters())
+    jobs = data.draw(whole_node_jobs(nodes, 40) if identical else node_jobs(nodes, 40))
+    fast = replay(jobs, make_node_policy("conservative", nodes))
+    slow = replay(jobs, WholePasses("conservative", nodes))
+    assert [(r.id, r.start, r.guarantee, r.nodes) for r in fast] == [
+        (r.id, r.start, r.guarantee, r.nodes) for r in slow
+    ]
 
 
 def test_a_slot_never_spans_nodes() -> None:

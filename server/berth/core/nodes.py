@@ -15,6 +15,7 @@ A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -135,6 +136,10 @@ class NodePlan:
     __slots__ = ("_able_by_demand", "_ends", "aggregate", "capacities", "guard", "profiles",
                  "space")  # fmt: skip
 
+    #: Whether :meth:`earlier` only looks at room before the reservation's start: no,
+    #: a placement on other nodes needs room for the whole window.
+    looks_before_start = False
+
     def __init__(self, space: ResourceSpace, capacities: Sequence[int], origin: int) -> None:
         self.space = space
         self.guard = space.guard
@@ -153,19 +158,9 @@ class NodePlan:
         return self._place_on_nodes(shape, demand, start, duration)
 
     def _place_on_nodes(
-        self,
-        shape: Shape,
-        demand: int,
-        start: int,
-        duration: int,
-        memo: dict[int, tuple[int, int]] | None = None,
+        self, shape: Shape, demand: int, start: int, duration: int
     ) -> Placement | None:
-        """:meth:`place` once the aggregate check has passed (or is moot: exclusive).
-
-        ``memo`` (node -> (valid until, slots)) carries each node's answer from one
-        start to the next within one search of a shared shape: a node's slots only
-        change when its own window gains or loses a step, so most nodes are not
-        examined again at the next candidate start."""
+        """:meth:`place` once the aggregate check has passed (or is moot: exclusive)."""
         guard = self.guard
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
@@ -176,25 +171,24 @@ class NodePlan:
                 if any(free != self.capacities[index] for free in steps):
                     continue
                 k = slots_in(self.capacities[index], demand, guard, shape.count)
-            elif memo is None:
-                k = profiles[index].copies_during(demand, start, end, shape.count)
             else:
-                known = memo.get(index)
-                if known is not None and start < known[0]:
-                    k = known[1]
-                else:
-                    k, until = profiles[index].copies_until(demand, start, duration, shape.count)
-                    memo[index] = (until, k)
+                k = profiles[index].copies_during(demand, start, end, shape.count)
             if k:
                 room.append((index, k))
         if sum(k for _, k in room) < shape.count or (
             shape.nodes is not None and len(room) < shape.nodes
         ):
-            return None  # the common case while searching: decided before ranking
-        # Best fit in time: nodes with the least room just before ``start`` first (those
-        # that free up at ``start``, or are fullest now), so nodes idle before a
-        # reservation stay open for backfilling; node order breaks ties.
-        profiles = self.profiles
+            return None
+        return self._choose_ranked(room, shape, demand, start)
+
+    def _choose_ranked(
+        self, room: list[tuple[int, int]], shape: Shape, demand: int, start: int
+    ) -> Placement | None:
+        """:func:`_choose` among the nodes with room, best fit in time: nodes with the
+        least room just before ``start`` first (those that free up at ``start``, or are
+        fullest now), so nodes idle before a reservation stay open for backfilling;
+        node order breaks ties."""
+        profiles, guard = self.profiles, self.guard
         room.sort(
             key=lambda r: (
                 slots_in(profiles[r[0]].free_at(start - 1), demand, guard, shape.count),
@@ -267,21 +261,48 @@ class NodePlan:
         nodes are examined only there. The starts tried are the same as testing every
         candidate in turn (``after`` and reservation ends): the aggregate's first fit
         from a candidate on is that candidate or a later end, because free resources
-        only grow at ends."""
+        only grow at ends; and after a start where the nodes fail, the candidates before
+        the first change of any node's answer fail alike."""
         ends = self._ends
         total = demand * shape.count
         aggregate = self.aggregate
+        profiles = self.profiles
+        count = shape.count
         start = aggregate.earliest_start(total, duration, after, limit)
-        memo: dict[int, tuple[int, int]] = {}
-        while start is not None:
-            placement = self._place_on_nodes(shape, demand, start, duration, memo)
-            if placement is not None:
-                return start, placement
-            at = bisect_right(ends, start)
+        if start is None:
+            return None
+        # Each node's slots, valid until a later start (``copies_until``); a heap of
+        # those times says which nodes to ask again at the next start, so a start costs
+        # the nodes whose answer may have changed, not every node.
+        slots: dict[int, int] = {}
+        due: list[tuple[int, int]] = []
+        for index in self._able(demand):
+            k, until = profiles[index].copies_until(demand, start, duration, count)
+            slots[index] = k
+            due.append((until, index))
+        heapq.heapify(due)
+        held = sum(slots.values())
+        nodes_with_room = sum(1 for k in slots.values() if k)
+        while True:
+            while due and due[0][0] <= start:
+                index = due[0][1]
+                k, until = profiles[index].copies_until(demand, start, duration, count)
+                held += k - slots[index]
+                nodes_with_room += (k > 0) - (slots[index] > 0)
+                slots[index] = k
+                heapq.heapreplace(due, (until, index))
+            if held >= count and (shape.nodes is None or nodes_with_room >= shape.nodes):
+                room = [(index, k) for index, k in slots.items() if k]
+                placement = self._choose_ranked(room, shape, demand, start)
+                if placement is not None:
+                    return start, placement
+            # No candidate before the soonest change of a node's answer can differ.
+            at = bisect_left(ends, due[0][0]) if due else len(ends)
             if at == len(ends) or (limit is not None and ends[at] >= limit):
                 return None
             start = aggregate.earliest_start(total, duration, ends[at], limit)
-        return None
+            if start is None:
+                return None
 
     def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
         """What a placement holds per node (packed): its slots, or the whole node."""

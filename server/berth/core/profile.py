@@ -116,7 +116,12 @@ class Profile:
         return k, -1
 
     def earliest_start(
-        self, demand: int, duration: int, after: int, limit: int | None = None
+        self,
+        demand: int,
+        duration: int,
+        after: int,
+        limit: int | None = None,
+        before: int | None = None,
     ) -> int | None:
         """The earliest ``t >= after`` at which ``demand`` fits for ``duration`` seconds.
 
@@ -124,15 +129,17 @@ class Profile:
         is ``[t, min(t + duration, limit))``: this is the test "can a job reserved at
         ``limit`` move earlier", run on the profile that still holds that job (the part
         of its window from ``limit`` on is its own reservation, so it always fits).
-        Returns ``None`` when no such start exists (with ``limit``) or when ``demand``
-        exceeds the capacity (without it). The result is always ``after`` or a
-        breakpoint of the profile.
+        With ``before``, only starts ``t < before`` are considered (the window checked
+        is not cut). Returns ``None`` when no such start exists (with ``limit`` or
+        ``before``) or when ``demand`` exceeds the capacity (without them). The result
+        is always ``after`` or a breakpoint of the profile.
         """
         times = self._times
         free = self._free
         guard = self._guard
         n = len(times)
-        stop = n if limit is None else bisect_left(times, limit)
+        last = limit if before is None or (limit is not None and limit <= before) else before
+        stop = n if last is None else bisect_left(times, last)
         i = bisect_right(times, after) - 1
         if i < 0:
             i = 0
@@ -143,7 +150,7 @@ class Profile:
             if i >= stop:
                 return None
             start = times[i] if times[i] > after else after
-            if limit is not None and start >= limit:
+            if last is not None and start >= last:
                 return None
             end = start + duration
             if limit is not None and end > limit:

@@ -54,6 +54,10 @@ class CountedPlan:
                  "aggregate",
                  "capacities", "guard", "node_capacity", "space")  # fmt: skip
 
+    #: :meth:`earlier` only looks before the reservation's start: from there on its
+    #: own nodes are its room.
+    looks_before_start = True
+
     def __init__(self, space: ResourceSpace, capacities: Sequence[int], origin: int) -> None:
         assert identical(capacities), "a counted plan needs identical nodes"
         self.space = space

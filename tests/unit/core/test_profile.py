@@ -48,6 +48,19 @@ def test_limit_asks_whether_a_reserved_job_can_move_earlier() -> None:
     assert profile.earliest_start(two, 6, after=4, limit=10) == 4
 
 
+def test_before_only_bounds_the_start_not_the_window() -> None:
+    profile = _profile()
+    one_cpu = SPACE.pack({"cpus": 1})
+    profile.reserve(0, 10, SPACE.pack({"cpus": 4}))  # full until 10
+    profile.reserve(12, 5, SPACE.pack({"cpus": 4}))  # full again 12..17
+    assert profile.earliest_start(one_cpu, 3, after=0, before=17) is None  # 17 is too late
+    assert profile.earliest_start(one_cpu, 3, after=0, before=18) == 17
+    assert profile.earliest_start(one_cpu, 2, after=0, before=11) == 10
+    # With a limit, the earlier of the two bounds the start; the window stops at limit.
+    assert profile.earliest_start(one_cpu, 3, after=0, limit=12, before=20) == 10
+    assert profile.earliest_start(one_cpu, 3, after=0, limit=12, before=10) is None
+
+
 def test_copy_is_independent() -> None:
     profile = _profile()
     twin = profile.copy()

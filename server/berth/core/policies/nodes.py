@@ -31,13 +31,15 @@ from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.resources import ResourceSpace
+from berth.core.room_log import RoomLog
 from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
 NODE_POLICIES: dict[str, int | None] = {"fcfs": 0, "easy": 1, "conservative": None}
 
 _DAWN = -(1 << 62)
-_NEVER = 1 << 62
+#: Entries the room log keeps before it starts again.
+_LOG_LIMIT = 1 << 16
 
 #: How the reason of a job that only drained or down nodes could hold begins.
 WAITS_FOR_NODES = "waits for nodes that are drained or down"
@@ -56,6 +58,9 @@ class Planned:
     guarantee: int | None = None
     #: What the whole cluster must have free for any start (packed), if a plan knows.
     need: int | None = None
+    #: How much of the policy's log of given-back room it had seen when it was last
+    #: known to have no earlier start (-1: never).
+    checked: int = -1
 
     @property
     def expected_end(self) -> int:
@@ -111,6 +116,8 @@ class NodeBackfill:
         self._replanned: set[int] = set()
         self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None]] = {}
         self._unpacked: dict[int, dict[str, int]] = {}
+        #: Ends of the room given back (completions, cancels, moves), in order.
+        self._room_log = RoomLog()
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -124,6 +131,7 @@ class NodeBackfill:
             if done.held:  # nothing is held on nodes outside the plan (draining)
                 end = done.start + done.job.estimate
                 self.plan.release(done.held, now, end - now)
+                self._given_back(now, end)
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
             self._compress(now)
@@ -285,6 +293,7 @@ class NodeBackfill:
         self._replanned.discard(job_id)
         if entry.start is not None and entry.held is not None:
             self.plan.release(entry.held, entry.start, entry.job.estimate)
+            self._given_back(entry.start, entry.start + entry.job.estimate)
             if self.depth is None:
                 self._compress(now)
         return True
@@ -318,6 +327,16 @@ class NodeBackfill:
         assert found is not None, "an admitted job always fits once all has ended"
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+        entry.checked = self._room_log.size
+
+    def _given_back(self, since: int, until: int) -> None:
+        """Log room given back during ``[since, until)``. The log is dropped when long
+        (every job is then asked again: slower once, never wrong)."""
+        if self._room_log.size >= _LOG_LIMIT:
+            self._room_log.clear()
+            for entry in self.waiting.values():
+                entry.checked = -1
+        self._room_log.append(since, until)
 
     def _name_nodes(self, now: int) -> None:
         """Leave counting for a plan that names every node: a job that shares nodes
@@ -333,6 +352,7 @@ class NodeBackfill:
                 plan.reserve(entry.held, now, left)
         for entry in self.waiting.values():
             entry.need = plan.need(entry.shape, entry.demand)
+            entry.checked = -1  # asked of the counted plan, not of this one
             if entry.held is None or entry.start is None:
                 continue
             nodes = colours[id(entry.held)]
@@ -348,61 +368,58 @@ class NodeBackfill:
         passed over, now fits. The result is the same whatever the history, so a restart
         (which compresses the adopted queue afresh) finds the plan the live engine had.
 
-        A job's answer only changes when room was freed before its start since it was
-        last asked (a move frees from the end of its new window or its old start,
-        whichever is later). So a later pass asks a job again only if a move after it in
-        the previous pass, or before it in this one, freed room before its start: the
-        same result as whole passes, for a fraction of the work."""
+        A job is only asked again when it may have a new answer: since it was last
+        known to have no earlier start, plans only gained reservations and lost the
+        windows in the room log, so a start that works now and did not then overlaps
+        room given back since. Room given back only from the end of the job's reach on
+        (its start, when the plan looks only before it, as a counted plan does; else
+        its start plus its estimate) changes nothing, and a new start must be earlier
+        than the latest end of that room. The same result as whole passes, for a
+        fraction of the work."""
         entries = [entry for entry in self.waiting.values() if entry.start is not None]
+        log = self._room_log
+        whole_window = not self.plan.looks_before_start
         aggregate = self.plan.aggregate
-        # Per position: the earliest room freed by the previous pass's later moves
-        # (at first, all room is new).
-        freed_after = [_DAWN] * len(entries)
-        last_move = len(entries)
-        while True:
-            moves: list[tuple[int, int]] = []  # (position, room freed from)
-            freed = _NEVER  # the earliest room freed in this pass so far
-            for at, entry in enumerate(entries):
-                if at > last_move and freed == _NEVER:
-                    break  # every job from here on was asked after the last change
+        moved = True
+        while moved:
+            moved = False
+            for entry in entries:
+                checked = entry.checked
+                if checked == log.size:
+                    continue  # nothing was given back since it was asked
                 old = entry.start
                 assert old is not None
-                if old <= freed_after[at] and old <= freed:
-                    continue  # no room was freed before its start since it was asked
-                first = now
+                estimate = entry.job.estimate
+                bound = None
+                if checked >= 0:
+                    earliest, bound = log.since(checked)
+                    if earliest >= (old + estimate if whole_window else old):
+                        entry.checked = log.size
+                        continue
+                first: int | None = now
                 if entry.need is not None:
                     # Necessary for any earlier start: the whole cluster has room before
-                    # ``old`` (where the job's own reservation is not). Most jobs fail
-                    # it, and keep their reservation without being taken out.
-                    fits = aggregate.earliest_start(entry.need, entry.job.estimate, now, old)
-                    if fits is None:
-                        continue
-                    first = fits
-                if self._move_earlier(entry, first):
-                    assert entry.start is not None
-                    moves.append((at, max(old, entry.start + entry.job.estimate)))
-                    freed = min(freed, moves[-1][1])
-            if not moves:
-                return
-            last_move = moves[-1][0]
-            earliest = _NEVER
-            for at in range(len(entries) - 1, -1, -1):
-                while moves and moves[-1][0] > at:
-                    earliest = min(earliest, moves.pop()[1])
-                freed_after[at] = earliest
+                    # ``old`` (from there on the job's own reservation is its room).
+                    # Most jobs fail it, and keep their reservation untouched.
+                    first = aggregate.earliest_start(entry.need, estimate, now, old, bound)
+                if first is not None and (bound is None or first < bound):
+                    moved = self._move_earlier(entry, first) or moved
+                entry.checked = log.size
 
     def _move_earlier(self, entry: Planned, first: int) -> bool:
         """Move a reserved job to its earliest placement before its current start, if
-        there is one (none can start before ``first``)."""
-        assert entry.start is not None
+        there is one (none starts before ``first``)."""
+        old = entry.start
+        assert old is not None
         assert entry.held is not None
         found = self.plan.earlier(
-            entry.shape, entry.demand, entry.job.estimate, first, entry.start, entry.held
+            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held
         )
         if found is None:
             return False
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+        self._given_back(max(old, found[0] + entry.job.estimate), old + entry.job.estimate)
         return True
 
     def _start_reached(self, now: int) -> list[Start]:

@@ -1,0 +1,61 @@
+"""A log of room given back in a plan, asked "what changed since entry i?" cheaply.
+
+Compression asks each waiting job again only if room was given back, since it was last
+asked, early enough to matter. :class:`RoomLog` records each window of room given back
+(``[since, until)``) and answers, for any suffix of the log, the earliest ``since`` and
+the latest ``until`` in it, in O(log n): for an append-only sequence the positions that
+hold a suffix's minimum form a stack whose values increase (and likewise for the
+maximum), so a suffix query is a binary search over that stack. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+#: Later than any time the log describes.
+NEVER = 1 << 62
+
+
+class RoomLog:
+    """Windows of room given back, in order; positions count from the last :meth:`clear`."""
+
+    __slots__ = ("_high_at", "_highs", "_low_at", "_lows", "size")
+
+    def __init__(self) -> None:
+        self.size = 0  # entries since the last clear
+        self._low_at: list[int] = []  # positions whose since is below every later one
+        self._lows: list[int] = []
+        self._high_at: list[int] = []  # positions whose until is above every later one
+        self._highs: list[int] = []
+
+    def append(self, since: int, until: int) -> None:
+        lows, highs = self._lows, self._highs
+        while lows and lows[-1] >= since:
+            lows.pop()
+            self._low_at.pop()
+        while highs and highs[-1] <= until:
+            highs.pop()
+            self._high_at.pop()
+        lows.append(since)
+        self._low_at.append(self.size)
+        highs.append(until)
+        self._high_at.append(self.size)
+        self.size += 1
+
+    def since(self, position: int) -> tuple[int, int]:
+        """The earliest ``since`` and the latest ``until`` logged at ``position`` or
+        later (``NEVER`` and ``-NEVER``: none)."""
+        lows, highs = self._lows, self._highs
+        low = bisect_left(self._low_at, position)
+        high = bisect_left(self._high_at, position)
+        return (
+            lows[low] if low < len(lows) else NEVER,
+            highs[high] if high < len(highs) else -NEVER,
+        )
+
+    def clear(self) -> None:
+        self.size = 0
+        self._low_at.clear()
+        self._lows.clear()
+        self._high_at.clear()
+        self._highs.clear()
