@@ -230,14 +230,18 @@ class NodePlan:
         first: int,
         current: int,
         held: dict[int, int],
+        before: int | None = None,
     ) -> tuple[int, Placement] | None:
         """For a reservation at ``current`` holding ``held``: its earliest start before
         ``current`` and a placement there, with ``held`` given back (the caller reserves
         the new placement); ``None``, and the plan unchanged, if there is none. No start
         before ``first`` can hold it (the caller asked the aggregate profile, or passes
-        the present)."""
+        the present), and none from ``before`` on is new (the caller knows)."""
         self.release(held, current, duration)
-        found = self.earliest(shape, demand, duration, first, limit=current)
+        # A start must also be earlier than ``before``; cutting the aggregate's window
+        # there too only weakens its (necessary) test.
+        limit = current if before is None else min(current, before)
+        found = self.earliest(shape, demand, duration, first, limit=limit)
         if found is None:
             self.reserve(held, current, duration)
         return found

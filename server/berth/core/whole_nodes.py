@@ -125,6 +125,7 @@ class CountedPlan:
         first: int,
         current: int,
         held: dict[int, int],
+        before: int | None = None,
     ) -> tuple[int, Placement] | None:
         """:meth:`NodePlan.earlier`. With counted nodes ``first`` must be the aggregate
         profile's answer (for the reservation's :meth:`need`, up to ``current``): it is

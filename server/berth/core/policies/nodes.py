@@ -403,17 +403,17 @@ class NodeBackfill:
                     # Most jobs fail it, and keep their reservation untouched.
                     first = aggregate.earliest_start(entry.need, estimate, now, old, bound)
                 if first is not None and (bound is None or first < bound):
-                    moved = self._move_earlier(entry, first) or moved
+                    moved = self._move_earlier(entry, first, bound) or moved
                 entry.checked = log.size
 
-    def _move_earlier(self, entry: Planned, first: int) -> bool:
+    def _move_earlier(self, entry: Planned, first: int, before: int | None = None) -> bool:
         """Move a reserved job to its earliest placement before its current start, if
-        there is one (none starts before ``first``)."""
+        there is one (none starts before ``first``, none new from ``before`` on)."""
         old = entry.start
         assert old is not None
         assert entry.held is not None
         found = self.plan.earlier(
-            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held
+            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held, before
         )
         if found is None:
             return False
