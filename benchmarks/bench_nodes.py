@@ -6,7 +6,9 @@
   cpus=32,mem_gb=256,gpus=4) with N jobs, conservative: node planner / pool planner on
   the same jobs given as totals (goal: within 10x).
 
-Each figure is the median of ``--repeat`` whole replays in this process.
+Each figure is the median CPU time (``time.process_time``) of ``--repeat`` whole replays in
+this process: CPU time, not wall time, so that other work on a shared machine moves the
+figures less.
 
     .venv/bin/python benchmarks/bench_nodes.py [--jobs 20000] [--kth-jobs N] [--repeat 3]
 """
@@ -32,9 +34,9 @@ from berth.runtime.main import find_shared_trace
 def timed(run: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
-        began = time.perf_counter()
+        began = time.process_time()
         run()
-        times.append(time.perf_counter() - began)
+        times.append(time.process_time() - began)
     return statistics.median(times)
 
 
