@@ -81,21 +81,39 @@ class Profile:
 
     def copies_until(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
         """:meth:`copies_during` over ``[start, start + duration)``, and the first later
-        start at which the answer may differ. The answer depends only on the steps the
-        window overlaps; a window of the same length that starts later keeps them until
-        it passes the next breakpoint after ``start`` or reaches the next breakpoint
-        after its end. A step with room for none decides alone: the answer stays 0
-        while that step is still in the window."""
+        start at which the answer may differ. The answer is the least over the steps
+        the window overlaps. A step with room for none decides alone: the answer stays
+        0 while that step, or a later one with room for none after it, is still in the
+        window. Otherwise it can only rise once the
+        last step holding the least has left the window, and only fall once the window
+        reaches a later step with room for fewer."""
         times = self._times
+        free = self._free
+        guard = self._guard
         n = len(times)
         first = max(bisect_right(times, start) - 1, 0)
         last = bisect_left(times, start + duration)
         k, empty = self._copies_in_steps(demand, first, last, most)
         if empty >= 0:
-            return 0, times[empty + 1] if empty + 1 < n else _NEVER
-        front = times[first + 1] if first + 1 < n else _NEVER
-        back = times[last] - duration + 1 if last < n else _NEVER
-        return k, min(front, back)
+            # 0 while a step with room for none is in the window: until the first
+            # later step with room for one starts.
+            room = empty + 1
+            while room < n and ((free[room] | guard) - demand) & guard != guard:
+                room += 1
+            return 0, times[room] if room < n else _NEVER
+        # The last step in the window holding only k (a step holding more never decides).
+        more = demand * (k + 1)
+        least = last - 1
+        while least > first and ((free[least] | guard) - more) & guard == guard:
+            least -= 1
+        rise = times[least + 1] if least + 1 < n and k < most else _NEVER
+        # The first step after the window with room for fewer than k.
+        held = demand * k
+        after = last
+        while after < n and ((free[after] | guard) - held) & guard == guard:
+            after += 1
+        fall = times[after] - duration + 1 if after < n else _NEVER
+        return k, min(rise, fall)
 
     def _copies_in_steps(self, demand: int, first: int, last: int, most: int) -> tuple[int, int]:
         """Copies of ``demand`` (at most ``most``) that fit in steps ``first .. last - 1``,

@@ -116,3 +116,29 @@ def test_profile_matches_a_per_second_grid(
         assert used == grid[t]
     steps = profile.steps()
     assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
+    slot=st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
+    duration=st.integers(1, 12),
+    most=st.integers(1, 5),
+)
+def test_copies_until_holds_its_answer_until_the_time_it_gives(
+    ops: list[tuple[int, int, int, int]], slot: tuple[int, int], duration: int, most: int
+) -> None:
+    """Every start from the one asked up to the returned time gets the same answer: the
+    node planner skips the starts in between."""
+    profile = _profile()
+    for cpus, mem, length, after in ops:
+        demand = SPACE.pack({"cpus": cpus, "mem": mem})
+        start = profile.earliest_start(demand, length, after)
+        assert start is not None
+        profile.reserve(start, length, demand)
+    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    for start in range(HORIZON * 3):
+        copies, until = profile.copies_until(demand, start, duration, most)
+        assert until > start
+        for later in range(start, min(until, HORIZON * 4)):
+            assert profile.copies_during(demand, later, later + duration, most) == copies
