@@ -138,6 +138,20 @@ def _metrics(url: str) -> dict[str, float]:
     return values
 
 
+def _wait_leading(url: str, timeout: float = 30.0) -> None:
+    """Until the daemon answers and leads (a standby until it takes the lease)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz").json().get("status") == "ok":
+                return
+        except httpx.TransportError:
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the daemon at {url} did not lead within {timeout} s")
+        time.sleep(0.1)
+
+
 def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         extra: tuple[str, ...] = ()
@@ -145,13 +159,14 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -
         if database == "postgresql-ha":
             url, server = start_postgresql(Path(folder), "bench")
             extra = ("--ha", "--database-url", url)
-        daemon = DaemonProcess(Path(folder), "--nodes", nodes, "--submit-rate", "0", *extra)
-        deadline = time.monotonic() + 30
-        while httpx.get(f"{daemon.url}/healthz").json().get("status") != "ok":
-            if time.monotonic() > deadline:
-                raise RuntimeError("the daemon did not take the lease")
-            time.sleep(0.1)  # a standby until it leads
         try:
+            daemon = DaemonProcess(Path(folder), "--nodes", nodes, "--submit-rate", "0", *extra)
+        except BaseException:
+            if server is not None:
+                server.cleanup()  # type: ignore[attr-defined]
+            raise
+        try:
+            _wait_leading(daemon.url)
             cpu_before = _cpu_seconds(daemon.process.pid)
             elapsed, submit = asyncio.run(_submit_all(daemon.url, jobs, clients))
             daemon_cpu = _cpu_seconds(daemon.process.pid) - cpu_before
