@@ -83,12 +83,18 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     ticks = tmp_path / "ticks"
     jobs = LocalJobs(tmp_path / "agent")
     key = job_key(1, 0)
-    jobs.launch(1, 0, spec(tmp_path, f"while true; do echo x >> {ticks}; sleep 0.05; done", 1.5))
+    command = f"while true; do echo x >> {ticks}; sleep 0.05; done"
+    jobs.launch(1, 0, spec(tmp_path, command, 2.5))
     wait_until(lambda: ticks.exists())
     jobs.suspend(key, True)
-    time.sleep(0.3)
+    # The shepherd stops the group when it reads the agent's signal: wait until the
+    # shell is stopped (a fixed pause failed on a loaded machine), not a fixed time.
+    shepherd = tmp_path / "agent" / "jobs" / key / "shepherd.json"
+    wait_until(lambda: (read_json(shepherd) or {}).get("pid"))
+    pid = (read_json(shepherd) or {})["pid"]
+    wait_until(lambda: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T")
     frozen = ticks.read_text()
-    time.sleep(1.5)  # longer than the time limit: suspended time does not count
+    time.sleep(3.0)  # longer than the time limit: suspended time does not count
     assert ticks.read_text() == frozen
     jobs.refresh()
     assert jobs.jobs[key].ended is None
