@@ -27,6 +27,7 @@ from berth.emulate.live import replay_live
 from berth.emulate.workload import TraceJob
 from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
+from berth.runtime.heap import settle_heap
 from berth.runtime.settings import Settings
 from berth.service.agents import AgentNodes, AgentSettings
 from berth.service.commands import ExpireAgents
@@ -206,6 +207,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await coordinator.start()
+        settle_heap()  # the state just loaded is long-lived: the collector stops walking it
         waker.start()
         waker.plan(engine.next_event())
         watch = None

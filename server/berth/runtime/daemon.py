@@ -4,7 +4,8 @@ One ``date`` job is (re)scheduled after every committed batch for the engine's n
 event (a reservation's start, a time limit expiring, an emulated job ending); one
 ``interval`` job reconciles every ``reconcile_seconds`` in case a wake-up was missed
 (clock drift, a suspended host). Both just ask the coordinator to tick. A third prunes
-stored events past their retention, at start-up and hourly.
+stored events past their retention, at start-up and hourly; a fourth settles the heap
+(:mod:`berth.runtime.heap`) every minute.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from berth.runtime.heap import SETTLE_EVERY, settle_heap
 from berth.service.coordinator import Coordinator
 
 #: Seconds between prunes of old events.
@@ -53,6 +55,7 @@ class Waker:
                 id="prune-events",
                 next_run_time=dt.datetime.now(dt.UTC),  # once at start-up too
             )
+        self.scheduler.add_job(settle_heap, "interval", seconds=SETTLE_EVERY, id="settle-heap")
         self.coordinator.on_next_event = self.plan
 
     def plan(self, cluster_time: int | None) -> None:
