@@ -95,21 +95,25 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
     space = policy.space
     known = {n: a for n, a in record.resources.items() if n in space.capacity}
     short = space.blocking(policy.free, space.pack(known))
-    same = [(i, r) for i, r in engine.pending.items() if r.partition == record.partition]
+    partition = record.partition
     if start is None:
         ahead_ids: list[int] = []
     elif policy.reserves_every_job:
         ahead_ids = [
             i
-            for i, r in same
-            if i != job_id and r.planned_start is not None and r.planned_start <= start
+            for i, r in engine.pending.items()
+            if r.planned_start is not None
+            and r.planned_start <= start
+            and r.partition == partition
+            and i != job_id
         ]
     else:
         ahead_ids = []
-        for i, _ in same:
+        for i, r in engine.pending.items():  # one pass: the queue can hold 10,000 jobs
             if i == job_id:
                 break
-            ahead_ids.append(i)
+            if r.partition == partition:
+                ahead_ids.append(i)
     waits_for = sorted(
         (
             r
