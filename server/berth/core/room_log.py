@@ -19,10 +19,11 @@ NEVER = 1 << 62
 class RoomLog:
     """Windows of room given back, in order; positions count from the last :meth:`clear`."""
 
-    __slots__ = ("_high_at", "_highs", "_low_at", "_lows", "size")
+    __slots__ = ("_high_at", "_highs", "_low_at", "_lows", "last", "size")
 
     def __init__(self) -> None:
         self.size = 0  # entries since the last clear
+        self.last = (NEVER, -NEVER)  # the newest entry: what ``since(size - 1)`` answers
         self._low_at: list[int] = []  # positions whose since is below every later one
         self._lows: list[int] = []
         self._high_at: list[int] = []  # positions whose until is above every later one
@@ -41,6 +42,7 @@ class RoomLog:
         highs.append(until)
         self._high_at.append(self.size)
         self.size += 1
+        self.last = (since, until)
 
     def since(self, position: int) -> tuple[int, int]:
         """The earliest ``since`` and the latest ``until`` logged at ``position`` or
@@ -55,6 +57,7 @@ class RoomLog:
 
     def clear(self) -> None:
         self.size = 0
+        self.last = (NEVER, -NEVER)
         self._low_at.clear()
         self._lows.clear()
         self._high_at.clear()

@@ -50,7 +50,7 @@ class CountedPlan:
     """The :class:`~berth.core.nodes.NodePlan` interface for identical nodes and jobs
     that take whole nodes (``nodes_taken`` is not ``None`` for every job booked)."""
 
-    __slots__ = ("_bookings", "_busy_until", "_colours", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
+    __slots__ = ("_bookings", "_colours", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
                  "aggregate",
                  "capacities", "guard", "node_capacity", "space")  # fmt: skip
 
@@ -67,7 +67,6 @@ class CountedPlan:
         self.aggregate = Profile(sum(self.capacities), space.guard, origin)
         self._bookings: dict[int, _Booking] = {}  # id(held) -> booking
         self._named_ends: list[list[int]] = [[] for _ in self.capacities]
-        self._busy_until = [_DAWN for _ in self.capacities]  # the latest named end per node
         # Nodes no named reservation holds (a heap, lowest first; entries may be stale).
         self._idle = list(range(len(self.capacities)))
         self._in_idle = set(self._idle)
@@ -162,7 +161,6 @@ class CountedPlan:
             for index in held:
                 ends = self._named_ends[index]
                 ends.remove(booking.end)
-                self._busy_until[index] = max(ends, default=_DAWN)
                 if not ends:
                     self._idle_again(index)
         self._colours = None
@@ -203,7 +201,8 @@ class CountedPlan:
         if len(chosen) < count:
             for index in chosen:
                 self._idle_again(index)
-            chosen = [i for i, until in enumerate(self._busy_until) if until <= now][:count]
+            busy = self._busy_until()
+            chosen = [i for i, until in enumerate(busy) if until <= now][:count]
         assert len(chosen) == count, "the count of nodes in use is exact"
         return chosen
 
@@ -238,7 +237,7 @@ class CountedPlan:
         never runs short while the aggregate profile is respected."""
         if self._colours is not None:
             return self._colours
-        free_from = self._busy_until.copy()
+        free_from = self._busy_until()
         colours: dict[int, list[int]] = {}
         waiting = [(b.start, b.order, key, b) for key, b in self._bookings.items()
                    if TENTATIVE in b.held]  # fmt: skip
@@ -251,11 +250,13 @@ class CountedPlan:
         self._colours = colours
         return colours
 
+    def _busy_until(self) -> list[int]:
+        """The latest end of a named reservation on each node (``_DAWN`` where none is)."""
+        return [max(ends, default=_DAWN) for ends in self._named_ends]
+
     def _name(self, held: Mapping[int, int], end: int) -> None:
         for index in held:
             self._named_ends[index].append(end)
-            if end > self._busy_until[index]:
-                self._busy_until[index] = end
 
     def _taken(self, shape: Shape, demand: int) -> int:
         taken = self._whole(shape, demand)

@@ -21,6 +21,8 @@ def test_every_suffix_answers_as_a_scan_does(windows: list[tuple[int, int]]) -> 
             max((u for _, u in rest), default=-NEVER),
         )
         assert log.since(position) == expected
+    if windows:
+        assert log.last == log.since(len(windows) - 1) == windows[-1]
 
 
 def test_clear_starts_counting_again() -> None:

@@ -392,7 +392,8 @@ class NodeBackfill:
                 estimate = entry.job.estimate
                 bound = None
                 if checked >= 0:
-                    earliest, bound = log.since(checked)
+                    # Usually one completion since: its entry is the newest.
+                    earliest, bound = log.last if checked == log.size - 1 else log.since(checked)
                     if earliest >= (old + estimate if whole_window else old):
                         entry.checked = log.size
                         continue
