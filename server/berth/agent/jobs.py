@@ -175,13 +175,20 @@ class LocalJobs:
             return False
         if job.shepherd is None:
             job.shepherd = read_json(job.jobdir / "shepherd.json")
-        if job.shepherd is None:
+        child = self._children.get(key)
+        if job.shepherd is None and child is None:
             return False
         if reason:
             (job.jobdir / "cancel").write_text(reason)
-        pid, ticks = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
-        if not alive(pid, ticks):
-            return False
+        if job.shepherd is not None:
+            pid, ticks = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
+            if not alive(pid, ticks):
+                return False
+        else:
+            # Our own shepherd before it wrote shepherd.json (the job may already run):
+            # an unreaped child's pid cannot have been reused.
+            assert child is not None
+            pid = child
         try:
             os.kill(pid, sig)
         except ProcessLookupError:

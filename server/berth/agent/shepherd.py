@@ -269,8 +269,13 @@ def spawn(jobdir: Path) -> int:
     with ``os._exit`` (no ``atexit``, no flushing the agent's buffers). It never logs or
     imports, so no lock another agent thread held at the fork matters; should the
     shepherd itself fail, it says why in ``JOBDIR/shepherd.err``."""
+    # The child starts with the agent's signals blocked, so a suspend or a cancel sent
+    # the moment it exists waits for its watch instead of killing it (the default
+    # action of SIGUSR1).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     pid = os.fork()
     if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return pid
     status = 1
     try:

@@ -92,7 +92,7 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     shepherd = tmp_path / "agent" / "jobs" / key / "shepherd.json"
     wait_until(lambda: (read_json(shepherd) or {}).get("pid"))
     pid = (read_json(shepherd) or {})["pid"]
-    wait_until(lambda: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T")
+    wait_until(lambda: job_state(pid) == "T")
     frozen = ticks.read_text()
     time.sleep(3.0)  # longer than the time limit: suspended time does not count
     assert ticks.read_text() == frozen
@@ -102,6 +102,28 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     end = ended(jobs, key)
     assert end["state"] == "TIMEOUT"
     assert len(ticks.read_text()) > len(frozen)
+
+
+def job_state(pid: int) -> str:
+    """The state letter of a process in ``/proc`` (``T``: stopped)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_suspend_sent_at_once_is_not_lost(tmp_path: Path) -> None:
+    """The daemon can ask for a suspend as soon as a job starts (gang rows turn): the
+    agent signals its own new shepherd before the shepherd has written its pid, and the
+    shepherd, born with the agent's signals blocked, stops the job when it can."""
+    jobs = LocalJobs(tmp_path / "agent")
+    key = job_key(1, 0)
+    jobs.launch(1, 0, spec(tmp_path, "sleep 30"))
+    jobs.suspend(key, True)  # at once: shepherd.json is most likely not written yet
+    assert jobs.jobs[key].suspended
+    shepherd = tmp_path / "agent" / "jobs" / key / "shepherd.json"
+    wait_until(lambda: (read_json(shepherd) or {}).get("pid"))
+    pid = (read_json(shepherd) or {})["pid"]
+    wait_until(lambda: job_state(pid) == "T")
+    jobs.cancel(key, "done")
+    assert ended(jobs, key)["state"] == "CANCELLED"
 
 
 def test_a_restarted_agent_adopts_running_jobs_and_reports_lost_ones(tmp_path: Path) -> None:
