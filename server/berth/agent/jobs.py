@@ -175,20 +175,18 @@ class LocalJobs:
             return False
         if job.shepherd is None:
             job.shepherd = read_json(job.jobdir / "shepherd.json")
-        child = self._children.get(key)
-        if job.shepherd is None and child is None:
+        if job.shepherd is not None:
+            pid, verified = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
+        elif key in self._children:
+            # Our own shepherd before it wrote shepherd.json (the job may already run):
+            # an unreaped child's pid cannot have been reused.
+            pid, verified = self._children[key], None
+        else:
             return False
         if reason:
             (job.jobdir / "cancel").write_text(reason)
-        if job.shepherd is not None:
-            pid, ticks = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
-            if not alive(pid, ticks):
-                return False
-        else:
-            # Our own shepherd before it wrote shepherd.json (the job may already run):
-            # an unreaped child's pid cannot have been reused.
-            assert child is not None
-            pid = child
+        if job.shepherd is not None and not alive(pid, verified):
+            return False
         try:
             os.kill(pid, sig)
         except ProcessLookupError:

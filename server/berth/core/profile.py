@@ -84,9 +84,9 @@ class Profile:
         start at which the answer may differ. The answer is the least over the steps
         the window overlaps. A step with room for none decides alone: the answer stays
         0 while that step, or a later one with room for none after it, is still in the
-        window. Otherwise it can only rise once the
-        last step holding the least has left the window, and only fall once the window
-        reaches a later step with room for fewer."""
+        window. Otherwise it can only rise (below ``most``) once the last step holding
+        the least has left the window, and only fall once the window reaches a later
+        step with room for fewer."""
         times = self._times
         free = self._free
         guard = self._guard
@@ -101,12 +101,15 @@ class Profile:
             while room < n and ((free[room] | guard) - demand) & guard != guard:
                 room += 1
             return 0, times[room] if room < n else _NEVER
-        # The last step in the window holding only k (a step holding more never decides).
-        more = demand * (k + 1)
-        least = last - 1
-        while least > first and ((free[least] | guard) - more) & guard == guard:
-            least -= 1
-        rise = times[least + 1] if least + 1 < n and k < most else _NEVER
+        # The last step in the window holding only k (a step holding more never decides);
+        # at ``most`` the answer cannot rise.
+        rise = _NEVER
+        if k < most:
+            more = demand * (k + 1)
+            least = last - 1
+            while least > first and ((free[least] | guard) - more) & guard == guard:
+                least -= 1
+            rise = times[least + 1] if least + 1 < n else _NEVER
         # The first step after the window with room for fewer than k.
         held = demand * k
         after = last

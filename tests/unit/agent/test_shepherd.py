@@ -88,11 +88,11 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     wait_until(lambda: ticks.exists())
     jobs.suspend(key, True)
     # The shepherd stops the group when it reads the agent's signal: wait until the
-    # shell is stopped (a fixed pause failed on a loaded machine), not a fixed time.
+    # group is stopped (a fixed pause failed on a loaded machine), not a fixed time.
     shepherd = tmp_path / "agent" / "jobs" / key / "shepherd.json"
     wait_until(lambda: (read_json(shepherd) or {}).get("pid"))
     pid = (read_json(shepherd) or {})["pid"]
-    wait_until(lambda: job_state(pid) == "T")
+    wait_until(lambda: group_stopped(pid))
     frozen = ticks.read_text()
     time.sleep(3.0)  # longer than the time limit: suspended time does not count
     assert ticks.read_text() == frozen
@@ -104,9 +104,18 @@ def test_suspend_stops_the_group_and_time_limit_counts_run_time(tmp_path: Path) 
     assert len(ticks.read_text()) > len(frozen)
 
 
-def job_state(pid: int) -> str:
-    """The state letter of a process in ``/proc`` (``T``: stopped)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+def group_stopped(pgid: int) -> bool:
+    """Whether every process of the job's group is stopped (``T``), counting a shell
+    that waits in ``D`` for a vforked child the stop caught before its exec."""
+    states = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[2]) == pgid:
+            states.append(fields[0])
+    return "T" in states and all(state in "TtD" for state in states)
 
 
 def test_a_suspend_sent_at_once_is_not_lost(tmp_path: Path) -> None:
@@ -121,7 +130,7 @@ def test_a_suspend_sent_at_once_is_not_lost(tmp_path: Path) -> None:
     shepherd = tmp_path / "agent" / "jobs" / key / "shepherd.json"
     wait_until(lambda: (read_json(shepherd) or {}).get("pid"))
     pid = (read_json(shepherd) or {})["pid"]
-    wait_until(lambda: job_state(pid) == "T")
+    wait_until(lambda: group_stopped(pid))
     jobs.cancel(key, "done")
     assert ended(jobs, key)["state"] == "CANCELLED"
 
