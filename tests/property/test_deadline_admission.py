@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies import POLICIES
+from berth.core.policies import policy_class
 from berth.core.policies.deadline import DeadlinePolicy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
@@ -49,7 +49,7 @@ def _snapshot(policy: DeadlinePolicy) -> tuple[object, ...]:
 
 
 def _recording(name: str) -> type[DeadlinePolicy]:
-    base = POLICIES[name]
+    base = policy_class(name)
     assert isinstance(base, type)
     assert issubclass(base, DeadlinePolicy)
 

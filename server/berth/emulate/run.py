@@ -12,12 +12,10 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from berth.core.policies import Policy, make_policy
-from berth.core.policies.nodes import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.metrics import summarize
 from berth.emulate.replay import JobRecord, replay
 from berth.emulate.scenario import Scenario
-from berth.emulate.slicing import by_month
 from berth.emulate.workload import TraceJob, Workload
 
 ProgressFactory = Callable[[str, int], AbstractContextManager[Callable[[int], None] | None]]
@@ -70,6 +68,8 @@ def run_jobs(
     ``capacity``, or on named ``nodes`` (the node planner) when given."""
     policy: Policy
     if nodes:
+        from berth.core.policies.nodes import make_node_policy  # only for node clusters
+
         policy = make_node_policy(policy_name, nodes, **(policy_options or {}))
     else:
         policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
@@ -96,6 +96,8 @@ def emulate(
         return [run_jobs(jobs, policy_name, cluster, "all", progress, policy_options, nodes)]
     if slice_by != "month":
         raise ValueError(f"--slice must be 'month', got {slice_by!r}")
+    from berth.emulate.slicing import by_month  # loads zoneinfo: only when slicing
+
     sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
     return [
         run_jobs(part, policy_name, cluster, month, progress, policy_options, nodes)

@@ -1,7 +1,8 @@
 """``berth emulate`` and ``berth demo``: replay a workload through a policy and report.
 
 Imported only when one of these commands runs (see :mod:`berth.runtime.main`); it loads
-the emulator and tqdm, never the daemon's web or database stack.
+the emulator (and tqdm when a progress bar is shown), never the daemon's web or
+database stack.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-
-from tqdm import tqdm
 
 from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
 from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
@@ -26,6 +25,8 @@ from berth.runtime.main import DEMO_TRACE, POLICY_FLAGS, find_shared_trace, node
 def _tqdm_progress(enabled: bool) -> ProgressFactory:
     @contextmanager
     def factory(label: str, total: int) -> Iterator[Callable[[int], None] | None]:
+        from tqdm import tqdm  # costs ~40 ms to import: only when a bar is shown
+
         with tqdm(
             total=total, desc=f"replay {label}", unit="job", delay=1.0, file=sys.stderr,
             disable=not enabled, leave=False,

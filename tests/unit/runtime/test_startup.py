@@ -15,9 +15,9 @@ from berth.emulate.samples import KTH_SAMPLE
 DAEMON_STACK = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "pydantic", "httpx")
 
 
-def _modules_after(argv: list[str]) -> tuple[set[str], str]:
-    """Top-level packages loaded by ``berth ARGV`` run in a fresh interpreter, and what
-    the command printed."""
+def _modules_after(argv: list[str], whole_names: bool = False) -> tuple[set[str], str]:
+    """Top-level packages (or, with ``whole_names``, modules) loaded by ``berth ARGV`` run
+    in a fresh interpreter, and what the command printed."""
     script = (
         "import json, sys\n"
         "from berth.runtime.main import main\n"
@@ -25,7 +25,8 @@ def _modules_after(argv: list[str]) -> tuple[set[str], str]:
         f"    main({argv!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+        f"names = {{m if {whole_names!r} else m.split('.')[0] for m in sys.modules}}\n"
+        "print(json.dumps(sorted(names)), file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
@@ -55,6 +56,16 @@ def test_help_loads_neither_the_policies_nor_tqdm() -> None:
     loaded, _ = _modules_after(["--help"])
     assert "tqdm" not in loaded
     assert "http" not in loaded  # the client's HTTP code loads with a client command
+
+
+def test_a_replay_loads_only_its_policy_and_no_progress_bar_it_does_not_show() -> None:
+    argv = ["emulate", str(KTH_SAMPLE), "--policy", "easy", "--no-progress"]
+    loaded, printed = _modules_after(argv, whole_names=True)
+    assert "400" in printed
+    assert "berth.core.policies.easy" in loaded  # the probe sees the policy it ran
+    unused = {"tqdm", "berth.core.policies.slack", "berth.core.policies.deadline",
+              "berth.core.policies.nodes", "zoneinfo", "statistics"}  # fmt: skip
+    assert loaded.isdisjoint(unused), sorted(loaded & unused)
 
 
 def test_the_probe_sees_the_stack_when_a_command_loads_it() -> None:

@@ -1,31 +1,29 @@
 """Scheduling policies behind one interface, registered under short names.
 
 ``make_policy("easy", space)`` builds a policy by name; :data:`POLICIES` lists them.
+A policy's module is imported only when it is built, so a replay under EASY never loads
+the deadline or slack policies (``berth emulate`` starts faster).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from importlib import import_module
+from typing import cast
 
 from berth.core.catalog import POLICY_NAMES, POLICY_OPTIONS
 from berth.core.policies.base import Policy, QueuePolicy
-from berth.core.policies.conservative import Conservative
-from berth.core.policies.easy import Easy
-from berth.core.policies.fcfs import Fcfs
-from berth.core.policies.mrt import Mrt
-from berth.core.policies.msb import Msb
-from berth.core.policies.qops import Qops
-from berth.core.policies.slack import SlackBackfilling
 from berth.core.resources import ResourceSpace
 
-POLICIES: dict[str, Callable[..., QueuePolicy]] = {
-    "fcfs": Fcfs,
-    "easy": Easy,
-    "conservative": Conservative,
-    "qops": Qops,
-    "msb": Msb,
-    "mrt": Mrt,
-    "slack": SlackBackfilling,
+#: Each policy's name -> (module under ``berth.core.policies``, class).
+POLICIES: dict[str, tuple[str, str]] = {
+    "fcfs": ("fcfs", "Fcfs"),
+    "easy": ("easy", "Easy"),
+    "conservative": ("conservative", "Conservative"),
+    "qops": ("qops", "Qops"),
+    "msb": ("msb", "Msb"),
+    "mrt": ("mrt", "Mrt"),
+    "slack": ("slack", "SlackBackfilling"),
 }
 assert tuple(POLICIES) == POLICY_NAMES, "the catalogue and the registry list the same policies"
 
@@ -56,7 +54,16 @@ def make_policy(name: str, space: ResourceSpace, **options: object) -> QueuePoli
     problem = policy_problem(name, options)
     if problem is not None:
         raise ValueError(problem[1])
-    return POLICIES[name](space, **options)
+    return policy_class(name)(space, **options)
+
+
+def policy_class(name: str) -> Callable[..., QueuePolicy]:
+    """The class registered as ``name``, its module imported now."""
+    module, attribute = POLICIES[name]
+    return cast(
+        "Callable[..., QueuePolicy]",
+        getattr(import_module(f"berth.core.policies.{module}"), attribute),
+    )
 
 
 __all__ = [
@@ -66,5 +73,6 @@ __all__ = [
     "Policy",
     "QueuePolicy",
     "make_policy",
+    "policy_class",
     "policy_problem",
 ]
