@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from berth.emulate.traces import read_workload
+from berth.emulate.traces import read_workload, swf
 from berth.emulate.workload import Workload, WorkloadError
 
 GOOD_SWF = (
@@ -131,3 +131,55 @@ def test_berth_emulate_answers_a_hostile_file_with_a_message(
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith(f"berth emulate: {path}:"), done.stderr
+
+
+# The SWF reader's fast path (whole file, one regular expression) and its careful path
+# (line by line) must read every file the same: the fast one may only decline.
+# Mostly whole numbers (so most lines take the fast path), sometimes a word that the
+# fast path must decline or read exactly as int() does.
+odd_swf_words = st.sampled_from(["-1.00", "007", "1_0", "+4", "x", ";", "\x00"])
+plain_swf_words = st.integers(-5, 10**7).map(str)
+gaps = st.sampled_from([" ", "  ", "\t", " \t"])
+
+
+@st.composite
+def plain_swf_lines(draw: st.DrawFn) -> str:
+    """A line of 18 words (a job line; sometimes 17 or 19) with varied gaps."""
+    count = draw(st.sampled_from([18] * 6 + [17, 19]))
+    words = draw(st.lists(plain_swf_words, min_size=count, max_size=count))
+    if draw(st.integers(0, 3)) == 0:
+        words[draw(st.integers(0, count - 1))] = draw(odd_swf_words)
+    spaced = [draw(gaps) + word for word in words]
+    if draw(st.integers(0, 7)) == 0:
+        spaced[draw(st.integers(0, count - 1))] = "\x0c" + words[0]  # str.split() splits
+    return "".join(spaced) + draw(st.sampled_from(["", " ", "\t"]))
+
+
+swf_texts = st.tuples(
+    st.lists(plain_swf_lines() | st.sampled_from(["; MaxProcs: 8", " ; Note: x", "\x0c;", "", "  "]),
+             max_size=8),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+).map(lambda parts: parts[1].join(parts[0]) + parts[1])  # fmt: skip
+
+
+@FUZZ
+@given(text=swf_texts)
+def test_the_fast_swf_path_reads_what_the_careful_one_reads(text: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = write(Path(folder), "t.swf", text.encode())
+        fast = swf._fast_rows(text)
+        try:
+            careful: tuple[list[str], list[swf.Row]] | str = swf._careful_rows(path)
+        except WorkloadError as error:
+            careful = str(error)
+        if fast is not None:
+            assert fast == careful
+
+
+def test_the_fast_swf_path_takes_a_cleaned_archive_trace_whole(tmp_path: Path) -> None:
+    text = "; MaxProcs: 100\n" + GOOD_SWF * 3 + "  3 20 0 30 2 -1 -1 2 60 -1 1 8 1 1 1 -1 -1 -1\t\n"
+    path = write(tmp_path, "t.swf", text.encode())
+    fast = swf._fast_rows(text)
+    assert fast is not None, "plain whole numbers take the fast path"
+    assert fast == swf._careful_rows(path)
+    assert swf._fast_rows(text.replace(" 60 4 ", " 60.0 4 ", 1)) is None, "a float: careful"

@@ -17,6 +17,15 @@ if TYPE_CHECKING:
 
 #: Runtime estimates (and runtimes) are clamped to at least this many seconds.
 MIN_DURATION = 1
+#: The priority of a job that has none: one empty mapping shared by all of them (a replay
+#: of a quarter-million-job trace would otherwise hold as many empty dicts). Typed as a
+#: read-only Mapping, which the type checker holds every user to; a plain dict, so that
+#: copies, pickles and JSON treat it as any other.
+NO_PRIORITY: Mapping[str, float] = {}
+
+
+def _no_priority() -> Mapping[str, float]:
+    return NO_PRIORITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +43,7 @@ class Job:
     resources: Mapping[str, int]
     deadline: int | None = None
     user: str | None = None
-    priority: Mapping[str, float] = field(default_factory=dict)
+    priority: Mapping[str, float] = field(default_factory=_no_priority)
     #: On a node cluster: slots, node count and exclusivity (``None``: derived from
     #: ``resources`` by :func:`berth.core.nodes.shape_of`).
     shape: Shape | None = None

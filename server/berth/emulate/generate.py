@@ -68,7 +68,7 @@ def extend_to_k(
                 fraction = min(rng.expovariate(1.0 / EXPONENTIAL_MEAN), 1.0)
             requirements[name] = max(1, math.ceil(fraction * size))
         job = dataclasses.replace(trace_job.job, resources=requirements)
-        result.append(dataclasses.replace(trace_job, job=job, swf_fields=None))
+        result.append(dataclasses.replace(trace_job, job=job, swf_line=None))
     return result
 
 

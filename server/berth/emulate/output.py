@@ -28,12 +28,12 @@ def write_swf(records: Iterable[JobRecord], stream: TextIO, header: Sequence[str
     for line in header:
         stream.write(line + "\n")
     for record in records:
-        fields = list(record.swf_fields) if record.swf_fields else ["-1"] * 18
+        fields = record.swf_line.split() if record.swf_line else ["-1"] * 18
         fields[0] = str(record.id)
         fields[1] = str(record.submit)
         # SWF knows processors only: other resources of a K-resource job are not written.
         processors = str(record.resources.get("cpus", -1))
-        if record.swf_fields is None:
+        if record.swf_line is None:
             fields[7] = processors
             fields[8] = str(record.estimate)
         if record.start is None:

@@ -34,7 +34,7 @@ class JobRecord:
     guarantee: int | None
     status: str  # "completed" | "killed" | "rejected" (| "queued" if the replay was cut)
     reason: str
-    swf_fields: tuple[str, ...] | None = None
+    swf_line: str | None = None
     deadline: int | None = None
     promised_completion: int | None = None
     priority: Mapping[str, float] = field(default_factory=dict)
@@ -82,7 +82,6 @@ def replay(
     dry run of live state): they end then, and have no record of their own.
     """
     records: dict[int, JobRecord] = {}
-    trace_of: dict[int, TraceJob] = {}
     ends: list[tuple[int, int]] = list(running_ends)  # (end time, job id)
     heapq.heapify(ends)
     total = len(jobs)
@@ -105,24 +104,13 @@ def replay(
             trace_job = jobs[cursor]
             cursor += 1
             job = trace_job.job
-            trace_of[job.id] = trace_job
             decision = timeline.arrive(job, now)
-            record = JobRecord(
-                id=job.id,
-                submit=job.submit,
-                start=None,
-                end=None,
-                resources=job.resources,
-                estimate=job.estimate,
-                runtime=trace_job.runtime,
-                guarantee=None,
-                status="queued",
-                reason="",
-                swf_fields=trace_job.swf_fields,
-                deadline=job.deadline,
-                priority=job.priority,
-            )
-            if isinstance(decision, Reject):
+            record = JobRecord(job.id, job.submit, None, None, job.resources, job.estimate,
+                               trace_job.runtime, None, "queued", "", trace_job.swf_line,
+                               job.deadline, None, job.priority)  # fmt: skip
+            if decision is None:
+                pass  # queued without a promise (fcfs, easy)
+            elif isinstance(decision, Reject):
                 record.status = "rejected"
                 record.reason = decision.reason
             elif isinstance(decision, Reserve):

@@ -130,7 +130,7 @@ def scale_load(jobs: list[TraceJob], load: float, method: str, seed: int) -> lis
         source = jobs[rng.randrange(len(jobs))]
         submit = rng.randint(first, last)
         copy = dataclasses.replace(source.job, id=next_id + offset, submit=submit)
-        extra.append(dataclasses.replace(source, job=copy, swf_fields=None))
+        extra.append(dataclasses.replace(source, job=copy, swf_line=None))
     return sorted([*jobs, *extra], key=lambda t: (t.job.submit, t.job.id))
 
 

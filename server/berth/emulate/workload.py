@@ -2,7 +2,7 @@
 
 :class:`TraceJob` pairs the core's :class:`~berth.core.model.Job` (what the scheduler may
 know) with what only the emulator knows: the real runtime and, for SWF traces, the
-original 18 fields. :class:`Workload` also carries the capacity the trace declares, the
+original line. :class:`Workload` also carries the capacity the trace declares, the
 jobs the reader skipped and why, and the trace's time origin and zone (for slicing by
 calendar month).
 """
@@ -25,7 +25,7 @@ class TraceJob:
 
     job: Job
     runtime: int
-    swf_fields: tuple[str, ...] | None = None
+    swf_line: str | None = None
 
 
 @dataclass(slots=True)

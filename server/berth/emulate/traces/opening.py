@@ -21,6 +21,20 @@ def open_text(path: str | Path) -> TextIO:
     return open(path, encoding="utf-8", errors="replace")
 
 
+def read_text(path: str | Path) -> str:
+    """The whole text of ``path`` at once (gunzipped by its ``.gz`` suffix); a damaged
+    compressed file raises :class:`WorkloadError` (without a line: :func:`reading` finds
+    it)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+        if str(path).endswith(".gz"):
+            data = gzip.decompress(data)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise WorkloadError(f"{path}: the compressed file is damaged ({error})") from None
+    return data.decode("utf-8", errors="replace")
+
+
 @contextmanager
 def reading(path: str | Path) -> Iterator[Iterator[tuple[int, str]]]:
     """``(line number, line)`` of ``path``; a file that breaks off raises
