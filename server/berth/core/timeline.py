@@ -75,8 +75,8 @@ class Timeline(Generic[P]):
     def next_instant(self, known: Iterable[int | None]) -> int | None:
         """The next instant to apply: the earliest of ``known`` times (next arrival, next
         end, ...; ``None`` entries are ignored) and the policy's own wake-up."""
-        times = [t for t in known if t is not None]
-        wake = self.policy.next_wakeup()
-        if wake is not None:
-            times.append(wake)
-        return min(times, default=None)
+        earliest = self.policy.next_wakeup()
+        for time in known:
+            if time is not None and (earliest is None or time < earliest):
+                earliest = time
+        return earliest

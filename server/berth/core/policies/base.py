@@ -169,6 +169,9 @@ class QueuePolicy:
         self.free = space.packed_capacity
         self.waiting: dict[int, Waiting] = {}
         self.running: dict[int, Running] = {}
+        #: Bumped whenever the running set or the queue loses a job: a pass may reuse
+        #: what it computed at the same version (EASY's shadow time).
+        self.version = 0
 
     def admit(self, job: Job) -> Waiting | Reject:
         """Validate ``job`` against the cluster: a queue entry, or a rejection with reason."""
@@ -183,6 +186,7 @@ class QueuePolicy:
         """Move ``entry`` from the queue to the running set at ``now``."""
         job = entry.job
         del self.waiting[job.id]
+        self.version += 1
         self.free -= entry.demand
         self.running[job.id] = Running(job.id, entry.demand, now, now + job.estimate)
         return Start(job.id, now, reason)
@@ -190,6 +194,7 @@ class QueuePolicy:
     def finish(self, job_id: int) -> Running:
         """Remove a running job and return its resources to the free vector."""
         done = self.running.pop(job_id)
+        self.version += 1
         self.free += done.demand
         return done
 
@@ -222,6 +227,7 @@ class QueuePolicy:
         cluster's schedulable capacity, such as a draining node). The pool ignores
         ``placement`` (what it holds per node)."""
         demand = self.space.pack(job.resources if held is None else held)
+        self.version += 1
         self.free -= demand
         self.running[job.id] = Running(job.id, demand, start, start + job.estimate)
 
@@ -238,7 +244,10 @@ class QueuePolicy:
 
     def withdraw(self, job_id: int, now: int) -> bool:
         """Remove a waiting job (cancelled or held); whether it was waiting."""
-        return self.waiting.pop(job_id, None) is not None
+        if self.waiting.pop(job_id, None) is None:
+            return False
+        self.version += 1
+        return True
 
     def planned_start(self, job_id: int) -> int | None:
         """The reserved start of a waiting job, or ``None`` (not waiting, or no plan)."""

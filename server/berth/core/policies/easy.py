@@ -8,14 +8,23 @@ queue in order and start every job that fits in what is free now and either ends
 shadow or fits within the extra (which it then consumes). The head's reservation is
 never delayed; other queued jobs may be, without bound, so EASY makes no promises.
 Pure: time is an argument, no I/O.
+
+A pass that starts nothing is remembered: until a job starts, ends or leaves the queue,
+the head, its shadow time and the extra resources stay the same, and every job that did
+not fit then still does not (time only moves on), so the next pass computes no shadow
+and looks only at the jobs that arrived since (first fit). A replay spends most of its
+instants on such passes.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Mapping
 from itertools import islice
 
 from berth.core.decisions import Start
-from berth.core.policies.base import Waiting
+from berth.core.model import Job
+from berth.core.policies.base import Running, Waiting
 from berth.core.policies.fcfs import Fcfs
 from berth.core.resources import ResourceSpace
 from berth.core.selection import Selector
@@ -34,22 +43,74 @@ class Easy(Fcfs):
     def __init__(self, space: ResourceSpace, selection: str = "ff") -> None:
         super().__init__(space)
         self.selector = Selector(space, selection)
+        #: The last pass that started nothing: (version, head id), its (shadow, extra)
+        #: if it needed them, and the id of the last job it looked at.
+        self._idle_pass: tuple[int, int] | None = None
+        self._idle_shadow: tuple[int, int] | None = None  # None: not needed then
+        self._idle_last = 0
+        #: (expected end, job id) of the running jobs, sorted: the shadow time's walk.
+        self._by_end: list[tuple[int, int]] = []
+
+    def launch(self, entry: Waiting, now: int, reason: str) -> Start:
+        start = super().launch(entry, now, reason)
+        insort(self._by_end, (now + entry.job.estimate, entry.job.id))
+        return start
+
+    def finish(self, job_id: int) -> Running:
+        done = super().finish(job_id)
+        del self._by_end[bisect_left(self._by_end, (done.expected_end, job_id))]
+        return done
+
+    def adopt_running(
+        self,
+        job: Job,
+        start: int,
+        now: int,
+        held: Mapping[str, int] | None = None,
+        placement: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> None:
+        super().adopt_running(job, start, now, held, placement)
+        insort(self._by_end, (self.running[job.id].expected_end, job.id))
 
     def schedule(self, now: int) -> list[Start]:
         started = self.start_heads(now)
         if len(self.waiting) < 2:
             return started
         head = next(iter(self.waiting.values()))
-        shadow, extra = self.shadow(head.demand)
         if self.selector.rule != "ff":
+            shadow, extra = self.shadow(head.demand)
             started.extend(self._backfill_by_selection(now, shadow, extra))
-            return started
+        else:
+            started.extend(self._backfill_first_fit(now, head))
+        return started
+
+    def _backfill_first_fit(self, now: int, head: Waiting) -> list[Start]:
+        """Start, in queue order, every job that fits now and ends by the shadow or fits
+        in the extra (consuming it)."""
+        candidates: Iterable[Waiting]
+        found: tuple[int, int] | None = None
+        if self._idle_pass == (self.version, head.job.id):
+            found = self._idle_shadow
+            candidates = self._arrived_after(self._idle_last)
+        else:
+            candidates = islice(self.waiting.values(), 1, None)
         guard = self.guard
         free = self.free
+        # Free room only shrinks during the scan, and so does the extra: a job that fails
+        # a test now fails it later in the scan. Filtering first runs at C speed over a
+        # long queue, and the shadow is found only when some job fits.
+        room = free | guard
+        fitting = [entry for entry in candidates if (room - entry.demand) & guard == guard]
+        if fitting and found is None:
+            found = self.shadow(head.demand)
+        shadow, extra = found or (0, 0)
+        spare, latest = extra | guard, shadow - now
         chosen: list[tuple[Waiting, str]] = []
-        for entry in islice(self.waiting.values(), 1, None):
-            if free == 0:
-                break
+        for entry in [
+            entry
+            for entry in fitting
+            if entry.job.estimate <= latest or (spare - entry.demand) & guard == guard
+        ]:
             demand = entry.demand
             if ((free | guard) - demand) & guard != guard:
                 continue
@@ -63,8 +124,26 @@ class Easy(Fcfs):
             else:
                 continue
             free -= demand
-        started.extend(self.launch(entry, now, reason) for entry, reason in chosen)
-        return started
+            if free == 0:
+                break
+        if not chosen:
+            self._idle_pass = (self.version, head.job.id)
+            self._idle_shadow = found
+            self._idle_last = next(reversed(self.waiting))
+            return []
+        self._idle_pass = None
+        return [self.launch(entry, now, reason) for entry, reason in chosen]
+
+    def _arrived_after(self, job_id: int) -> list[Waiting]:
+        """The waiting jobs queued after ``job_id``, in queue order (``job_id`` is still
+        queued: nothing left the queue since, or the version would have moved)."""
+        arrived: list[Waiting] = []
+        for entry in reversed(self.waiting.values()):
+            if entry.job.id == job_id:
+                break
+            arrived.append(entry)
+        arrived.reverse()
+        return arrived
 
     def _backfill_by_selection(self, now: int, shadow: int, extra: int) -> list[Start]:
         """Backfill with BL or BB: the best-scoring eligible job first, until none is left."""
@@ -106,12 +185,13 @@ class Easy(Fcfs):
         """
         guard = self.guard
         available = self.free
-        by_end = sorted(self.running.values(), key=lambda r: r.expected_end)
+        by_end = self._by_end
+        running = self.running
         i, n = 0, len(by_end)
         while i < n:
-            moment = by_end[i].expected_end
-            while i < n and by_end[i].expected_end == moment:
-                available += by_end[i].demand
+            moment = by_end[i][0]
+            while i < n and by_end[i][0] == moment:
+                available += running[by_end[i][1]].demand
                 i += 1
             if ((available | guard) - head_demand) & guard == guard:
                 return moment, available - head_demand
