@@ -317,6 +317,8 @@ class Agent:
         finally:
             self.stopping.set()
             watcher.join(timeout=2)
+            with self.lock:
+                self.jobs.close()  # the launcher leaves; the jobs run on
 
 
 def _error(answer: Any) -> dict[str, Any]:

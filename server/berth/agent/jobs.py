@@ -15,7 +15,9 @@ or repeated order can never start them again.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import select
 import shutil
 import signal
 import time
@@ -23,8 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from berth.agent.launcher import Launcher
 from berth.agent.proc import alive, read_json, write_json
 from berth.agent.shepherd import spawn
+
+log = logging.getLogger("berth.agent")
 
 #: Seconds a directory may lack ``shepherd.json`` before its shepherd counts as lost
 #: (the shepherd writes it first thing; this covers a slow start only).
@@ -38,13 +43,34 @@ def job_key(job_id: int, attempt: int) -> str:
     return f"{job_id}.{attempt}"
 
 
-def _reaped(pid: int) -> bool:
-    """Whether our child ``pid`` has exited (and is now reaped)."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
+@dataclass(slots=True)
+class ShepherdHandle:
+    """A shepherd this agent started: its pid and a pidfd of it (which names that
+    process for good, so it is signalled and watched with no race against a reused
+    pid). ``own``: the agent forked it itself (then it reaps it)."""
+
+    pid: int
+    pidfd: int
+    own: bool = False
+
+    def exited(self, wait: float = 0.0) -> bool:
+        """Whether it has exited (waiting up to ``wait`` seconds); reaped if ours."""
+        if not select.select([self.pidfd], [], [], wait)[0]:
+            return False
+        if self.own:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
         return True
-    return done != 0
+
+    def send(self, sig: signal.Signals) -> bool:
+        try:
+            signal.pidfd_send_signal(self.pidfd, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def close(self) -> None:
+        os.close(self.pidfd)
 
 
 @dataclass(slots=True)
@@ -86,8 +112,9 @@ class LocalJobs:
         if self.ledger_path.exists():
             self.acknowledged = set(self.ledger_path.read_text().split())
         self.jobs: dict[str, LocalJob] = {}
-        #: Shepherds this agent forked (its children until they exit): key -> pid.
-        self._children: dict[str, int] = {}
+        #: Shepherds this agent started, until they exit: key -> shepherd.
+        self._children: dict[str, ShepherdHandle] = {}
+        self._launcher = Launcher()
         self._created: dict[str, float] = {}
         for entry in sorted(self.root.iterdir()):
             job_id, dot, attempt = entry.name.partition(".")
@@ -150,10 +177,19 @@ class LocalJobs:
         jobdir.mkdir(exist_ok=True)
         # Processes die with the host, so what describes them need not wait for the disk.
         write_json(jobdir / "spec.json", spec, durable=False)
-        self._children[key] = spawn(jobdir)
+        self._children[key] = self._spawn(jobdir)
         self._created[key] = time.time()
         gpus = tuple(spec.get("gpus") or ())
         self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus)
+
+    def _spawn(self, jobdir: Path) -> ShepherdHandle:
+        """A shepherd for ``jobdir``, from the launcher (or forked here if it cannot)."""
+        try:
+            return ShepherdHandle(*self._launcher.spawn(jobdir))
+        except OSError as error:
+            log.warning("launcher: %s; forking the shepherd from the agent", error)
+            pid = spawn(jobdir)
+            return ShepherdHandle(pid, os.pidfd_open(pid), own=True)
 
     def refuse(self, job_id: int, attempt: int, reason: str) -> None:
         """Record an order that cannot run here as ended ``FAILED`` with ``reason``."""
@@ -173,19 +209,19 @@ class LocalJobs:
         job = self.jobs.get(key)
         if job is None or job.ended is not None:
             return False
+        child = self._children.get(key)
+        if child is not None:  # started here: its pidfd, even before shepherd.json
+            if reason:
+                (job.jobdir / "cancel").write_text(reason)
+            return child.send(sig)
         if job.shepherd is None:
             job.shepherd = read_json(job.jobdir / "shepherd.json")
-        if job.shepherd is not None:
-            pid, verified = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
-        elif key in self._children:
-            # Our own shepherd before it wrote shepherd.json (the job may already run):
-            # an unreaped child's pid cannot have been reused.
-            pid, verified = self._children[key], None
-        else:
+        if job.shepherd is None:
             return False
+        pid, verified = job.shepherd["shepherd_pid"], job.shepherd.get("shepherd_ticks")
         if reason:
             (job.jobdir / "cancel").write_text(reason)
-        if job.shepherd is not None and not alive(pid, verified):
+        if not alive(pid, verified):
             return False
         try:
             os.kill(pid, sig)
@@ -225,15 +261,18 @@ class LocalJobs:
             self.ledger_path.write_text(write_text)
         for key in fresh:
             job = self.jobs.pop(key)
-            self._children.pop(key, None)
+            child = self._children.pop(key, None)
+            if child is not None:
+                child.close()
             self._created.pop(key, None)
             shutil.rmtree(job.jobdir, ignore_errors=True)
 
     # ------------------------------------------------------------------ watching
     def refresh(self) -> list[str]:
         """Look for ends; the keys of jobs that ended since the last call."""
-        for key, pid in list(self._children.items()):
-            if _reaped(pid):  # our own shepherds: no zombies
+        for key, child in list(self._children.items()):
+            if child.exited():
+                child.close()
                 del self._children[key]
         newly: list[str] = []
         for job in self.jobs.values():
@@ -247,14 +286,15 @@ class LocalJobs:
         return newly
 
     def close(self) -> None:
-        """Reap the shepherds whose jobs have ended (they exit right after writing the end)."""
-        for key, pid in list(self._children.items()):
+        """Let the shepherds whose jobs have ended exit (they do right after writing the
+        end), stop the launcher, and let go of the rest (they keep running)."""
+        for key, child in list(self._children.items()):
             job = self.jobs.get(key)
             if job is not None and job.ended is not None:
-                deadline = time.monotonic() + 5
-                while not _reaped(pid) and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                del self._children[key]
+                child.exited(wait=5)
+            child.close()
+            del self._children[key]
+        self._launcher.close()
 
     def running(self) -> list[str]:
         return [k for k, j in self.jobs.items() if j.ended is None]

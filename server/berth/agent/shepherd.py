@@ -1,9 +1,10 @@
 """The shepherd: one small process per job that starts it, watches it and records its end.
 
-The agent forks the shepherd (:func:`spawn`) into a session of its own, so the shepherd
-(and the job) outlive an agent that dies or restarts; forking the already-loaded agent
-costs about a millisecond where starting a new interpreter costs tens (``python -m
-berth.agent.shepherd JOBDIR`` does the same by hand). The shepherd reads
+The agent's launcher (:mod:`berth.agent.launcher`) forks the shepherd (:func:`spawn`)
+into a session of its own, so the shepherd (and the job) outlive an agent that dies or
+restarts; forking an already-loaded process costs a few milliseconds where starting a
+new interpreter costs tens (``python -m berth.agent.shepherd JOBDIR`` does the same by
+hand). The shepherd reads
 ``JOBDIR/spec.json``, starts the command in a new process group, records
 ``JOBDIR/shepherd.json`` (its own and the job's pid with their start times, so a reused
 pid is never mistaken for them), then waits for one of:
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import signal
 import subprocess
@@ -83,6 +85,11 @@ class Shepherd:
         self.started_at = 0.0
         self.suspended_since: float | None = None
         self.suspended_total = 0.0
+        #: Signals delivered while they were not blocked (as the job started), in order.
+        self.caught: list[int] = []
+
+    def _catch(self, number: int, _frame: object) -> None:
+        self.caught.append(number)
 
     # ------------------------------------------------------------------ start
     def _start(self) -> str | None:
@@ -100,11 +107,11 @@ class Shepherd:
             for handle in {stdout, stderr}:
                 os.fchown(handle.fileno(), spec["uid"], spec["gid"])
 
-        def in_child() -> None:
-            # The job gets the default signal mask and a process group of its own.
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
-            os.setpgid(0, 0)
-
+        # The job must start with the default signal mask, which it inherits: the
+        # watched signals are unblocked for the moment of the start only (one caught
+        # then is kept by _caught and handled first). No Python runs in the child
+        # (no preexec_fn), so the start needs no fork of this whole interpreter.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
         try:
             process = subprocess.Popen(
                 ["/bin/sh", "-c", spec["command"]],
@@ -113,7 +120,7 @@ class Shepherd:
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
-                preexec_fn=in_child,
+                process_group=0,
                 user=spec.get("uid"),
                 group=spec.get("gid"),
                 extra_groups=spec.get("groups"),
@@ -122,6 +129,7 @@ class Shepherd:
         except OSError as error:
             return f"cannot start the command: {error}"
         finally:
+            signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
             stdout.close()
             if stderr is not stdout:
                 stderr.close()
@@ -204,6 +212,10 @@ class Shepherd:
 
     def watch(self) -> tuple[str, str]:
         """Wait for the job's end; ``(state, reason)``."""
+        self._reap()  # a SIGCHLD while the start had signals unblocked is not queued
+        for number in self.caught:
+            if (ended := self._on_signal(number)) is not None:
+                return ended
         while self.status is None:
             timeout = max(self._run_left(), 0.0) if self.suspended_since is None else None
             if timeout == 0.0:
@@ -216,21 +228,8 @@ class Shepherd:
             )
             if info is None:
                 continue  # the time limit: handled at the top of the loop
-            number = info.si_signo
-            if number == signal.SIGCHLD:
-                self._reap()
-            elif number == signal.SIGUSR1 and self.suspended_since is None:
-                _signal_group(self.pid, signal.SIGSTOP)
-                self.suspended_since = time.time()
-            elif number == signal.SIGUSR2 and self.suspended_since is not None:
-                _signal_group(self.pid, signal.SIGCONT)
-                self.suspended_total += time.time() - self.suspended_since
-                self.suspended_since = None
-            elif number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                reason_file = self.jobdir / "cancel"
-                reason = reason_file.read_text().strip() if reason_file.exists() else ""
-                self._end()
-                return "CANCELLED", reason or "cancelled"
+            if (ended := self._on_signal(info.si_signo)) is not None:
+                return ended
         status = self.status
         if status == 0:
             return "COMPLETED", "exited with status 0"
@@ -238,8 +237,33 @@ class Shepherd:
             return "FAILED", f"exited with status {status}"
         return "FAILED", f"killed by signal {signal.Signals(-status).name}"
 
+    def _on_signal(self, number: int) -> tuple[str, str] | None:
+        """Act on one watched signal; the job's end if it ends it (a cancel)."""
+        if number == signal.SIGCHLD:
+            self._reap()
+        elif number == signal.SIGUSR1 and self.suspended_since is None:
+            _signal_group(self.pid, signal.SIGSTOP)
+            self.suspended_since = time.time()
+        elif number == signal.SIGUSR2 and self.suspended_since is not None:
+            _signal_group(self.pid, signal.SIGCONT)
+            self.suspended_total += time.time() - self.suspended_since
+            self.suspended_since = None
+        elif number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            reason_file = self.jobdir / "cancel"
+            reason = reason_file.read_text().strip() if reason_file.exists() else ""
+            self._end()
+            return "CANCELLED", reason or "cancelled"
+        return None
+
     def run(self) -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+        # Blocked signals wait for watch(); these handlers only see the ones that come
+        # while the job starts, and keep them instead of dying of SIGUSR1 or SIGTERM.
+        for number in WATCHED - {signal.SIGCHLD}:
+            signal.signal(number, self._catch)
+        # Not the reaper of the process forked from (the launcher's): the job's exit
+        # status is Popen's to collect.
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _become_subreaper()
         problem = self._start()
         if problem is not None:
@@ -279,6 +303,9 @@ def spawn(jobdir: Path) -> int:
         return pid
     status = 1
     try:
+        # A collection would touch every object the agent holds and copy each page
+        # they sit on: the shepherd allocates little and lives as long as its job.
+        gc.disable()
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):

@@ -147,6 +147,7 @@ def test_a_restarted_agent_adopts_running_jobs_and_reports_lost_ones(tmp_path: P
     assert shepherd is not None
     os.kill(shepherd["shepherd_pid"], signal.SIGKILL)
     wait_until(lambda: not alive(shepherd["shepherd_pid"], shepherd["shepherd_ticks"]))
+    first.close()  # the agent is gone (its shepherds are not)
     second = LocalJobs(workdir)
     assert set(second.jobs) == {"1.0", "2.0"}
     assert ended(second, "1.0")["state"] == "COMPLETED"  # adopted, then ended normally
