@@ -123,6 +123,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "--partition", "-p", help="the partition to run in (default: the default partition)"
     )
     submit.add_argument(
+        "--account", "-A", help="the account its use is charged to (default: your user name)"
+    )
+    submit.add_argument(
         "--idempotency-key", help="retrying with the same key never creates two jobs"
     )
 
@@ -130,6 +133,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     common(queue)
     queue.add_argument("--state", help="only this state (PENDING, RUNNING, ...)")
     queue.add_argument("--user")
+    queue.add_argument("--account", "-A", help="only jobs charged to this account")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
 
     history = commands.add_parser(
@@ -138,11 +142,19 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     common(history)
     history.add_argument("--state", help="only this state (COMPLETED, FAILED, ...)")
     history.add_argument("--user")
+    history.add_argument("--account", "-A", help="only jobs charged to this account")
     history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
 
-    usage = commands.add_parser("usage", help="usage per user over a period (like sreport)")
+    usage = commands.add_parser(
+        "usage", help="usage per user or per account over a period (like sreport)"
+    )
     common(usage)
     usage.add_argument("--days", type=float, default=30, help="the last N days (30)")
+    usage.add_argument(
+        "--by", choices=("user", "account"), default="user", help="total per user (default) "
+        "or per account"
+    )  # fmt: skip
+    usage.add_argument("--account", "-A", help="only jobs charged to this account")
 
     show = commands.add_parser("show", help="one job, with its start-time answer")
     common(show)
@@ -233,6 +245,7 @@ def run_submit(args: argparse.Namespace) -> int:
             error=args.error,
             requeue=args.requeue or None,
             partition=args.partition,
+            account=args.account,
         )
     if args.json:
         print(to_json(answer, indent=2))
@@ -257,7 +270,7 @@ def run_queue(args: argparse.Namespace) -> int:
         jobs: list[dict[str, Any]] = []
         offset = 0
         while True:
-            page = client.jobs(state=args.state, user=args.user, limit=1000, offset=offset)
+            page = client.jobs(args.state, args.user, 1000, offset, account=args.account)
             jobs += page["jobs"]
             offset += len(page["jobs"])
             if offset >= page["total"] or not page["jobs"]:
@@ -293,7 +306,8 @@ def run_history(args: argparse.Namespace) -> int:
     before = None
     with client_of(args) as client:
         while len(jobs) < args.limit:
-            page = client.history(args.state, args.user, before, min(1000, args.limit - len(jobs)))
+            size = min(1000, args.limit - len(jobs))
+            page = client.history(args.state, args.user, before, size, account=args.account)
             jobs += page["jobs"]
             before = page["next_before"]
             if before is None:
@@ -301,7 +315,10 @@ def run_history(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(jobs, indent=2))
         return 0
-    print(f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':19} {'ELAPSED':>8} RESOURCES")
+    print(
+        f"{'JOBID':>7} {'NAME':12} {'USER':10} {'ACCOUNT':10} {'STATE':9} {'START':19} "
+        f"{'ELAPSED':>8} RESOURCES"
+    )
     for job in jobs:
         start, end = job["start_time"], job["end_time"]
         elapsed = span(end - start) if start is not None and end is not None else "-"
@@ -309,7 +326,8 @@ def run_history(args: argparse.Namespace) -> int:
         resources = ",".join(f"{k}={v}" for k, v in job["resources"].items())
         print(
             f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} "
-            f"{job['job_state']:9} {started:19} {elapsed:>8} {resources}"
+            f"{job.get('account', '')[:10]:10} {job['job_state']:9} {started:19} "
+            f"{elapsed:>8} {resources}"
         )
     return 0
 
@@ -318,16 +336,19 @@ def run_history(args: argparse.Namespace) -> int:
 def run_usage(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         now = client.schedule()["now"]
-        answer = client.usage(max(0, now - int(args.days * 86_400)))
+        since = max(0, now - int(args.days * 86_400))
+        answer = client.usage(since, by=args.by, account=args.account)
     if args.json:
         print(to_json(answer, indent=2))
         return 0
     print(f"usage from {when(answer['since'])} to {when(answer['until'])}")
-    names = sorted({k for row in answer["users"] for k in row if k.endswith("_seconds")})
-    print(f"{'USER':12} {'JOBS':>7} " + " ".join(f"{n[:-8].upper() + '-HOURS':>12}" for n in names))
-    for row in answer["users"]:
+    rows = answer[f"{args.by}s"]
+    names = sorted({k for row in rows for k in row if k.endswith("_seconds")})
+    hours_header = " ".join(f"{n[:-8].upper() + '-HOURS':>12}" for n in names)
+    print(f"{args.by.upper():12} {'JOBS':>7} {hours_header}")
+    for row in rows:
         hours = " ".join(f"{row.get(n, 0) / 3600:>12,.1f}" for n in names)
-        print(f"{row['user'][:12]:12} {int(row['jobs']):>7} {hours}")
+        print(f"{row[args.by][:12]:12} {int(row['jobs']):>7} {hours}")
     return 0
 
 

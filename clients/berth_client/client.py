@@ -131,7 +131,8 @@ class BerthClient:
     ) -> dict[str, Any]:
         """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
-        False}``). ``launch`` takes ``chdir``, ``output``, ``error`` and ``requeue``."""
+        False}``). ``launch`` takes ``chdir``, ``output``, ``error``, ``requeue``,
+        ``partition`` and ``account``."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
             "resources": resources,
@@ -164,13 +165,15 @@ class BerthClient:
         return result
 
     def jobs(
-        self, state: str | None = None, user: str | None = None, limit: int = 100, offset: int = 0
+        self,
+        state: str | None = None,
+        user: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        account: str | None = None,
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {"limit": limit, "offset": offset}
-        if state:
-            params["state"] = state
-        if user:
-            params["user"] = user
+        given = {"state": state, "user": user, "account": account}
+        params = {"limit": limit, "offset": offset} | _present(given)
         result: dict[str, Any] = self._call("GET", "/v1/jobs", params=params)
         return result
 
@@ -180,19 +183,25 @@ class BerthClient:
         user: str | None = None,
         before: int | None = None,
         limit: int = 100,
+        account: str | None = None,
     ) -> dict[str, Any]:
         """Stored jobs, newest first, finished ones included; ``next_before`` pages on."""
-        given = {"state": state, "user": user, "before": before}
-        params: dict[str, Any] = {"limit": limit} | {
-            k: v for k, v in given.items() if v is not None
-        }
+        given = {"state": state, "user": user, "account": account, "before": before}
+        params = {"limit": limit} | _present(given)
         result: dict[str, Any] = self._call("GET", "/v1/jobs/history", params=params)
         return result
 
-    def usage(self, since: int, until: int | None = None) -> dict[str, Any]:
-        """Per user: jobs that ended in ``[since, until)`` and resource-seconds."""
-        params: dict[str, Any] = {"since": since} | ({"until": until} if until else {})
-        return self._every("/v1/usage", "users", "user_total", params)
+    def usage(
+        self,
+        since: int,
+        until: int | None = None,
+        by: str = "user",
+        account: str | None = None,
+    ) -> dict[str, Any]:
+        """Per user or per account (``by``): jobs that ended in ``[since, until)`` and
+        resource-seconds; only ``account``'s jobs if given."""
+        params = {"since": since, "by": by} | _present({"until": until, "account": account})
+        return self._every("/v1/usage", f"{by}s", f"{by}_total", params)
 
     def job(self, job_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}")
@@ -239,3 +248,8 @@ class BerthClient:
     def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """An operator call, e.g. ``admin("POST", "nodes/node001/drain", {"reason": "..."})``."""
         return self._call(method, f"/v1/admin/{path}", json_body=body)
+
+
+def _present(params: dict[str, Any]) -> dict[str, Any]:
+    """The query parameters that were given (not ``None``)."""
+    return {key: value for key, value in params.items() if value is not None}

@@ -149,18 +149,23 @@ def test_history_lists_finished_jobs(
 ) -> None:
     auth = ["--url", daemon.url, "--token", ALICE]
     for name in ("first", "second"):
-        assert main(["submit", *auth, "-r", "cpus=1", "-t", "600", "-J", name]) == 0
+        charged = ["-A", "physics"] if name == "second" else []
+        assert main(["submit", *auth, "-r", "cpus=1", "-t", "600", "-J", name, *charged]) == 0
     assert main(["cancel", *auth, "1"]) == 0
     capsys.readouterr()
     assert main(["history", *auth]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split()[:4] == ["JOBID", "NAME", "USER", "STATE"]
-    assert [row.split()[:4] for row in table[1:]] == [
-        ["2", "second", "alice", "RUNNING"],
-        ["1", "first", "alice", "CANCELLED"],
+    assert table[0].split()[:5] == ["JOBID", "NAME", "USER", "ACCOUNT", "STATE"]
+    assert [row.split()[:5] for row in table[1:]] == [
+        ["2", "second", "alice", "physics", "RUNNING"],
+        ["1", "first", "alice", "alice", "CANCELLED"],
     ]
     assert main(["history", *auth, "--state", "CANCELLED", "--json"]) == 0
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [1]
+    assert main(["history", *auth, "--account", "physics", "--json"]) == 0
+    assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [2]
+    assert main(["queue", *auth, "-A", "physics", "--json"]) == 0
+    assert [j["job_id"] for j in json.loads(capsys.readouterr().out)["jobs"]] == [2]
 
 
 def test_usage_prints_hours_per_user(
@@ -175,3 +180,10 @@ def test_usage_prints_hours_per_user(
     assert lines[0].startswith("usage from ")
     assert lines[1].split() == ["USER", "JOBS", "CPUS-HOURS"]
     assert lines[2].split()[:2] == ["alice", "1"]
+    assert main(["submit", *auth, "-r", "cpus=2", "-t", "600", "--account", "physics"]) == 0
+    assert main(["cancel", *auth, "2"]) == 0
+    capsys.readouterr()
+    assert main(["usage", *auth, "--days", "1", "--by", "account"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["ACCOUNT", "JOBS", "CPUS-HOURS"]
+    assert [line.split()[:2] for line in lines[2:]] == [["alice", "1"], ["physics", "1"]]

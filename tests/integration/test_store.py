@@ -13,6 +13,7 @@ from alembic.migration import MigrationContext
 
 from berth.core.nodes import Shape
 from berth.service.model import JobState
+from berth.service.ports import JobFilter
 from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade
 from berth.store.sql import METADATA, SqlStore, create_db_engine
@@ -50,6 +51,30 @@ def test_downgrade_and_upgrade_round_trip(database: str) -> None:
     db.dispose()
     upgrade(database)
     assert _differences(database) == []
+
+
+def test_jobs_from_before_accounts_are_charged_to_their_user(database: str) -> None:
+    upgrade(database, "0007")
+    db = create_db_engine(database)
+    with db.begin() as conn:
+        conn.execute(
+            sa.text(
+                'INSERT INTO jobs (id, name, "user", resources, time_limit, submit_time, '
+                "state, state_reason, allocation, start_time, end_time) VALUES (1, 'old', "
+                "'alice', '{\"cpus\": 4}', 60, 0, 'COMPLETED', '', '{}', 10, 70)"
+            )
+        )
+    upgrade(database)
+    store = SqlStore(db)
+    job = store.job(1)
+    assert job is not None
+    assert job.account == "alice"
+    assert store.usage(0, 100, "account", JobFilter()) == {
+        "alice": {"jobs": 1, "cpus_seconds": 240}
+    }
+    downgrade(database, "0007")
+    assert "account" not in {c["name"] for c in sa.inspect(db).get_columns("jobs")}
+    db.dispose()
 
 
 def test_save_and_load_round_trip_the_engine_state(database: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from berth.core.nodes import Shape
@@ -29,6 +30,14 @@ OptionName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 OptionValue = Annotated[str, StringConstraints(max_length=200)] | int | float
 MAX_OPTIONS = 32
 PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+#: Accounts are named like partitions: letters, digits, ``.``, ``_`` and ``-``.
+ACCOUNT_PATTERN = r"^[A-Za-z0-9._-]+$"
+#: A query parameter choosing the jobs charged to one account.
+AccountQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=100, pattern=ACCOUNT_PATTERN, description="only this account"),
+]
 
 
 class SlotsIn(BaseModel):
@@ -100,6 +109,13 @@ class JobSubmit(BaseModel):
         pattern=r"^[A-Za-z0-9._-]+$",
         description="the partition to run in (default: the default partition)",
     )
+    account: str | None = Field(
+        None,
+        min_length=1,
+        max_length=100,
+        pattern=ACCOUNT_PATTERN,
+        description="the account its use is charged to (default: the user's name)",
+    )
 
     def request(self, user: str, idempotency_key: str | None) -> JobRequest:
         """The engine's request; resources and slots are exclusive (422 naming both)."""
@@ -132,6 +148,7 @@ class JobSubmit(BaseModel):
             error=self.error,
             requeue=self.requeue,
             partition=None if self.partition == DEFAULT_PARTITION else self.partition,
+            account=self.account,
         )
 
 
@@ -168,6 +185,7 @@ class JobOut(BaseModel):
     partition: str = Field(DEFAULT_PARTITION, description="the partition the job runs in")
     suspended: bool = Field(False, description="gang partitions: stopped until its row runs")
     suspended_seconds: int = Field(0, description="time spent suspended (not run time)")
+    account: str = Field("", description="the account its use is charged to")
 
     @classmethod
     def of(cls, job: JobRecord) -> JobOut:
@@ -202,6 +220,7 @@ class JobOut(BaseModel):
             partition=job.partition or DEFAULT_PARTITION,
             suspended=job.suspended_at is not None,
             suspended_seconds=job.suspended_for,
+            account=job.account or job.user,
         )
 
 

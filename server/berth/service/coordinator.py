@@ -32,7 +32,7 @@ from berth.service.commands import Command, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
 from berth.service.model import Event, JobRecord, RequestError
-from berth.service.ports import Changes, Clock, EventRow, Store
+from berth.service.ports import Changes, Clock, EventRow, JobFilter, Store, UsageBy
 from berth.service.rows import event_row
 
 T = TypeVar("T")
@@ -258,15 +258,15 @@ class Coordinator:
         """A job the engine does not hold, from the store (off the loop)."""
         return await asyncio.to_thread(self.store.job, job_id)
 
-    async def history(
-        self, state: str | None, user: str | None, before: int | None, limit: int
-    ) -> list[JobRecord]:
-        """Stored jobs, newest first, below ``before`` (off the loop)."""
-        return await asyncio.to_thread(self.store.history, state, user, before, limit)
+    async def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
+        """Stored jobs that pass ``where``, newest first, below ``before`` (off the loop)."""
+        return await asyncio.to_thread(self.store.history, where, before, limit)
 
-    async def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
-        """Per user, jobs that ended in ``[since, until)`` and resource-seconds."""
-        return await asyncio.to_thread(self.store.usage, since, until)
+    async def usage(
+        self, since: int, until: int, by: UsageBy, where: JobFilter
+    ) -> dict[str, dict[str, float]]:
+        """Per user or account: jobs that ended in ``[since, until)``, resource-seconds."""
+        return await asyncio.to_thread(self.store.usage, since, until, by, where)
 
     async def _commit(
         self,

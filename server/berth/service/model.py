@@ -73,6 +73,8 @@ class JobRequest:
     requeue: bool = False
     #: The partition to run in (None: the default partition).
     partition: str | None = None
+    #: The account its use is charged to (None: the user's own name).
+    account: str | None = None
 
 
 @dataclass(slots=True)
@@ -118,6 +120,8 @@ class JobRecord:
     gang_offset: int | None = None
     suspended_at: int | None = None
     suspended_for: int = 0
+    #: The account its use is charged to (``berth usage --by account``; "": the user's).
+    account: str = ""
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:
@@ -140,6 +144,7 @@ class JobRecord:
             error=request.error,
             requeue=request.requeue,
             partition=request.partition,
+            account=request.account or request.user,
         )
 
     def as_job(self) -> Job:

@@ -12,10 +12,31 @@ Adapters are named ``<Tech><Port>``: ``SqlStore``, ``MemoryStore``, ``EmulatedNo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from berth.service.model import Event, JobRecord, JobState, NodeRecord
+
+#: What usage is totalled by: the job's user, or the account it was charged to.
+UsageBy = Literal["user", "account"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which stored jobs a history page or a usage report covers (``None``: any)."""
+
+    state: str | None = None
+    user: str | None = None
+    account: str | None = None
+
+    def admits(self, row: Mapping[str, object]) -> bool:
+        """Whether a job's row (``berth.service.rows``) passes."""
+        return (
+            (self.state is None or row["state"] == self.state)
+            and (self.user is None or row["user"] == self.user)
+            and (self.account is None or (row.get("account") or row["user"]) == self.account)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +144,16 @@ class Store(Protocol):
         """Stored jobs submitted with these ``(user, idempotency key)`` pairs."""
         ...
 
-    def history(
-        self, state: str | None, user: str | None, before: int | None, limit: int
-    ) -> list[JobRecord]:
-        """Stored jobs, newest first, numbered below ``before``; a page of ``limit``."""
+    def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
+        """Stored jobs that pass ``where``, newest first, numbered below ``before``; a
+        page of ``limit``."""
         ...
 
-    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
-        """Per user, over jobs that ended in ``[since, until)``: jobs and resource-seconds."""
+    def usage(
+        self, since: int, until: int, by: UsageBy, where: JobFilter
+    ) -> dict[str, dict[str, float]]:
+        """Per user or account, over the jobs that pass ``where`` and ended in ``[since,
+        until)``: jobs and resource-seconds (:func:`berth.service.rows.tally_usage`)."""
         ...
 
     def prune_events(self, before: float) -> int:

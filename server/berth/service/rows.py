@@ -6,6 +6,7 @@ batch of changes can be copied off the live records and written from another thr
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from berth.core.nodes import Shape
@@ -46,6 +47,7 @@ JOB_COLUMNS = (
     "gang_offset",
     "suspended_at",
     "suspended_for",
+    "account",
 )
 
 
@@ -72,6 +74,7 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["requeue"] = bool(row.get("requeue"))
     values["requeued"] = int(row.get("requeued") or 0)
     values["suspended_for"] = int(row.get("suspended_for") or 0)
+    values["account"] = row.get("account") or row["user"]
     shape = row.get("shape")
     values["shape"] = (
         None
@@ -113,3 +116,19 @@ def event_row(number: int, event: Event, user: str | None, recorded_at: float) -
 def event_from_row(row: dict[str, Any]) -> EventRow:
     event = Event(row["kind"], int(row["time"]), row["job_id"], row["node"], dict(row["detail"]))
     return EventRow(int(row["id"]), event, row["user"])
+
+
+def tally_usage(
+    ended: Iterable[tuple[str, Mapping[str, int], int, int]],
+) -> dict[str, dict[str, float]]:
+    """Usage per group from ``(group, resources, start, end)`` of ended jobs: how many
+    jobs, and each resource times the seconds it was held (``cpus`` -> ``cpus_seconds``)."""
+    totals: dict[str, dict[str, float]] = {}
+    for group, resources, start, end in ended:
+        mine = totals.setdefault(group, {"jobs": 0.0})
+        mine["jobs"] += 1
+        held = max(end - start, 0)
+        for name, amount in resources.items():
+            key = f"{name}_seconds"
+            mine[key] = mine.get(key, 0.0) + amount * held
+    return totals

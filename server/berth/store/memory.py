@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 from berth.service.model import JobRecord
-from berth.service.ports import Changes, EventRow, Snapshot
-from berth.service.rows import event_from_row, job_from_row, node_from_row
+from berth.service.ports import Changes, EventRow, JobFilter, Snapshot, UsageBy
+from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
 
 
 class MemoryStore:
@@ -42,26 +42,18 @@ class MemoryStore:
         return [job_from_row(copy.deepcopy(r)) for r in self.jobs.values()
                 if (r["user"], r["idempotency_key"]) in wanted]  # fmt: skip
 
-    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
-        totals: dict[str, dict[str, float]] = {}
-        for row in self.jobs.values():
-            start, end = row["start_time"], row["end_time"]
-            if not isinstance(start, int) or not isinstance(end, int) or not since <= end < until:
-                continue
-            mine = totals.setdefault(str(row["user"]), {"jobs": 0.0})
-            mine["jobs"] += 1
-            resources = row["resources"]
-            assert isinstance(resources, dict)
-            for name, amount in resources.items():
-                mine[f"{name}_seconds"] = mine.get(f"{name}_seconds", 0.0) + amount * (end - start)
-        return totals
+    def usage(
+        self, since: int, until: int, by: UsageBy, where: JobFilter
+    ) -> dict[str, dict[str, float]]:
+        ended = [(str(r.get(by) or r["user"]), r["resources"], r["start_time"], r["end_time"])
+                 for r in self.jobs.values() if where.admits(r)
+                 and isinstance(r["start_time"], int) and isinstance(r["end_time"], int)
+                 and since <= r["end_time"] < until]  # fmt: skip
+        return tally_usage(ended)  # type: ignore[arg-type] # rows hold JSON values
 
-    def history(
-        self, state: str | None, user: str | None, before: int | None, limit: int
-    ) -> list[JobRecord]:
+    def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
         rows = [r for i, r in sorted(self.jobs.items(), reverse=True)
-                if (state is None or r["state"] == state) and (user is None or r["user"] == user)
-                and (before is None or i < before)]  # fmt: skip
+                if where.admits(r) and (before is None or i < before)]  # fmt: skip
         return [job_from_row(copy.deepcopy(r)) for r in rows[:limit]]
 
     def events_after(self, after: int, limit: int, job_id: int | None = None) -> list[EventRow]:

@@ -18,11 +18,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from berth.service.model import JobRecord
-from berth.service.ports import Changes, EventRow, Snapshot
+from berth.service.ports import Changes, EventRow, JobFilter, Snapshot, UsageBy
 
 if TYPE_CHECKING:
     from berth.store.lease import Lease
-from berth.service.rows import event_from_row, job_from_row, node_from_row
+from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
 
 METADATA = sa.MetaData()
 
@@ -47,7 +47,7 @@ JOBS = sa.Table(
     sa.Column("emulated_runtime", sa.BigInteger),
     sa.Column("idempotency_key", sa.String(200)),
     sa.Column("start_time", sa.BigInteger),
-    sa.Column("end_time", sa.BigInteger),
+    sa.Column("end_time", sa.BigInteger, index=True),  # usage over a period (migration 0008)
     sa.Column("guaranteed_start", sa.BigInteger),
     sa.Column("guaranteed_end", sa.BigInteger),
     sa.Column("planned_start", sa.BigInteger),
@@ -67,6 +67,8 @@ JOBS = sa.Table(
     sa.Column("gang_offset", sa.Integer),
     sa.Column("suspended_at", sa.BigInteger),
     sa.Column("suspended_for", sa.BigInteger, nullable=False, server_default="0"),
+    # The account charged (migration 0008, which set it to the user's name on older jobs).
+    sa.Column("account", sa.String(100), index=True),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 
@@ -187,32 +189,25 @@ class SqlStore:
                 job_from_row(dict(r._mapping)) for r in conn.execute(sa.select(JOBS).where(wanted))
             ]
 
-    def usage(self, since: int, until: int) -> dict[str, dict[str, float]]:
-        """Per user, over jobs that ended in ``[since, until)``: how many, and each
-        resource times the seconds it was held (``cpus`` -> cpu-seconds)."""
-        query = sa.select(JOBS.c.user, JOBS.c.resources, JOBS.c.start_time, JOBS.c.end_time).where(
-            JOBS.c.end_time >= since, JOBS.c.end_time < until, JOBS.c.start_time.is_not(None)
+    def usage(
+        self, since: int, until: int, by: UsageBy, where: JobFilter
+    ) -> dict[str, dict[str, float]]:
+        """Per user or account, over the jobs that pass ``where`` and ended in ``[since,
+        until)`` (the ``end_time`` index finds them): jobs and resource-seconds."""
+        group = JOBS.c.account if by == "account" else JOBS.c.user
+        query = _filtered(
+            sa.select(group, JOBS.c.resources, JOBS.c.start_time, JOBS.c.end_time).where(
+                JOBS.c.end_time >= since, JOBS.c.end_time < until, JOBS.c.start_time.is_not(None)
+            ),
+            where,
         )
-        totals: dict[str, dict[str, float]] = {}
         with self.engine.connect() as conn:
-            for row in conn.execution_options(stream_results=True).execute(query):
-                mine = totals.setdefault(row.user, {"jobs": 0.0})
-                mine["jobs"] += 1
-                held = max(row.end_time - row.start_time, 0)
-                for name, amount in row.resources.items():
-                    key = f"{name}_seconds"
-                    mine[key] = mine.get(key, 0.0) + amount * held
-        return totals
+            rows = conn.execution_options(stream_results=True).execute(query)
+            return tally_usage((row[0], row[1], row[2], row[3]) for row in rows)
 
-    def history(
-        self, state: str | None, user: str | None, before: int | None, limit: int
-    ) -> list[JobRecord]:
-        """Stored jobs, newest first, numbered below ``before``; a page of ``limit``."""
-        query = sa.select(JOBS).order_by(JOBS.c.id.desc()).limit(limit)
-        if state is not None:
-            query = query.where(JOBS.c.state == state)
-        if user is not None:
-            query = query.where(JOBS.c.user == user)
+    def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
+        """Stored jobs that pass ``where``, newest first, numbered below ``before``."""
+        query = _filtered(sa.select(JOBS).order_by(JOBS.c.id.desc()).limit(limit), where)
         if before is not None:
             query = query.where(JOBS.c.id < before)
         with self.engine.connect() as conn:
@@ -269,6 +264,16 @@ class SqlStore:
                 )
         self._known_jobs.update(changes.jobs)
         self._known_nodes.update(changes.nodes)
+
+
+def _filtered(query: sa.Select[Any], where: JobFilter) -> sa.Select[Any]:
+    if where.state is not None:
+        query = query.where(JOBS.c.state == where.state)
+    if where.user is not None:
+        query = query.where(JOBS.c.user == where.user)
+    if where.account is not None:
+        query = query.where(JOBS.c.account == where.account)  # set on every row (0008)
+    return query
 
 
 def _update_by_key(table: sa.Table, key: str) -> sa.Update:

@@ -442,6 +442,48 @@ def test_usage_per_user_over_a_period(api: Api) -> None:
     assert error_of(wrong)["field"] == "until"
 
 
+def test_usage_per_account_and_jobs_charged_to_an_account(api: Api) -> None:
+    first = api.submit(resources={"cpus": 4}, time_limit=100, account="physics").json()["job"]
+    assert first["account"] == "physics"
+    api.submit(BOB, resources={"cpus": 2}, time_limit=50, account="physics")
+    mine = api.submit(BOB, resources={"cpus": 1}, time_limit=10).json()["job"]
+    assert mine["account"] == "bob"  # no account named: the user's own
+    api.clock.advance(200)
+    api.submit(resources={"cpus": 1}, time_limit=1000)  # advances; still running after
+    start = 1_000_000
+    query = {"since": start, "by": "account"}
+    every = api.call("GET", "/v1/usage", OPERATOR, params=query).json()
+    assert every["by"] == "account"
+    assert every["accounts"] == [
+        {"account": "bob", "jobs": 1, "cpus_seconds": 10},
+        {"account": "physics", "jobs": 2, "cpus_seconds": 500},
+    ]
+    assert every["account_total"] == 2
+    # A user sees only their own jobs' part of an account.
+    bobs = api.call("GET", "/v1/usage", BOB, params=query).json()["accounts"]
+    assert bobs == [
+        {"account": "bob", "jobs": 1, "cpus_seconds": 10},
+        {"account": "physics", "jobs": 1, "cpus_seconds": 100},
+    ]
+    one = api.call("GET", "/v1/usage", OPERATOR, params={**query, "account": "physics"})
+    assert [row["account"] for row in one.json()["accounts"]] == ["physics"]
+    by_user = api.call("GET", "/v1/usage", OPERATOR, params={"since": start, "account": "physics"})
+    assert [(u["user"], u["jobs"]) for u in by_user.json()["users"]] == [("alice", 1), ("bob", 1)]
+    # Listed and paged by account, from memory and from the store.
+    live = api.call("GET", "/v1/jobs", OPERATOR, params={"account": "physics"}).json()
+    assert [j["job_id"] for j in live["jobs"]] == [1, 2]
+    stored = api.call("GET", "/v1/jobs/history", OPERATOR, params={"account": "physics"}).json()
+    assert [j["job_id"] for j in stored["jobs"]] == [2, 1]
+    # Bad names are refused, naming the field.
+    for body in ({"account": "no spaces"}, {"account": "x" * 101}, {"account": ""}):
+        refused = api.submit(**body)
+        assert refused.status_code == 422
+        assert error_of(refused)["field"] == "account"
+    wrong = api.call("GET", "/v1/usage", params={"since": start, "by": "partition"})
+    assert wrong.status_code == 422
+    assert error_of(wrong)["field"] == "by"
+
+
 def test_a_job_page_reads_its_history_and_tokens_say_who_they_are(api: Api) -> None:
     fill_and_queue(api)
     api.call("DELETE", "/v1/jobs/2")

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response
 from berth.api.auth import Principal
 from berth.api.deps import MAX_NUMBER, DaemonDep, JobId, PrincipalDep
 from berth.api.schemas import (
+    AccountQuery,
     JobEvents,
     JobHistory,
     JobList,
@@ -21,6 +22,7 @@ from berth.api.schemas import (
 from berth.service.commands import CancelJob, SubmitJob
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.ports import JobFilter
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -76,6 +78,7 @@ async def list_jobs(
     who: PrincipalDep,
     state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
+    account: AccountQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
 ) -> JobList:
@@ -88,7 +91,9 @@ async def list_jobs(
         jobs = [
             record
             for record in engine.jobs.values()
-            if (state is None or record.state is state) and (user is None or record.user == user)
+            if (state is None or record.state is state)
+            and (user is None or record.user == user)
+            and (account is None or record.account == account)
         ]
         shown = [JobOut.of(r) for r in jobs[offset : offset + limit]]
         return JobList(jobs=shown, total=len(jobs), limit=limit, offset=offset)
@@ -107,6 +112,7 @@ async def history(
     who: PrincipalDep,
     state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
+    account: AccountQuery = None,
     before: Annotated[
         int | None, Query(ge=1, le=MAX_NUMBER, description="jobs numbered below this")
     ] = None,
@@ -117,9 +123,8 @@ async def history(
             raise RequestError("forbidden", "users may list only their own jobs", "user")
         user = who.user
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    jobs = await daemon.coordinator.history(
-        None if state is None else state.value, user, before, limit
-    )
+    where = JobFilter(None if state is None else state.value, user, account)
+    jobs = await daemon.coordinator.history(where, before, limit)
     return JobHistory(
         jobs=[JobOut.of(r) for r in jobs],
         next_before=jobs[-1].id if len(jobs) == limit else None,

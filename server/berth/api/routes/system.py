@@ -12,12 +12,12 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from berth.api.deps import MAX_NUMBER, DaemonDep, PageDep, PrincipalDep
 from berth.api.errors import incident
-from berth.api.schemas import ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
+from berth.api.schemas import AccountQuery, ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
 from berth.service.coordinator import RESTART
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 from berth.service.partitions import DEFAULT_PARTITION
-from berth.service.ports import EventRow
+from berth.service.ports import EventRow, JobFilter, UsageBy
 
 router = APIRouter(tags=["system"])
 
@@ -179,8 +179,9 @@ async def events(
 
 @router.get(
     "/v1/usage",
-    summary="Usage per user over a period (like sreport): jobs that ended in it, and each "
-    "resource times the seconds it was held (cpu-seconds ...); users see their own",
+    summary="Usage per user or per account over a period (like sreport): jobs that ended in "
+    "it, and each resource times the seconds it was held (cpu-seconds ...); users see "
+    "their own jobs' only",
 )
 async def usage(
     daemon: DaemonDep,
@@ -190,17 +191,18 @@ async def usage(
     until: Annotated[
         int | None, Query(ge=0, le=MAX_NUMBER, description="cluster time (default: now)")
     ] = None,
+    by: Annotated[UsageBy, Query(description="total per user or per account")] = "user",
+    account: AccountQuery = None,
 ) -> JSONResponse:
     end = daemon.now() + 1 if until is None else until
     if end <= since:
         raise RequestError("invalid", f"until ({end}) must be after since ({since})", "until")
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    totals = await daemon.coordinator.usage(since, end)
-    if not who.operator:
-        totals = {u: t for u, t in totals.items() if u == who.user}
-    users = [{"user": u, **t} for u, t in sorted(totals.items())]
-    body = {"since": since, "until": end, "users": page.of(users), "user_total": len(users),
-            "limit": page.limit, "offset": page.offset}  # fmt: skip
+    where = JobFilter(user=None if who.operator else who.user, account=account)
+    totals = await daemon.coordinator.usage(since, end, by, where)
+    rows = [{by: name, **t} for name, t in sorted(totals.items())]
+    body = {"since": since, "until": end, "by": by, f"{by}s": page.of(rows),
+            f"{by}_total": len(rows), "limit": page.limit, "offset": page.offset}  # fmt: skip
     return JSONResponse(body)
 
 
