@@ -1,20 +1,27 @@
-"""Chaos run: three ``berth serve --ha`` daemons on one PostgreSQL under a submit burst,
-while the leader is killed, paused and the database itself restarted.
+"""Chaos run: three ``berth serve --ha`` daemons on one PostgreSQL and node agents
+running real processes, under a submit burst, while the leader is killed, paused and the
+database itself restarted.
 
-A supervisor here restarts any daemon that exits (as systemd would). Client threads
-submit jobs without pause, each with its own idempotency key, retrying through the list
-of daemons until the submit is acknowledged. A monitor polls every daemon's health
-every 100 ms. The faults, one after another: ``kill -9`` of the leader, ``SIGSTOP`` of
-the leader for twice its lease then ``SIGCONT``, a fast restart of PostgreSQL, and
-``kill -9`` again. Reported from the database at the end:
+A supervisor here restarts any daemon that exits (as systemd would). ``--agents`` agents
+(default 3, each ``cpus=8``; they know every daemon) run each job's command, a
+one-second job that first appends its id to a shared file, so a job whose process ran
+twice shows. Client threads submit jobs (``--rate`` a second each), each with its own
+idempotency key, retrying through the list of daemons until the submit is acknowledged.
+A monitor polls every daemon's health every 100 ms. The faults, one after another:
+``kill -9`` of the leader, ``SIGSTOP`` of the leader for twice its lease then
+``SIGCONT``, a fast restart of PostgreSQL, and ``kill -9`` again. Then the submitting
+stops and every job is let end. Reported from the database and the shared file:
 
-* acknowledged jobs lost (an acknowledged id missing, or not the job submitted);
-* jobs started twice (more than one ``job.started`` event for a job);
+* acknowledged jobs lost (an acknowledged id missing, or not the job submitted), and
+  acknowledged jobs that did not complete (with their states);
+* jobs started twice: more than one ``job.started`` event for a job, and (agents) a
+  job's command run more than once;
 * guarantees broken: jobs started after their guaranteed start (no node fails here),
   with the largest lateness;
 * time without a leader, per fault and in all.
 
-    .venv/bin/python benchmarks/chaos/failover.py                # about 90 s
+    .venv/bin/python benchmarks/chaos/failover.py                # about 2 minutes
+    .venv/bin/python benchmarks/chaos/failover.py --agents 0     # emulated nodes, no pacing
     .venv/bin/python benchmarks/chaos/failover.py --clients 8 --lease 3
 """
 
@@ -29,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.support.postgres import start_postgresql
 
 TOKEN = "chaos-operator"
+#: Daemon settings with agents: a node is down after 10 s of silence, a new leader
+#: gives agents 20 s to report, an agent cut off for 60 s fences its jobs.
+AGENT_FLAGS = ("--agents", "--agent-timeout", "10", "--agent-grace", "20", "--fence", "60",
+               "--kill-grace", "1", "--sync-wait", "2")  # fmt: skip
 
 
 def free_port() -> int:
@@ -54,7 +66,7 @@ def free_port() -> int:
 class Supervised:
     """One daemon, restarted whenever it exits (until told to stop)."""
 
-    def __init__(self, root: Path, database: str, lease: float) -> None:
+    def __init__(self, root: Path, database: str, lease: float, agents: bool) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.root = root / str(self.port)
@@ -63,7 +75,7 @@ class Supervised:
                         "--database-url", database, "--lease-seconds", str(lease),
                         "--port", str(self.port), "--data-dir", str(self.root),
                         "--tokens", f"{TOKEN}:chaos:operator", "--log-level", "warning",
-                        "--nodes", "8x cpus=8,mem_gb=32"]  # fmt: skip
+                        *(AGENT_FLAGS if agents else ("--nodes", "8x cpus=8,mem_gb=32"))]  # fmt: skip
         self.process = self._start()
         self.stopping = False
         self.restarts = 0
@@ -96,6 +108,29 @@ class Supervised:
             self.process.wait(timeout=15)
 
 
+class Agents:
+    """``berth agent`` processes on this host, each with its own work dir."""
+
+    def __init__(self, root: Path, urls: str, count: int) -> None:
+        self.processes: list[subprocess.Popen[bytes]] = []
+        with BerthClient(urls, TOKEN) as client:
+            tokens = [client.node_token(f"a{i}")["token"] for i in range(count)]
+        for index, token in enumerate(tokens):
+            command = [sys.executable, "-m", "berth.runtime.main", "agent", "--url", urls,
+                       f"--token={token}", "--name", f"a{index}", "--resources",
+                       "cpus=8,mem_gb=32", "--workdir", str(root / f"a{index}")]  # fmt: skip
+            if os.geteuid() == 0:  # jobs never run as root
+                command += ["--run-as", "nobody"]
+            with (root / f"agent-a{index}.log").open("a") as log:
+                self.processes.append(subprocess.Popen(command, stdout=log, stderr=log))
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.wait(timeout=30)
+
+
 def leader_of(daemons: list[Supervised], wait: float = 30.0) -> Supervised:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
@@ -107,7 +142,7 @@ def leader_of(daemons: list[Supervised], wait: float = 30.0) -> Supervised:
 
 
 def client_loop(urls: str, index: int, stop: threading.Event, acked: list[tuple[int, str, Any]],
-                errors: list[str]) -> None:  # fmt: skip
+                errors: list[str], job: dict[str, Any], pause: float) -> None:  # fmt: skip
     number = 0
     while not stop.is_set():
         key = f"c{index}-{number}"
@@ -115,15 +150,14 @@ def client_loop(urls: str, index: int, stop: threading.Event, acked: list[tuple[
         while time.monotonic() < deadline:
             try:
                 with BerthClient(urls, TOKEN, timeout=10) as client:
-                    answer = client.submit({"cpus": 2}, 30, name=key, idempotency_key=key,
-                                           emulated_runtime=20)  # fmt: skip
-                job = answer["job"]
-                acked.append((job["job_id"], key, job["guaranteed_start"]))
+                    answer = client.submit(name=key, idempotency_key=key, **job)
+                acked.append((answer["job"]["job_id"], key, answer["job"]["guaranteed_start"]))
                 break
             except (BerthError, OSError) as error:
                 errors.append(type(error).__name__)
                 time.sleep(0.2)
         number += 1
+        stop.wait(pause)
 
 
 def monitor(
@@ -146,11 +180,31 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--lease", type=float, default=3.0)
     parser.add_argument("--settle", type=float, default=12.0, help="seconds between faults")
+    parser.add_argument("--agents", type=int, default=3, help="node agents (0: emulated nodes)")
+    parser.add_argument(
+        "--rate", type=float, default=3.0, help="with agents: submissions a second per client"
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="berth-chaos-"))
+    root.chmod(0o755)  # the jobs (nobody) reach their directory through it
     database, pg = start_postgresql(root, "chaos")
-    daemons = [Supervised(root, database, args.lease) for _ in range(3)]
+    daemons = [Supervised(root, database, args.lease, args.agents > 0) for _ in range(3)]
     urls = ",".join(d.url for d in daemons)
+    jobs_dir = root / "jobs"
+    jobs_dir.mkdir(mode=0o777)
+    jobs_dir.chmod(0o777)
+    starts = jobs_dir / "starts"  # each run of a job's command appends its id
+    agents = None
+    if args.agents:
+        leader_of(daemons)
+        agents = Agents(root, urls, args.agents)
+        job: dict[str, Any] = {"resources": {"cpus": 1}, "time_limit": 30,
+                               "command": f'echo "$BERTH_JOB_ID" >> {starts}; sleep 1',
+                               "chdir": str(jobs_dir), "output": "/dev/null",
+                               "error": "/dev/null"}  # fmt: skip
+        pause = 1 / args.rate
+    else:
+        job, pause = {"resources": {"cpus": 2}, "time_limit": 30, "emulated_runtime": 20}, 0.0
     stop, watch_stop = threading.Event(), threading.Event()
     acked: list[tuple[int, str, Any]] = []
     errors: list[str] = []
@@ -158,8 +212,9 @@ def main() -> None:
     faults: list[tuple[str, float]] = []
     leader_of(daemons)
     threading.Thread(target=monitor, args=(daemons, watch_stop, gaps), daemon=True).start()
-    clients = [threading.Thread(target=client_loop, args=(urls, i, stop, acked, errors),
-                                daemon=True) for i in range(args.clients)]  # fmt: skip
+    clients = [threading.Thread(target=client_loop, daemon=True,
+                                args=(urls, i, stop, acked, errors, job, pause))
+               for i in range(args.clients)]  # fmt: skip
     for thread in clients:
         thread.start()
     time.sleep(args.settle)
@@ -189,25 +244,43 @@ def main() -> None:
         thread.join(90)
     leader_of(daemons)
     watch_stop.set()
+    if agents is not None:
+        print("waiting for every job to end", flush=True)
+        wait_for_the_end(database, 180)
     time.sleep(0.3)
-    report(database, acked, errors, gaps, faults, daemons)
+    report(database, acked, errors, gaps, faults, daemons, starts if agents else None)
+    if agents is not None:
+        agents.stop()
     for daemon in daemons:
         daemon.stop()
     pg.cleanup()
 
 
+def wait_for_the_end(database: str, seconds: float) -> None:
+    """Until no job waits or runs (or ``seconds`` pass)."""
+    engine = sa.create_engine(database.replace("postgresql://", "postgresql+psycopg://"))
+    deadline = time.monotonic() + seconds
+    query = sa.text("SELECT count(*) FROM jobs WHERE state IN ('PENDING', 'HELD', 'RUNNING')")
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            if not conn.execute(query).scalar():
+                break
+        time.sleep(1)
+    engine.dispose()
+
+
 def report(database: str, acked: list[tuple[int, str, Any]], errors: list[str],
            gaps: list[tuple[float, float]], faults: list[tuple[str, float]],
-           daemons: list[Supervised]) -> None:  # fmt: skip
+           daemons: list[Supervised], runs_file: Path | None) -> None:  # fmt: skip
     engine = sa.create_engine(database.replace("postgresql://", "postgresql+psycopg://"))
     with engine.connect() as conn:
         jobs = {r.id: r for r in conn.execute(sa.text(
             "SELECT id, name, start_time, guaranteed_start, state FROM jobs"))}  # fmt: skip
-        starts = dict(conn.execute(sa.text(
+        started = dict(conn.execute(sa.text(
             "SELECT job_id, count(*) FROM events WHERE kind = 'job.started' GROUP BY job_id")).all())  # fmt: skip
     engine.dispose()
     lost = [i for i, key, _ in acked if i not in jobs or jobs[i].name != key]
-    twice = [i for i, n in starts.items() if n > 1]
+    twice = [i for i, n in started.items() if n > 1]
     late = [(jobs[i].start_time - g) for i, _, g in acked
             if i in jobs and g is not None and jobs[i].start_time is not None
             and jobs[i].start_time > g]  # fmt: skip
@@ -215,7 +288,16 @@ def report(database: str, acked: list[tuple[int, str, Any]], errors: list[str],
           f"({sum(d.restarts for d in daemons)} restarts by the supervisor); "
           f"{len(errors)} client retries")  # fmt: skip
     print(f"acknowledged jobs lost: {len(lost)}")
-    print(f"jobs started twice: {len(twice)}")
+    print(f"jobs started twice (job.started events): {len(twice)}")
+    if runs_file is not None:
+        text = runs_file.read_text() if runs_file.exists() else ""
+        runs = Counter(int(line) for line in text.split())
+        states = Counter(jobs[i].state for i, _, _ in acked if i in jobs)
+        print(f"acknowledged jobs by final state: {dict(states)}")
+        print(f"jobs whose command ran twice or more: {sum(1 for n in runs.values() if n > 1)}")
+        completed = [i for i, _, _ in acked if i in jobs and jobs[i].state == "COMPLETED"]
+        never = [i for i in completed if not runs[i]]
+        print(f"completed jobs whose command never ran: {len(never)}")
     print(f"guarantees broken (started after the guaranteed start): {len(late)}"
           + (f", at most {max(late)} s late" if late else ""))  # fmt: skip
     total = 0.0

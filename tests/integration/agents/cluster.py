@@ -45,7 +45,7 @@ class AgentProcess:
 
     def start(self) -> None:
         command = [sys.executable, "-m", "berth.runtime.main", "agent",
-                   "--url", self.cluster.daemon.url, f"--token={self.token}", "--name", self.name,
+                   "--url", self.cluster.agent_urls, f"--token={self.token}", "--name", self.name,
                    "--resources", self.resources, "--workdir", str(self.workdir)]  # fmt: skip
         with self.log.open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -75,16 +75,31 @@ class AgentProcess:
 
 
 class Cluster:
-    """One daemon (``serve --agents``) and its agents."""
+    """One daemon (``serve --agents``) and its agents; or, with ``replicas``, several
+    daemons (``--ha`` in ``extra``) the agents know all of, ``daemon`` the one called."""
 
-    def __init__(self, root: Path, *extra: str) -> None:
+    def __init__(self, root: Path, *extra: str, replicas: int = 1) -> None:
         self.root = root
         self.jobs_dir = Path(tempfile.mkdtemp(prefix="berth-jobs-", dir="/tmp"))
         self.jobs_dir.chmod(0o777)
         self.extra = (*FAST, *extra)
-        self.daemon = DaemonProcess(root, *self.extra)
+        self.daemons = [DaemonProcess(self._data_dir(i, replicas), *self.extra)
+                        for i in range(replicas)]  # fmt: skip
+        self.daemon = self.daemons[0]
         self.agents: dict[str, AgentProcess] = {}
         self.http = httpx.Client(timeout=10.0)
+
+    def _data_dir(self, index: int, replicas: int) -> Path:
+        if replicas == 1:
+            return self.root
+        path = self.root / f"daemon{index}"
+        path.mkdir()
+        return path
+
+    @property
+    def agent_urls(self) -> str:
+        """What agents are given: every daemon, comma-separated."""
+        return ",".join(d.url for d in self.daemons)
 
     def call(self, method: str, path: str, token: str = RUNNER, **kwargs: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"}
@@ -129,12 +144,15 @@ class Cluster:
         return job
 
     def restart_daemon(self) -> None:
-        self.daemon = DaemonProcess(self.root, *self.extra, port=self.daemon.port)
+        self.daemon = self.daemons[0] = DaemonProcess(self.root, *self.extra, port=self.daemon.port)
 
     def close(self) -> None:
         for agent in self.agents.values():
             agent.stop()
-        self.daemon.stop()
+        for daemon in self.daemons:
+            if daemon.process.poll() is None:
+                os.kill(daemon.process.pid, signal.SIGCONT)
+            daemon.stop()
         self.http.close()
         # No job may outlive the test: cancel what is left through a fresh agent scan.
         for agent in self.agents.values():
