@@ -26,7 +26,7 @@ from berth.service.model import RequestError
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 
 
-def _node_principal(principal: NodeOrAnyone) -> Principal:
+async def _node_principal(principal: NodeOrAnyone) -> Principal:
     if principal.role is not Role.NODE:
         raise RequestError(
             "forbidden",
