@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,29 @@ def _become_subreaper() -> None:
         libc.prctl(PR_SET_NAME, b"berth-shepherd", 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the process group still covers most
         pass
+
+
+@contextlib.contextmanager
+def _as_account(spec: dict[str, Any]) -> Iterator[None]:
+    """Act as the job's account (effective ids and groups) for the files opened for it,
+    then be root again. A root shepherd that opened ``--output /etc/shadow`` itself and
+    handed the file to the user would give the user that file; opened as the user, it
+    is refused unless the user may write it, and one it creates is the user's. The
+    shepherd has a single thread, so changing its ids changes nobody else's."""
+    uid = spec.get("uid")
+    if uid is None:  # the agent's own account runs the job
+        yield
+        return
+    groups, egid = os.getgroups(), os.getegid()
+    os.setgroups(spec.get("groups") or [spec["gid"]])
+    os.setegid(spec["gid"])
+    os.seteuid(uid)
+    try:
+        yield
+    finally:
+        os.seteuid(0)  # first: the real uid is still root's, so this is allowed
+        os.setegid(egid)
+        os.setgroups(groups)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -99,13 +123,13 @@ class Shepherd:
         if not os.path.isdir(cwd):
             return f"working directory {cwd} does not exist on this node"
         try:
-            stdout = open(spec["stdout"], "ab")  # noqa: SIM115 - handed to the child
-            stderr = stdout if spec["stderr"] == spec["stdout"] else open(spec["stderr"], "ab")  # noqa: SIM115
+            with _as_account(spec):  # a file the job's account may not write is refused
+                stdout = open(spec["stdout"], "ab")  # noqa: SIM115 - handed to the child
+                stderr = (
+                    stdout if spec["stderr"] == spec["stdout"] else open(spec["stderr"], "ab")  # noqa: SIM115
+                )
         except OSError as error:
             return f"cannot open the output file: {error}"
-        if spec.get("uid") is not None:
-            for handle in {stdout, stderr}:
-                os.fchown(handle.fileno(), spec["uid"], spec["gid"])
 
         # The job must start with the default signal mask, which it inherits: the
         # watched signals are unblocked for the moment of the start only (one caught
