@@ -123,7 +123,9 @@ class Shepherd:
         if not os.path.isdir(cwd):
             return f"working directory {cwd} does not exist on this node"
         try:
-            with _as_account(spec):  # a file the job's account may not write is refused
+            with _as_account(spec):  # what the job's account may not reach is refused
+                if not os.access(cwd, os.X_OK, effective_ids=True):
+                    return f"working directory {cwd} is not open to the job's account"
                 stdout = open(spec["stdout"], "ab")  # noqa: SIM115 - handed to the child
                 stderr = (
                     stdout if spec["stderr"] == spec["stdout"] else open(spec["stderr"], "ab")  # noqa: SIM115

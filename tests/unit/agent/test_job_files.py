@@ -62,3 +62,13 @@ def test_files_the_job_creates_are_its_accounts_and_devices_stay_roots(
     assert out.read_text() == f"{nobody}\n"
     assert out.stat().st_uid == nobody
     assert os.stat(os.devnull).st_uid == 0  # opened, never given away
+
+
+def test_a_working_directory_the_account_cannot_enter_is_refused(tmp_path: Path) -> None:
+    private = tmp_path / "private"  # under pytest's directory, which is root's alone
+    private.mkdir(mode=0o700)
+    jobs = LocalJobs(tmp_path / "agent")
+    jobs.launch(1, 0, as_nobody(private, "true", stdout=os.devnull, stderr=os.devnull))
+    end = ended(jobs, job_key(1, 0))
+    assert end["state"] == "FAILED"
+    assert end["reason"] == f"working directory {private} is not open to the job's account"
