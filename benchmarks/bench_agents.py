@@ -2,8 +2,9 @@
 
 Starts ``berth serve --agents`` (conservative, SQLite ``synchronous=FULL``) and
 ``--agents`` agents on this host (``cpus=--cpus,mem_gb=64`` each, own work dirs), then
-submits ``--jobs`` one-second jobs (``sleep 1``, one cpu each) as fast as one client can
-and waits until every one has ended. Reported:
+submits ``--jobs`` one-second jobs (``sleep 1``, one cpu each) from 8 connections, as
+fast as they are answered or at ``--rate`` a second, and waits until every one has
+ended. Reported:
 
 * launch delay: from the commit that starts a job to its process running (the shepherd's
   clock reading after ``fork``/``exec``; same host, same clock), p50 and p99 over every
@@ -18,6 +19,7 @@ machine's cores: the jobs' processes, 8 agents, the daemon and the client.
 
     .venv/bin/python benchmarks/bench_agents.py
     .venv/bin/python benchmarks/bench_agents.py --agents 8 --jobs 2000 --cpus 32
+    .venv/bin/python benchmarks/bench_agents.py --agents 8 --jobs 2000 --cpus 32 --rate 100
 """
 
 from __future__ import annotations
