@@ -36,7 +36,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.integration.conftest import ALICE, DaemonProcess
-from tests.support.postgres import start_postgresql
+from tests.support.postgres import start_postgresql, stop_postgresql
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -163,7 +163,7 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -
             daemon = DaemonProcess(Path(folder), "--nodes", nodes, "--submit-rate", "0", *extra)
         except BaseException:
             if server is not None:
-                server.cleanup()  # type: ignore[attr-defined]
+                stop_postgresql(server)
             raise
         try:
             _wait_leading(daemon.url)
@@ -178,7 +178,7 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -
         finally:
             daemon.stop()
             if server is not None:
-                server.cleanup()  # type: ignore[attr-defined]
+                stop_postgresql(server)
     commands = metrics["berth_commands_total"]
     return {
         "jobs_per_s": jobs / elapsed,

@@ -47,7 +47,7 @@ from berth_client import BerthClient, BerthError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support.postgres import start_postgresql
+from tests.support.postgres import start_postgresql, stop_postgresql
 
 TOKEN = "chaos-operator"
 #: Daemon settings with agents: a node is down after 10 s of silence, a new leader
@@ -253,7 +253,7 @@ def main() -> None:
         agents.stop()
     for daemon in daemons:
         daemon.stop()
-    pg.cleanup()
+    stop_postgresql(pg)
 
 
 def wait_for_the_end(database: str, seconds: float) -> None:

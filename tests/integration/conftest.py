@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.postgres import stop_postgresql
+
 OPERATOR, ALICE, BOB = "op-token", "alice-token", "bob-token"
 #: A user whose jobs a root node agent can run: ``nobody`` has a local account everywhere.
 RUNNER = "runner-token"
@@ -32,7 +34,7 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield server.get_uri()
     finally:
-        server.cleanup()
+        stop_postgresql(server)
 
 
 @pytest.fixture

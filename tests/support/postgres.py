@@ -3,6 +3,7 @@ service) with one fresh database."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 def start_postgresql(folder: Path, database: str) -> tuple[str, Any]:
     """Start a server with its data in ``folder/pg`` and create ``database``; its URL and
-    the server (call ``cleanup()`` to stop it)."""
+    the server (:func:`stop_postgresql` stops it)."""
     import sqlalchemy as sa
 
     os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
@@ -27,3 +28,18 @@ def start_postgresql(folder: Path, database: str) -> tuple[str, Any]:
     admin.dispose()
     base, _, query = server.get_uri().partition("?")
     return f"{base.rsplit('/', 1)[0]}/{database}?{query}", server
+
+
+def stop_postgresql(server: Any) -> None:
+    """Stop a server from :func:`start_postgresql`, also after it was restarted (a chaos
+    run's ``pg_ctl restart``): pgserver's ``cleanup()`` stops only the postmaster it
+    started itself, and would leave the new one running."""
+    import subprocess
+
+    import pgserver
+
+    server.cleanup()
+    if (Path(server.pgdata) / "postmaster.pid").exists():
+        with contextlib.suppress(subprocess.CalledProcessError):  # it stopped meanwhile
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata,
+                            user=server.system_user)  # fmt: skip
