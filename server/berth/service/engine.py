@@ -15,8 +15,8 @@ such a change unless forced, a node failure applies it and announces the new tim
 Jobs run in partitions: the default partition is the policy above over every node no
 other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
 matrix and move it on at each slot boundary, inside the same scheduling pass. Node,
-partition and policy commands, and the outputs for the shell, are mixins kept in their
-own modules.
+partition and policy commands, a job's cancel, hold and release, and the outputs for
+the shell, are mixins kept in their own modules.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from berth.service.cluster import Cluster
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.intents import Intent, Kill, StartOn
+from berth.service.job_commands import JobCommands
 from berth.service.model import (
     FINAL_STATES,
     Event,
@@ -67,7 +68,7 @@ END_EVENT = {
 }
 
 
-class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOutputs):
+class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOutputs):
     """Job and node records, one policy, and the commands that change them."""
 
     def __init__(
@@ -307,62 +308,6 @@ class Engine(NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOu
         return Reserve(
             decision.job_id, decision.start, decision.guarantee, decision.reason, completion
         )
-
-    def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
-        record = self.job(job_id)
-        if record.final:
-            raise RequestError(
-                "conflict", f"job {job_id} has already ended ({record.state})", "job_id"
-            )
-        if record.state is JobState.RUNNING:
-            self._intend(Kill(job_id, now))
-            self._end(record, JobState.CANCELLED, now, reason)
-            self._ended_in_lanes([job_id], now)
-        else:
-            if record.state is JobState.PENDING:
-                self._withdraw(record, now)
-            self._set_state(record, JobState.CANCELLED, reason)
-            record.end_time = now
-            self._emit("job.cancelled", now, job_id, reason=reason)
-        self._pass(now)
-        return record
-
-    # ------------------------------------------------------------------ operator commands
-    def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
-        record = self.job(job_id)
-        if record.state is not JobState.PENDING:
-            raise RequestError(
-                "conflict",
-                f"only a pending job can be held; job {job_id} is {record.state}",
-                "job_id",
-            )
-        self._withdraw(record, now)
-        self._set_state(record, JobState.HELD, reason)
-        record.guaranteed_start = record.guaranteed_end = record.planned_start = None
-        self._emit("job.held", now, job_id, reason=reason)
-        self._pass(now)
-        return record
-
-    def release(self, job_id: int, now: int) -> JobRecord:
-        """A held job queues again, at the back, with a new admission decision."""
-        record = self.job(job_id)
-        if record.state is not JobState.HELD:
-            raise RequestError(
-                "conflict",
-                f"only a held job can be released; job {job_id} is {record.state}",
-                "job_id",
-            )
-        self._emit("job.released", now, job_id)
-        self._admit(record, self._decide(record, now), now)
-        self._pass(now)
-        return record
-
-    def set_political_priority(self, job_id: int, value: float | None, now: int) -> JobRecord:
-        record = self.job(job_id)
-        record.political_priority = value
-        self._touch(record)
-        self._emit("job.priority_changed", now, job_id, political_priority=value)
-        return record
 
     # ------------------------------------------------------------------ queries
     def job(self, job_id: int) -> JobRecord:

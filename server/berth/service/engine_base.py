@@ -1,9 +1,9 @@
 """What the engine's command mixins may use of the engine, declared once.
 
-:class:`~berth.service.engine.Engine` is assembled from mixins (node commands,
-partition commands) that keep its file about jobs; each mixin reads and changes the
-engine's records through the attributes and methods declared here, which the engine
-defines. Only type checkers read this. No I/O.
+:class:`~berth.service.engine.Engine` is assembled from mixins (job commands, node
+commands, partition commands) that keep its file about the scheduling steps; each mixin
+reads and changes the engine's records through the attributes and methods declared
+here, which the engine defines. Only type checkers read this. No I/O.
 """
 
 from __future__ import annotations
@@ -45,6 +45,14 @@ class EngineBase:
         _config_dirty: bool
 
         def node(self, name: str) -> NodeRecord: ...
+
+        def job(self, job_id: int) -> JobRecord: ...
+
+        def _decide(self, record: JobRecord, now: int) -> Reserve | Reject | None: ...
+
+        def _withdraw(self, record: JobRecord, now: int) -> None: ...
+
+        def _ended_in_lanes(self, job_ids: list[int], now: int) -> None: ...
 
         def let_go(self) -> None: ...
 

@@ -1,0 +1,70 @@
+"""What happens to a job after its submission, by its user or an operator: cancel (a
+running job is killed), hold and release (a held job waits out of the queue, and comes
+back at the back of it with a new admission decision), and the political priority an
+operator sets. A mixin of :class:`~berth.service.engine.Engine`; no I/O.
+"""
+
+from __future__ import annotations
+
+from berth.service.engine_base import EngineBase
+from berth.service.intents import Kill
+from berth.service.model import JobRecord, JobState, RequestError
+
+
+class JobCommands(EngineBase):
+    """The engine's commands on one job (mixed into :class:`~berth.service.engine.Engine`)."""
+
+    def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
+        record = self.job(job_id)
+        if record.final:
+            raise RequestError(
+                "conflict", f"job {job_id} has already ended ({record.state})", "job_id"
+            )
+        if record.state is JobState.RUNNING:
+            self._intend(Kill(job_id, now))
+            self._end(record, JobState.CANCELLED, now, reason)
+            self._ended_in_lanes([job_id], now)
+        else:
+            if record.state is JobState.PENDING:
+                self._withdraw(record, now)
+            self._set_state(record, JobState.CANCELLED, reason)
+            record.end_time = now
+            self._emit("job.cancelled", now, job_id, reason=reason)
+        self._pass(now)
+        return record
+
+    def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
+        record = self.job(job_id)
+        if record.state is not JobState.PENDING:
+            raise RequestError(
+                "conflict",
+                f"only a pending job can be held; job {job_id} is {record.state}",
+                "job_id",
+            )
+        self._withdraw(record, now)
+        self._set_state(record, JobState.HELD, reason)
+        record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+        self._emit("job.held", now, job_id, reason=reason)
+        self._pass(now)
+        return record
+
+    def release(self, job_id: int, now: int) -> JobRecord:
+        """A held job queues again, at the back, with a new admission decision."""
+        record = self.job(job_id)
+        if record.state is not JobState.HELD:
+            raise RequestError(
+                "conflict",
+                f"only a held job can be released; job {job_id} is {record.state}",
+                "job_id",
+            )
+        self._emit("job.released", now, job_id)
+        self._admit(record, self._decide(record, now), now)
+        self._pass(now)
+        return record
+
+    def set_political_priority(self, job_id: int, value: float | None, now: int) -> JobRecord:
+        record = self.job(job_id)
+        record.political_priority = value
+        self._touch(record)
+        self._emit("job.priority_changed", now, job_id, political_priority=value)
+        return record
