@@ -34,13 +34,7 @@ class JobCommands(EngineBase):
         return record
 
     def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
-        record = self.job(job_id)
-        if record.state is not JobState.PENDING:
-            raise RequestError(
-                "conflict",
-                f"only a pending job can be held; job {job_id} is {record.state}",
-                "job_id",
-            )
+        record = _in_state(self.job(job_id), JobState.PENDING, "held")
         self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
         record.guaranteed_start = record.guaranteed_end = record.planned_start = None
@@ -50,13 +44,7 @@ class JobCommands(EngineBase):
 
     def release(self, job_id: int, now: int) -> JobRecord:
         """A held job queues again, at the back, with a new admission decision."""
-        record = self.job(job_id)
-        if record.state is not JobState.HELD:
-            raise RequestError(
-                "conflict",
-                f"only a held job can be released; job {job_id} is {record.state}",
-                "job_id",
-            )
+        record = _in_state(self.job(job_id), JobState.HELD, "released")
         self._emit("job.released", now, job_id)
         self._admit(record, self._decide(record, now), now)
         self._pass(now)
@@ -68,3 +56,14 @@ class JobCommands(EngineBase):
         self._touch(record)
         self._emit("job.priority_changed", now, job_id, political_priority=value)
         return record
+
+
+def _in_state(record: JobRecord, state: JobState, done: str) -> JobRecord:
+    """``record``, if it is in ``state``; else 409 saying what can be ``done`` to whom."""
+    if record.state is not state:
+        raise RequestError(
+            "conflict",
+            f"only a {state.value.lower()} job can be {done}; job {record.id} is {record.state}",
+            "job_id",
+        )
+    return record
