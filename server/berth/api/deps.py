@@ -80,9 +80,13 @@ class Daemon:
         return self.coordinator.clock.now()
 
 
-async def _daemon(request: Request) -> Daemon:
+def _daemon_of(request: Request) -> Daemon:
     daemon: Daemon = request.app.state.daemon
     return daemon
+
+
+async def _daemon(request: Request) -> Daemon:
+    return _daemon_of(request)
 
 
 DaemonDep = Annotated[Daemon, Depends(_daemon)]
@@ -90,28 +94,41 @@ DaemonDep = Annotated[Daemon, Depends(_daemon)]
 _bearer = HTTPBearer(auto_error=False, description="a token from the daemon's token table")
 
 
-async def _principal(
-    daemon: DaemonDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
+#: The caller's ``Authorization: Bearer`` credentials (also the OpenAPI security scheme).
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _resolve(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    tokens = _daemon_of(request).tokens
     if credentials is None:
-        return daemon.tokens.resolve(None)
-    return daemon.tokens.resolve(f"{credentials.scheme} {credentials.credentials}")
+        return tokens.resolve(None)
+    return tokens.resolve(f"{credentials.scheme} {credentials.credentials}")
+
+
+# Each of these resolves the token itself instead of depending on the one before: every
+# level of dependencies costs FastAPI a solving step per request.
+async def _principal(request: Request, credentials: Credentials) -> Principal:
+    return _resolve(request, credentials)
 
 
 NodeOrAnyone = Annotated[Principal, Depends(_principal)]
 
 
-async def _person(principal: NodeOrAnyone) -> Principal:
+def _not_a_node(principal: Principal) -> Principal:
     if principal.role is Role.NODE:
         raise RequestError("forbidden", "a node token may only call /v1/agents")
     return principal
 
 
+async def _person(request: Request, credentials: Credentials) -> Principal:
+    return _not_a_node(_resolve(request, credentials))
+
+
 PrincipalDep = Annotated[Principal, Depends(_person)]
 
 
-async def _operator(principal: PrincipalDep) -> Principal:  # a node token is refused first
+async def _operator(request: Request, credentials: Credentials) -> Principal:
+    principal = _not_a_node(_resolve(request, credentials))  # a node token is refused first
     if not principal.operator:
         raise RequestError("forbidden", f"user {principal.user!r} is not an operator")
     return principal
