@@ -12,8 +12,8 @@ against a reused pid, although the shepherd is the launcher's child, not its own
 
 The launcher reaps its children and leaves when the agent closes its end (the agent
 exited, or was killed); the shepherds, in sessions of their own, keep running. If the
-launcher dies the agent starts another; if none can be started the agent forks the
-shepherd itself, as before.
+launcher dies, or does not answer within ``ANSWER_SECONDS`` (then it is killed), the
+agent starts another; if none can be started the agent forks the shepherd itself.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from berth.agent.shepherd import spawn
 
 #: The longest request or reply: a job directory's path.
 MESSAGE_LIMIT = 4096
+#: Seconds the agent waits for the launcher's answer before replacing it (a fork takes
+#: milliseconds; a launcher that takes this long is stuck, or stopped).
+ANSWER_SECONDS = 10.0
 
 
 def serve(channel: socket.socket) -> None:
@@ -93,17 +96,22 @@ class Launcher:
             )
         finally:
             theirs.close()
+        ours.settimeout(ANSWER_SECONDS)  # a stuck launcher is replaced, not waited for
         self._channel = ours
         return ours
 
     def close(self) -> None:
-        """Stop the launcher (its shepherds keep running)."""
+        """Stop the launcher (its shepherds keep running): it leaves when its end of
+        the channel closes; one that does not (stopped, stuck) is killed."""
         if self._channel is not None:
             self._channel.close()
             self._channel = None
         if self._process is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
+            try:
                 self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
             self._process = None
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import gc
 import os
 import signal
@@ -111,6 +112,8 @@ class Shepherd:
         self.suspended_total = 0.0
         #: Signals delivered while they were not blocked (as the job started), in order.
         self.caught: list[int] = []
+        #: ``shepherd.lock``, held while this shepherd lives.
+        self._lock: int | None = None
 
     def _catch(self, number: int, _frame: object) -> None:
         self.caught.append(number)
@@ -281,7 +284,23 @@ class Shepherd:
             return "CANCELLED", reason or "cancelled"
         return None
 
+    def _sole(self) -> bool:
+        """Whether this is the job's only shepherd, and its job has not run: it holds
+        ``JOBDIR/shepherd.lock`` (``flock``, for its whole life) and finds no
+        ``exit.json``. A launcher given up as stuck may still have started one; the
+        agent's second start of the same job must then do nothing."""
+        lock = os.open(self.jobdir / "shepherd.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            return False
+        self._lock = lock  # kept open (not inherited by the job): the lock lasts
+        return not (self.jobdir / "exit.json").exists()
+
     def run(self) -> None:
+        if not self._sole():
+            return
         signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
         # Blocked signals wait for watch(); these handlers only see the ones that come
         # while the job starts, and keep them instead of dying of SIGUSR1 or SIGTERM.

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from berth.agent import launcher
 from berth.agent.jobs import LocalJobs, job_key
 from berth.agent.proc import alive, parent_of, read_json, start_ticks
+from berth.agent.shepherd import spawn
 from tests.support.waiting import wait_until
 from tests.unit.agent.test_shepherd import ended, spec
 
@@ -90,3 +92,36 @@ def test_without_a_launcher_the_agent_forks_the_shepherd_itself(
     with pytest.raises(ChildProcessError):  # reaped by the agent: no zombie left
         os.waitpid(child.pid, os.WNOHANG)
     jobs.close()
+
+
+def test_a_stuck_launcher_is_killed_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "ANSWER_SECONDS", 0.5)
+    jobs = LocalJobs(tmp_path / "agent")
+    jobs.launch(1, 0, spec(tmp_path, "true"))
+    stuck = launcher_pid(jobs)
+    os.kill(stuck, signal.SIGSTOP)
+    jobs.launch(2, 0, spec(tmp_path, "echo ran >> runs"))  # waits 0.5 s, then replaces it
+    assert launcher_pid(jobs) != stuck
+    assert start_ticks(stuck) is None, "the stuck launcher was killed"
+    assert ended(jobs, job_key(2, 0))["state"] == "COMPLETED"
+    assert (tmp_path / "runs").read_text() == "ran\n"
+
+
+def test_a_second_shepherd_for_the_same_job_does_nothing(tmp_path: Path) -> None:
+    """As when a launcher given up as stuck had started the job after all."""
+    jobs = LocalJobs(tmp_path / "agent")
+    jobs.launch(1, 0, spec(tmp_path, "echo ran >> runs; sleep 30"))
+    jobdir = tmp_path / "agent" / "jobs" / "1.0"
+    wait_until(lambda: read_json(jobdir / "shepherd.json"))
+    first = read_json(jobdir / "shepherd.json")
+    second = spawn(jobdir)
+    assert os.waitpid(second, 0)[1] == 0  # it left at once, starting nothing
+    assert read_json(jobdir / "shepherd.json") == first
+    assert jobs.cancel(job_key(1, 0), "done")
+    assert ended(jobs, job_key(1, 0))["state"] == "CANCELLED"
+    third = spawn(jobdir)  # after the end: the job is not run again
+    assert os.waitpid(third, 0)[1] == 0
+    assert (tmp_path / "runs").read_text() == "ran\n"
+    assert read_json(jobdir / "exit.json") is not None
