@@ -162,7 +162,9 @@ class Shepherd:
             stdout.close()
             if stderr is not stdout:
                 stderr.close()
-        self.process = process  # kept: its poll() is what reaps the main process
+        # Kept (with its returncode set once reaped): a Popen dropped while its child
+        # runs is handed to subprocess, which would reap the child itself.
+        self.process = process
         self.pid = process.pid
         self.started_at = time.time()
         self._record(pid=self.pid, ticks=start_ticks(self.pid), started_at=self.started_at)
@@ -188,16 +190,21 @@ class Shepherd:
         return self.time_limit - (now - self.started_at - suspended)
 
     def _reap(self) -> None:
-        """Collect every exited child; note the main process's status."""
-        if self.process is not None and self.status is None:
-            self.status = self.process.poll()
-        while True:  # re-parented descendants
+        """Collect every exited child (the job's main process, and descendants that
+        were re-parented to us); note the main process's status. One ``waitpid(-1)``
+        collects them all: asking Popen first and then reaping the rest would lose the
+        main process's status when it exits in between (Popen then reports 0)."""
+        while True:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            if pid == self.pid and self.status is None:
+                self.status = os.waitstatus_to_exitcode(status)  # negative: a signal
+                if self.process is not None:
+                    self.process.returncode = self.status
 
     def _wait_for_main(self, seconds: float) -> None:
         """Wait up to ``seconds`` for the main process to end."""

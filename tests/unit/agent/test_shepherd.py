@@ -3,6 +3,7 @@ cancels that leave nothing behind, suspend/resume, and adoption after a restart.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -10,8 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from berth.agent.jobs import LocalJobs, job_key
 from berth.agent.proc import alive, read_json, start_ticks
+from berth.agent.shepherd import Shepherd
 from tests.support.waiting import wait_until
 
 
@@ -190,3 +194,30 @@ def test_the_shepherd_is_named_for_ps(tmp_path: Path) -> None:
     assert comm == "berth-shepherd"
     assert jobs.cancel("1.0", "done")
     ended(jobs, "1.0")
+
+
+def test_the_exit_status_survives_an_exit_between_two_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's main process may exit after Popen last looked at it and before the
+    loop that reaps re-parented descendants: its status must not be lost (Popen would
+    then report 0). Popen is made to look too early here, every time."""
+    jobdir = tmp_path / "job"
+    jobdir.mkdir()
+    (jobdir / "spec.json").write_text(json.dumps(spec(tmp_path, "exit 4")))
+    shepherd = Shepherd(jobdir)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])  # _start blocks the watched ones
+    try:
+        assert shepherd._start() is None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    assert shepherd.process is not None
+    monkeypatch.setattr(shepherd.process, "poll", lambda: None)
+    wait_until(lambda: _state(shepherd.pid) == "Z", what="the job exited, not yet reaped")
+    shepherd._reap()
+    assert shepherd.status == 4
+
+
+def _state(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2]
