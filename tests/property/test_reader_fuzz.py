@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from berth.emulate.traces import read_workload, swf
+from berth.emulate.traces.opening import read_text, reading
 from berth.emulate.workload import Workload, WorkloadError
 
 GOOD_SWF = (
@@ -133,10 +134,10 @@ def test_berth_emulate_answers_a_hostile_file_with_a_message(
     assert done.stderr.startswith(f"berth emulate: {path}:"), done.stderr
 
 
-# The SWF reader's fast path (whole file, one regular expression) and its careful path
-# (line by line) must read every file the same: the fast one may only decline.
-# Mostly whole numbers (so most lines take the fast path), sometimes a word that the
-# fast path must decline or read exactly as int() does.
+# The SWF reader reads a file's whole text at once, or, when a compressed file is
+# damaged, line by line as a stream (to name the line it broke at): both ways must give
+# the same rows, or the same refusal. Mostly whole numbers (the inline int() reading),
+# sometimes a word read field by field, odd white space and every kind of line end.
 odd_swf_words = st.sampled_from(["-1.00", "007", "1_0", "+4", "x", ";", "\x00"])
 plain_swf_words = st.integers(-5, 10**7).map(str)
 gaps = st.sampled_from([" ", "  ", "\t", " \t"])
@@ -162,24 +163,36 @@ swf_texts = st.tuples(
 ).map(lambda parts: parts[1].join(parts[0]) + parts[1])  # fmt: skip
 
 
+def whole_and_streamed(path: Path) -> tuple[object, object]:
+    """The SWF rows of ``path`` (or the refusal) read from its whole text, and as a stream."""
+    answers: list[object] = []
+    for way in ("whole", "streamed"):
+        try:
+            if way == "whole":
+                answers.append(swf._rows(path, swf._lines(read_text(path))))
+            else:
+                with reading(path) as numbered:
+                    answers.append(swf._rows(path, (line for _, line in numbered)))
+        except WorkloadError as error:
+            answers.append(str(error))
+    return answers[0], answers[1]
+
+
 @FUZZ
 @given(text=swf_texts)
-def test_the_fast_swf_path_reads_what_the_careful_one_reads(text: str) -> None:
+def test_an_swf_file_reads_the_same_whole_or_streamed(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        path = write(Path(folder), "t.swf", text.encode())
-        fast = swf._fast_rows(text)
-        try:
-            careful: tuple[list[str], list[swf.Row]] | str = swf._careful_rows(path)
-        except WorkloadError as error:
-            careful = str(error)
-        if fast is not None:
-            assert fast == careful
+        whole, streamed = whole_and_streamed(write(Path(folder), "t.swf", text.encode()))
+        assert whole == streamed
 
 
-def test_the_fast_swf_path_takes_a_cleaned_archive_trace_whole(tmp_path: Path) -> None:
+def test_an_swf_job_line_is_read_whole_numbers_first_then_field_by_field(tmp_path: Path) -> None:
     text = "; MaxProcs: 100\n" + GOOD_SWF * 3 + "  3 20 0 30 2 -1 -1 2 60 -1 1 8 1 1 1 -1 -1 -1\t\n"
     path = write(tmp_path, "t.swf", text.encode())
-    fast = swf._fast_rows(text)
-    assert fast is not None, "plain whole numbers take the fast path"
-    assert fast == swf._careful_rows(path)
-    assert swf._fast_rows(text.replace(" 60 4 ", " 60.0 4 ", 1)) is None, "a float: careful"
+    header, rows = swf._rows(path, swf._lines(text))
+    assert header == ["; MaxProcs: 100"]
+    assert rows[-1] == ("3 20 0 30 2 -1 -1 2 60 -1 1 8 1 1 1 -1 -1 -1", 3, 20, 30, 2, 2, 60, 8)
+    floats = text.replace(" 60 4 ", " 60.00 4 ", 1).replace(" 120 ", " 120.5 ", 1)
+    _, float_rows = swf._rows(path, swf._lines(floats))
+    assert float_rows[0][1:] == (1, 0, 60, 4, 4, 120, 7), "-1.00-style numbers read as int(float)"
+    assert float_rows[1:] == rows[1:]

@@ -8,9 +8,12 @@ integer seconds supplied by the caller; this module does no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING
+
+from berth.core.columns import build_frozen
 
 if TYPE_CHECKING:
     from berth.core.nodes import Shape
@@ -51,3 +54,28 @@ class Job:
     def __post_init__(self) -> None:
         if self.estimate < MIN_DURATION:
             object.__setattr__(self, "estimate", MIN_DURATION)
+
+
+def jobs_of_columns(
+    ids: list[int],
+    submits: Iterable[int],
+    estimates: list[int],
+    resources: Iterable[Mapping[str, int]],
+    users: Iterable[str | None],
+) -> list[Job]:
+    """Jobs without deadline, priority or shape, one per id, built a column at a time (a
+    trace reader's many jobs; :mod:`berth.core.columns`). ``estimates`` must already be
+    at least :data:`MIN_DURATION`, as :class:`Job` would make them."""
+    if estimates and min(estimates) < MIN_DURATION:
+        raise ValueError(f"estimates must be at least {MIN_DURATION} s")
+    columns = {
+        "id": ids,
+        "submit": submits,
+        "estimate": estimates,
+        "resources": resources,
+        "deadline": repeat(None),
+        "user": users,
+        "priority": repeat(NO_PRIORITY),
+        "shape": repeat(None),
+    }
+    return build_frozen(Job, len(ids), columns)

@@ -10,8 +10,10 @@ calendar month).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from berth.core.columns import build_frozen
 from berth.core.model import Job
 
 
@@ -26,6 +28,13 @@ class TraceJob:
     job: Job
     runtime: int
     swf_line: str | None = None
+
+
+def trace_jobs(jobs: list[Job], runtimes: list[int], lines: Iterable[str | None]) -> list[TraceJob]:
+    """One :class:`TraceJob` per job, built a column at a time (a trace's many jobs);
+    ``runtimes`` must already be at least 1 s."""
+    columns: dict[str, Iterable[object]] = {"job": jobs, "runtime": runtimes, "swf_line": lines}
+    return build_frozen(TraceJob, len(jobs), columns)
 
 
 @dataclass(slots=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from berth.emulate.traces.jsonl import read_jsonl
@@ -13,10 +16,28 @@ def read_workload(path: str | Path) -> Workload:
     """Read a ``.swf``/``.swf.gz`` or ``.jsonl``/``.jsonl.gz`` workload."""
     name = str(path).lower().removesuffix(".gz")
     if name.endswith(".swf"):
-        return read_swf(path)
+        with _no_collection():
+            return read_swf(path)
     if name.endswith((".jsonl", ".ndjson", ".json")):
-        return read_jsonl(path)
+        with _no_collection():
+            return read_jsonl(path)
     raise ValueError(f"{path}: unknown workload format (expected .swf, .swf.gz or .jsonl)")
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while a workload is built. A reader builds
+    hundreds of thousands of objects and no reference cycle, so each collection that
+    the allocations set off finds nothing and walks everything built so far: a third
+    of the time of reading SDSC-BLUE (1.13 s against 0.79 s). Reference counting still
+    frees what the reader drops."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 __all__ = ["read_jsonl", "read_swf", "read_workload"]
