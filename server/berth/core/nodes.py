@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from berth.core.profile import Profile
-from berth.core.resources import ResourceSpace
+from berth.core.resources import ResourceSpace, copies_in, parts_of
 
 #: A placement: node index -> slots held there.
 Placement = dict[int, int]
@@ -65,7 +65,7 @@ def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int])
     demand = space.pack(shape.per_slot)
     fitting = []  # slots each node could hold, most first; alike nodes are asked once
     for cap, alike in Counter(capacities).items():
-        fitting += [slots_in(cap, demand, space.guard, shape.count)] * alike
+        fitting += [slots_in(cap, demand, shape.count)] * alike
     fitting.sort(reverse=True)
     usable = [k for k in fitting if k > 0]
     if not usable:
@@ -116,14 +116,9 @@ def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
     return nodes
 
 
-def slots_in(free: int, demand: int, guard: int, cap: int) -> int:
+def slots_in(free: int, demand: int, cap: int) -> int:
     """How many slots of ``demand`` fit in ``free`` (at most ``cap``)."""
-    k = 0
-    total = demand
-    while k < cap and ((free | guard) - total) & guard == guard:
-        k += 1
-        total += demand
-    return k
+    return copies_in(free, parts_of(demand), cap)
 
 
 class NodePlan:
@@ -161,7 +156,6 @@ class NodePlan:
         self, shape: Shape, demand: int, start: int, duration: int
     ) -> Placement | None:
         """:meth:`place` once the aggregate check has passed (or is moot: exclusive)."""
-        guard = self.guard
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
         profiles = self.profiles
@@ -170,7 +164,7 @@ class NodePlan:
                 steps = profiles[index].min_free(start, end)
                 if any(free != self.capacities[index] for free in steps):
                     continue
-                k = slots_in(self.capacities[index], demand, guard, shape.count)
+                k = slots_in(self.capacities[index], demand, shape.count)
             else:
                 k = profiles[index].copies_during(demand, start, end, shape.count)
             if k:
@@ -188,10 +182,10 @@ class NodePlan:
         least room just before ``start`` first (those that free up at ``start``, or are
         fullest now), so nodes idle before a reservation stay open for backfilling;
         node order breaks ties."""
-        profiles, guard = self.profiles, self.guard
+        profiles = self.profiles
         room.sort(
             key=lambda r: (
-                slots_in(profiles[r[0]].free_at(start - 1), demand, guard, shape.count),
+                slots_in(profiles[r[0]].free_at(start - 1), demand, shape.count),
                 r[0],
             )
         )
@@ -251,8 +245,7 @@ class NodePlan:
         only GPU nodes), in node order; cached per slot."""
         able = self._able_by_demand.get(demand)
         if able is None:
-            guard = self.guard
-            able = [i for i, cap in enumerate(self.capacities) if slots_in(cap, demand, guard, 1)]
+            able = [i for i, cap in enumerate(self.capacities) if slots_in(cap, demand, 1)]
             self._able_by_demand[demand] = able
         return able
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from berth.core.resources import copies_in, parts_of
+
 #: Later than any time a profile describes.
 _NEVER = 1 << 62
 
@@ -122,15 +124,10 @@ class Profile:
         """Copies of ``demand`` (at most ``most``) that fit in steps ``first .. last - 1``,
         and the index of the first step with room for none (then 0 copies), or -1."""
         free = self._free
-        guard = self._guard
+        parts = parts_of(demand)
         k = most
         for i in range(first, last):
-            room = free[i] | guard
-            fits = 0
-            total = demand
-            while fits < k and (room - total) & guard == guard:
-                fits += 1
-                total += demand
+            fits = copies_in(free[i], parts, k)
             if fits == 0:
                 return 0, i
             k = fits

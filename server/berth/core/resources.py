@@ -13,6 +13,7 @@ subtraction exactly when that field did not borrow. This module must stay free o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 #: Bits of one packed field: 49 value bits and one guard bit on top.
 FIELD_BITS = 50
@@ -23,6 +24,33 @@ AMOUNT_LIMIT = 1 << (FIELD_BITS - 1)
 def fits(free: int, demand: int, guard: int) -> bool:
     """Whether ``demand`` fits in ``free`` in every resource (both packed, same space)."""
     return ((free | guard) - demand) & guard == guard
+
+
+@lru_cache(maxsize=4096)
+def parts_of(demand: int) -> tuple[tuple[int, int], ...]:
+    """The resources a packed ``demand`` asks for, as ``(bit shift, amount)`` pairs
+    (remembered: a cluster sees few distinct slot shapes, and slots are counted often)."""
+    parts = []
+    shift = 0
+    while demand >> shift:
+        amount = (demand >> shift) & (AMOUNT_LIMIT - 1)
+        if amount:
+            parts.append((shift, amount))
+        shift += FIELD_BITS
+    return tuple(parts)
+
+
+def copies_in(free: int, parts: tuple[tuple[int, int], ...], most: int) -> int:
+    """How many copies of a demand (its :func:`parts_of`) fit in packed ``free``, at most
+    ``most``: the least, over the resources it asks for, of what is free over what one
+    copy takes. The same count as adding copies until one no longer :func:`fits`, in a
+    division per resource instead of a subtraction per copy."""
+    k = most
+    for shift, amount in parts:
+        room = ((free >> shift) & (AMOUNT_LIMIT - 1)) // amount
+        if room < k:
+            k = room
+    return k
 
 
 class ResourceSpace:

@@ -87,7 +87,7 @@ class CountedPlan:
 
     def nodes_taken(self, shape: Shape, demand: int) -> int | None:
         """How many whole nodes ``shape`` takes, or ``None`` if it would share one."""
-        fit = slots_in(self.node_capacity, demand, self.guard, shape.count)
+        fit = slots_in(self.node_capacity, demand, shape.count)
         if fit == 0:
             return None
         if shape.exclusive:
@@ -214,7 +214,7 @@ class CountedPlan:
     def named_placement(self, nodes: Sequence[int], shape: Shape, demand: int) -> Placement:
         """Slots per node when ``shape`` takes ``nodes``: as many as a node holds, in
         node order, one at least on each."""
-        fit = slots_in(self.node_capacity, demand, self.guard, shape.count)
+        fit = slots_in(self.node_capacity, demand, shape.count)
         placement = dict.fromkeys(nodes, 1)
         left = shape.count - len(nodes)
         for index in nodes:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.core.resources import AMOUNT_LIMIT, ResourceSpace
+from berth.core.resources import AMOUNT_LIMIT, ResourceSpace, copies_in, parts_of
 
 SPACE = ResourceSpace({"cpus": 128, "mem_gb": 512, "gpus": 8})
 
@@ -34,6 +34,17 @@ def test_packed_fit_test_agrees_with_componentwise_comparison(
     assert SPACE.blocking(SPACE.pack(free), SPACE.pack(demand)) == [
         n for n in SPACE.names if demand[n] > free[n]
     ]
+
+
+@given(free=amounts, demand=amounts, most=st.integers(0, 600))
+def test_copies_counted_by_division_are_the_copies_that_fit_one_by_one(
+    free: dict[str, int], demand: dict[str, int], most: int
+) -> None:
+    packed_free, packed_demand = SPACE.pack(free), SPACE.pack(demand)
+    one_by_one = 0
+    while one_by_one < most and SPACE.fits(packed_free, packed_demand * (one_by_one + 1)):
+        one_by_one += 1
+    assert copies_in(packed_free, parts_of(packed_demand), most) == one_by_one
 
 
 @pytest.mark.parametrize(
