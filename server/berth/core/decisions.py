@@ -2,7 +2,8 @@
 
 Decisions are imperative nouns: :class:`Start` a job now, :class:`Reserve` it for a
 later time (``guarantee`` is the latest start the scheduler has promised, or ``None``
-when the policy makes no promise), :class:`Reject` it. :class:`Kill`, :class:`Suspend`
+when the policy makes no promise), :class:`Reject` it. A time in a reason is written
+with :func:`at`. :class:`Kill`, :class:`Suspend`
 and :class:`Resume` complete the vocabulary the daemon's node backends understand
 (overrun kills, gang scheduling). The shell applies decisions; the core only returns
 them. This module does no I/O.
@@ -12,6 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+
+def at(time: int) -> str:
+    """A time as the core writes it in a reason: ``t=N``. The core cannot tell a Unix
+    time from a trace's offset and formats no dates, so each shell renders these: the
+    daemon as a date (``2026-11-24 22:01:03 UTC``, see ``berth.service.model.readable``),
+    while the emulator keeps the trace's ``t=N`` offsets as they are."""
+    return f"t={time}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.service.model import JobRecord, JobRequest, JobState
+from berth.service.model import JobRecord, JobRequest, JobState, readable
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -41,12 +41,12 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     job = JobRecord.from_request(engine.next_id, request, now).as_job()
     decision = twin.submit(job, now)
     if isinstance(decision, Reject):
-        return {"accepted": False, "reason": decision.reason}
+        return {"accepted": False, "reason": readable(decision.reason)}
     started = {s.job_id for s in twin.schedule(now)}
     predicted = now if job.id in started else forecast(twin, now).get(job.id)
     out: dict[str, object] = {
         "accepted": True,
-        "reason": decision.reason if decision is not None else "queued",
+        "reason": readable(decision.reason) if decision is not None else "queued",
         "predicted_start": predicted,
         "guaranteed_start": None,
         "guaranteed_end": None,

@@ -45,6 +45,8 @@ from berth.service.model import (
     JobState,
     NodeRecord,
     RequestError,
+    moment,
+    readable,
 )
 from berth.service.node_commands import NodeCommands
 from berth.service.partitions import BackfillSpec, PartitionCommands
@@ -302,8 +304,8 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
             lane.policy.withdraw(record.id, now)
             return Reject(
                 record.id,
-                f"its deadline {record.deadline} cannot be guaranteed: the "
-                f"earliest guaranteed completion is {completion}",
+                f"its deadline {moment(record.deadline)} cannot be guaranteed: the "
+                f"earliest guaranteed completion is {moment(completion)}",
             )
         return Reserve(
             decision.job_id, decision.start, decision.guarantee, decision.reason, completion
@@ -343,7 +345,7 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
             self._set_state(record, JobState.REJECTED, decision.reason)
             record.end_time = now
             self.counters["rejected"] += 1
-            self._emit("job.rejected", now, record.id, reason=decision.reason)
+            self._emit("job.rejected", now, record.id, reason=record.state_reason)
             return
         self.pending[record.id] = record
         part = self.gang_of(record)
@@ -434,7 +436,7 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
         self._set_state(record, state, reason)
         self.counters[state.value.lower()] += 1
         kind = END_EVENT[state]
-        self._emit(kind, end, record.id, reason=reason)
+        self._emit(kind, end, record.id, reason=record.state_reason)
         if state is JobState.NODE_FAIL and record.requeue:
             self._to_requeue.append(record)
 
@@ -482,9 +484,9 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
             completion = decision.completion if isinstance(decision, Reserve) else None
             waits = policy.wait_reason(job_id)
             if waits is not None:
-                record.state_reason = waits
+                record.state_reason = readable(waits)
             elif record.state_reason.startswith(WAITS_FOR_NODES) and decision is not None:
-                record.state_reason = decision.reason  # its nodes are back: planned again
+                record.state_reason = readable(decision.reason)  # its nodes are back: planned again
             if restoring:
                 planned = policy.planned_start(job_id)
                 promised = record.guaranteed_start
@@ -538,5 +540,5 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
         if state in FINAL_STATES and not record.final:
             self._finished.append(record.id)
         record.state = state
-        record.state_reason = reason
+        record.state_reason = readable(reason)  # the core's times as dates
         self._touch(record)

@@ -7,6 +7,7 @@ persists and the API shows. States use Slurm's names where one exists. No I/O he
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -221,6 +222,17 @@ def moment(seconds: int) -> str:
     if seconds < _FIRST_DATE:
         return f"t={seconds}"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
+
+
+#: A time in a core reason (``berth.core.decisions.at``).
+_CORE_TIME = re.compile(r"\bt=(-?\d+)\b")
+
+
+def readable(reason: str) -> str:
+    """A reason from the core with each of its times (``t=N``) as a :func:`moment`."""
+    if "t=" not in reason:
+        return reason
+    return _CORE_TIME.sub(lambda found: moment(int(found.group(1))), reason)
 
 
 class RequestError(Exception):

@@ -52,7 +52,7 @@ def test_qops_repairs_a_violation_when_the_k_factor_allows_it() -> None:
     policy = Qops(THREE, k_factor=1)
     decisions = _submit_all(policy, K_FACTOR_CASE)
     assert decisions[3] == Reserve(
-        4, 2, 2, "admitted by qops: every admitted deadline holds (deadline 7)", completion=7
+        4, 2, 2, "admitted by qops: every admitted deadline holds (deadline t=7)", completion=7
     )
     assert _starts(policy) == {2: 2, 3: 10, 4: 2}
 
@@ -64,7 +64,8 @@ def test_qops_rejects_when_violations_exceed_the_k_factor_and_keeps_the_schedule
     before = (policy.profile.steps(), _starts(policy))
     rejected = policy.submit(K_FACTOR_CASE[3], 0)
     assert rejected == Reject(
-        4, "admitting it would break the deadline 19 of admitted job 2 (it would complete at 20)"
+        4,
+        "admitting it would break the deadline t=19 of admitted job 2 (it would complete at t=20)",
     )
     assert (policy.profile.steps(), _starts(policy)) == before
     assert 4 not in policy.deadline_of
@@ -88,7 +89,8 @@ def test_mrt_rejects_past_the_backtrack_limit() -> None:
     policy = Mrt(THREE, max_backtracks=0)
     decisions = _submit_all(policy, BACKTRACK_CASE)
     assert decisions[2] == Reject(
-        3, "its deadline 13 cannot be met: it would complete at 16 at best beside the admitted jobs"
+        3,
+        "its deadline t=13 cannot be met: it would complete at t=16 at best beside the admitted jobs",
     )
     assert _starts(policy) == {2: 4}
 
@@ -127,7 +129,7 @@ def test_msb_prefers_the_cheapest_schedule() -> None:
 def test_an_impossible_deadline_is_refused_up_front(policy_type: type[DeadlinePolicy]) -> None:
     policy = policy_type(ONE)
     assert policy.submit(_job(1, 10, 1, 5), 0) == Reject(
-        1, "deadline 5 is before now (0) + its estimate (10 s)"
+        1, "deadline t=5 is before now (t=0) + its estimate (10 s)"
     )
     assert policy.submit(_job(2, 1, 2, 50), 0) == Reject(
         2, "requests 2 cpus but the cluster has only 1"
@@ -142,7 +144,7 @@ def test_jobs_without_deadline_get_the_artificial_one() -> None:
     assert isinstance(long, Reserve)
     assert short.completion == 100 + ARTIFICIAL_DEADLINE_FLOOR
     assert long.completion == 100 + 5 * 100_000
-    assert short.reason.endswith(f"(artificial deadline {100 + ARTIFICIAL_DEADLINE_FLOOR})")
+    assert short.reason.endswith(f"(artificial deadline t={100 + ARTIFICIAL_DEADLINE_FLOOR})")
 
 
 def test_llf_orders_by_latest_start_and_bad_settings_are_refused() -> None:

@@ -40,7 +40,7 @@ def test_easy_backfills_counting_every_job_that_ends_at_the_shadow_time() -> Non
     ]
     records = run(tied, "easy", {"cpus": 4})
     assert starts(records) == {1: 0, 2: 0, 3: 5, 4: 2, 5: 15}
-    assert records[4].reason == "backfilled: fits in the extra resources beside the head at 5"
+    assert records[4].reason == "backfilled: fits in the extra resources beside the head at t=5"
 
 
 def test_easy_backfills_a_short_job_that_ends_by_the_shadow() -> None:
@@ -52,7 +52,7 @@ def test_easy_backfills_a_short_job_that_ends_by_the_shadow() -> None:
     ]
     records = run(jobs, "easy", {"cpus": 4})
     assert starts(records) == {1: 0, 2: 10, 3: 2, 4: 15}
-    assert records[3].reason == "backfilled: ends by the head's shadow time 10"
+    assert records[3].reason == "backfilled: ends by the head's shadow time t=10"
 
 
 def test_easy_shadow_uses_estimates_and_overrunning_jobs_are_killed() -> None:
@@ -77,7 +77,7 @@ def test_conservative_compression_moves_jobs_up_and_never_past_their_guarantee()
     assert {i: records[i].guarantee for i in (1, 2, 3, 4)} == {1: 0, 2: 0, 3: 20, 4: 10}
     # Job 1 ends early at 2: compression moves job 4 up to 2; job 3 still waits for job 2.
     assert starts(records) == {1: 0, 2: 0, 3: 20, 4: 2}
-    assert records[4].reason == "its reservation at 2 is reached"
+    assert records[4].reason == "its reservation at t=2 is reached"
 
 
 def test_conservative_rejects_what_can_never_run_and_keeps_going() -> None:

@@ -7,7 +7,14 @@ import pytest
 from berth.core.nodes import Shape
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
-from berth.service.model import JobRequest, JobState, NodeRecord, NodeState, RequestError
+from berth.service.model import (
+    JobRequest,
+    JobState,
+    NodeRecord,
+    NodeState,
+    RequestError,
+    readable,
+)
 from berth.service.ports import Changes, Snapshot
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
@@ -84,7 +91,7 @@ def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> Non
     live.submit(request(cpus=32, limit=1000), now=0)
     late, _ = live.submit(request(cpus=32, limit=100, deadline=500), now=0)
     assert late.state is JobState.REJECTED
-    assert "earliest guaranteed completion is 1100" in late.state_reason
+    assert "earliest guaranteed completion is t=1100" in late.state_reason
     kept, _ = live.submit(request(cpus=32, limit=100, deadline=1100), now=0)
     assert kept.state is JobState.PENDING
     assert kept.guaranteed_end == 1100
@@ -107,7 +114,7 @@ def test_qops_admits_deadline_jobs_with_a_guaranteed_completion() -> None:
     assert job.guaranteed_end == 2000
     impossible, _ = live.submit(request(cpus=32, limit=100, deadline=900), now=0)
     assert impossible.state is JobState.REJECTED
-    assert "deadline 900" in impossible.state_reason
+    assert "deadline t=900" in impossible.state_reason
 
 
 def test_idempotency_key_returns_the_same_job() -> None:
@@ -352,3 +359,20 @@ def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> 
     assert [j.state for j in jobs] == [JobState.COMPLETED] * 5
     assert (jobs[4].start_time, jobs[4].end_time) == (10, 20)
     assert live.take_intents() == []  # nothing is held for emulated nodes
+
+
+def test_a_reason_shows_the_cores_times_as_dates_and_offsets_as_they_are() -> None:
+    tonight = 1_795_554_000  # 2026-11-24 21:00:00 UTC
+    live = engine("easy", count=4, now=tonight)  # four nodes of 8 cpus
+    live.submit(request(cpus=24, limit=3600), now=tonight)
+    head, _ = live.submit(request(cpus=32, limit=600), now=tonight)
+    small, _ = live.submit(request(cpus=8, limit=60), now=tonight)
+    assert head.state is JobState.PENDING
+    assert small.state is JobState.RUNNING
+    assert small.state_reason == (
+        "backfilled beside the head's reservation at 2026-11-24 22:00:00 UTC"
+    )
+    assert readable("deadline t=5 is before now (t=0)") == "deadline t=5 is before now (t=0)"
+    assert readable("shadow time t=1795554000, not at=3") == (
+        "shadow time 2026-11-24 21:00:00 UTC, not at=3"
+    )

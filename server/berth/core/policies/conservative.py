@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
-from berth.core.decisions import Reject, Reserve, Start
+from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.policies.base import QueuePolicy, Waiting, next_reserved_start, pop_reached
 from berth.core.profile import Profile
@@ -202,7 +202,7 @@ class Conservative(QueuePolicy):
         # The launch happens after each pop, so the heap is read as jobs leave the queue.
         for start, entry in pop_reached(self._starts, self.waiting, now):
             del self._arrival_of[entry.job.id]
-            started.append(self.launch(entry, now, f"its reservation at {start} is reached"))
+            started.append(self.launch(entry, now, f"its reservation at {at(start)} is reached"))
         return started
 
     def next_wakeup(self) -> int | None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from berth.core.catalog import DEADLINE_HEURISTICS
-from berth.core.decisions import Reject, Reserve, Start
+from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.policies.base import Waiting
 from berth.core.policies.conservative import Conservative
@@ -95,7 +95,7 @@ class DeadlinePolicy(Conservative):
         if deadline < now + job.estimate:
             return Reject(
                 job.id,
-                f"deadline {deadline} is before now ({now}) + its estimate ({job.estimate} s)",
+                f"deadline {at(deadline)} is before now ({at(now)}) + its estimate ({job.estimate} s)",
             )
         self.deadline_of[job.id] = deadline
         outcome = self.plan(entry, now)
@@ -109,7 +109,7 @@ class DeadlinePolicy(Conservative):
             job.id,
             start,
             deadline - job.estimate,
-            f"admitted by {self.name}: every admitted deadline holds ({kind} {deadline})",
+            f"admitted by {self.name}: every admitted deadline holds ({kind} {at(deadline)})",
             completion=deadline,
         )
 
@@ -121,12 +121,12 @@ class DeadlinePolicy(Conservative):
     def explain(job_id: int, broken: Broken) -> str:
         if broken.job_id == job_id:
             return (
-                f"its deadline {broken.deadline} cannot be met: it would complete at "
-                f"{broken.completion} at best beside the admitted jobs"
+                f"its deadline {at(broken.deadline)} cannot be met: it would complete at "
+                f"{at(broken.completion)} at best beside the admitted jobs"
             )
         return (
-            f"admitting it would break the deadline {broken.deadline} of admitted job "
-            f"{broken.job_id} (it would complete at {broken.completion})"
+            f"admitting it would break the deadline {at(broken.deadline)} of admitted job "
+            f"{broken.job_id} (it would complete at {at(broken.completion)})"
         )
 
     def _commit(self, new: Waiting, plan: Plan) -> None:

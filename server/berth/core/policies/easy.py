@@ -22,7 +22,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping
 from itertools import islice
 
-from berth.core.decisions import Start
+from berth.core.decisions import Start, at
 from berth.core.model import Job
 from berth.core.policies.base import Running, Waiting
 from berth.core.policies.fcfs import Fcfs
@@ -115,11 +115,14 @@ class Easy(Fcfs):
             if ((free | guard) - demand) & guard != guard:
                 continue
             if now + entry.job.estimate <= shadow:
-                chosen.append((entry, f"backfilled: ends by the head's shadow time {shadow}"))
+                chosen.append((entry, f"backfilled: ends by the head's shadow time {at(shadow)}"))
             elif ((extra | guard) - demand) & guard == guard:
                 extra -= demand
                 chosen.append(
-                    (entry, f"backfilled: fits in the extra resources beside the head at {shadow}")
+                    (
+                        entry,
+                        f"backfilled: fits in the extra resources beside the head at {at(shadow)}",
+                    )
                 )
             else:
                 continue
@@ -166,12 +169,10 @@ class Easy(Fcfs):
             chosen = candidates[self.selector.pick(free, [e.demand for e in candidates])]
             rule = self.selector.rule
             if now + chosen.job.estimate <= shadow:
-                reason = f"backfilled ({rule}): ends by the head's shadow time {shadow}"
+                reason = f"backfilled ({rule}): ends by the head's shadow time {at(shadow)}"
             else:
                 extra -= chosen.demand
-                reason = (
-                    f"backfilled ({rule}): fits in the extra resources beside the head at {shadow}"
-                )
+                reason = f"backfilled ({rule}): fits in the extra resources beside the head at {at(shadow)}"
             free -= chosen.demand
             started.append(self.launch(chosen, now, reason))
             eligible = [entry for entry in candidates if entry is not chosen]

@@ -26,7 +26,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.core.decisions import Reject, Reserve, Start
+from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
@@ -208,7 +208,7 @@ class NodeBackfill:
                         continue
                     placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
                     if placement is not None:
-                        reason = f"backfilled beside the head's reservation at {found[0]}"
+                        reason = f"backfilled beside the head's reservation at {at(found[0])}"
                         started.append(self._launch(other, now, placement, reason))
                 self.plan.release(held, found[0], entry.job.estimate)
                 entry.start = entry.placement = entry.held = None
@@ -427,7 +427,7 @@ class NodeBackfill:
         started: list[Start] = []
         for start, entry in pop_reached(self._starts, self.waiting, now):
             assert entry.placement is not None
-            reason = f"its reservation at {start} is reached"
+            reason = f"its reservation at {at(start)} is reached"
             started.append(self._launch(entry, now, entry.placement, reason, reserved=True))
         return started
 
