@@ -202,6 +202,15 @@ def _unknown(engine: Engine, agents: AgentNodes, report: AgentReport) -> list[st
     return unknown
 
 
+def _count_launch(agents: AgentNodes, job_id: int, started_at: float | None) -> None:
+    """The launch delay of a job the daemon sent, once its agent reports when it started:
+    in a report of it running, or of its end when it started and ended between two syncs
+    (counting only the first kind would drop the slowest launches of short jobs)."""
+    if started_at is not None and job_id in agents.dispatched:
+        sent = agents.dispatched.pop(job_id)
+        agents.launch_delays.append(max(started_at - sent, 0.0))
+
+
 def _check_agent(engine: Engine, agents: AgentNodes, report: AgentReport, seen_at: float) -> None:
     link = agents.links.get(report.name)
     if not report.register:
@@ -277,13 +286,11 @@ def apply_report(
                     )
                 )
             continue
+        _count_launch(agents, record.id, job.started_at)
         if job.state in HELD_STATES:
             if record.launched_at is None:
                 record.launched_at = job.started_at or agents.wall()
                 engine.touch(record)
-            if job.started_at is not None and record.id in agents.dispatched:
-                sent = agents.dispatched.pop(record.id)
-                agents.launch_delays.append(max(job.started_at - sent, 0.0))
         else:
             agents.dispatched.pop(record.id, None)
             agents.ended.append(

@@ -166,3 +166,12 @@ def test_silence_takes_the_node_down_and_talking_brings_it_back() -> None:
     assert engine.cluster.nodes[node].state.value == "up"
     assert wish["jobs"] == []
     assert wish["acknowledged"] == []  # still running there: the agent cancels, then reports
+
+
+def test_a_job_that_started_and_ended_between_two_syncs_still_counts_its_launch() -> None:
+    engine, agents, wall = setup(1)
+    job = submit(engine)
+    wall.time = 1002.0
+    sync(engine, agents, "n1", JobReport(job, 0, "COMPLETED", "", 0, started_at=1000.4), now=2)
+    assert engine.jobs[job].state is JobState.COMPLETED
+    assert list(agents.launch_delays) == [pytest.approx(0.4)]
