@@ -33,13 +33,17 @@ class Profile:
     describes; asking about earlier times is a programming error.
     """
 
-    __slots__ = ("_free", "_guard", "_times", "capacity")
+    __slots__ = ("_free", "_guard", "_long_searches", "_rooms", "_times", "capacity")
 
     def __init__(self, capacity: int, guard: int, origin: int = 0) -> None:
         self.capacity = capacity
         self._guard = guard
         self._times: list[int] = [origin]
         self._free: list[int] = [capacity]
+        #: Per demand, the index of the first step at or after each step with room for
+        #: it (:meth:`_next_room`); built when asked, dropped at every change.
+        self._rooms: dict[int, list[int]] = {}
+        self._long_searches = 0  # since the last change
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -48,6 +52,8 @@ class Profile:
         twin._guard = self._guard
         twin._times = self._times.copy()
         twin._free = self._free.copy()
+        twin._rooms = {}
+        twin._long_searches = 0
         return twin
 
     def __len__(self) -> int:
@@ -100,8 +106,12 @@ class Profile:
             # 0 while a step with room for none is in the window: until the first
             # later step with room for one starts.
             room = empty + 1
+            near = room + self._SCAN_FIRST
             while room < n and ((free[room] | guard) - demand) & guard != guard:
                 room += 1
+                if room == near:  # a long walk: fully booked far ahead
+                    room = self._next_room(demand, room)
+                    break
             return 0, times[room] if room < n else _NEVER
         # The last step in the window holding only k (a step holding more never decides);
         # at ``most`` the answer cannot rise.
@@ -119,6 +129,37 @@ class Profile:
             after += 1
         fall = times[after] - duration + 1 if after < n else _NEVER
         return k, min(rise, fall)
+
+    #: Steps a search for room looks at one by one before it asks :meth:`_next_room`:
+    #: most searches end within a few steps.
+    _SCAN_FIRST = 8
+
+    def _next_room(self, demand: int, index: int) -> int:
+        """The first step at or after ``index`` with room for ``demand`` (the number of
+        steps if none). A node fully booked far ahead makes this walk long; in a daemon
+        with a deep queue it is asked again and again between two changes of the
+        profile, so from the second long walk since the last change it builds, once per
+        demand and change, the answer for every step (a replay that changes the profile
+        between nearly every question would only throw such work away)."""
+        free, guard = self._free, self._guard
+        n = len(free)
+        if index >= n:
+            return n
+        rooms = self._rooms.get(demand)
+        if rooms is None and not self._long_searches:
+            self._long_searches = 1
+            while index < n and ((free[index] | guard) - demand) & guard != guard:
+                index += 1
+            return index
+        if rooms is None:
+            rooms = [n] * n
+            following = n
+            for i in range(n - 1, -1, -1):
+                if ((free[i] | guard) - demand) & guard == guard:
+                    following = i
+                rooms[i] = following
+            self._rooms[demand] = rooms
+        return rooms[index]
 
     def _copies_in_steps(self, demand: int, first: int, last: int, most: int) -> tuple[int, int]:
         """Copies of ``demand`` (at most ``most``) that fit in steps ``first .. last - 1``,
@@ -208,6 +249,8 @@ class Profile:
         Precondition: it fits (``fits_during``); the profile does not check, because the
         policies have always just asked. Violating it corrupts the packed fields.
         """
+        if self._long_searches:
+            self._forget_rooms()
         first, last = self._split(start), self._split(start + duration)
         free = self._free
         free[first:last] = [f - demand for f in free[first:last]]
@@ -216,6 +259,8 @@ class Profile:
 
     def release(self, start: int, duration: int, demand: int) -> None:
         """Give back ``demand`` during ``[start, start + duration)`` (undo of :meth:`reserve`)."""
+        if self._long_searches:
+            self._forget_rooms()
         first, last = self._split(start), self._split(start + duration)
         free = self._free
         free[first:last] = [f + demand for f in free[first:last]]
@@ -226,8 +271,15 @@ class Profile:
         """Drop steps that ended at or before ``now``; queries must then use times >= now."""
         i = bisect_right(self._times, now) - 1
         if i > 0:
+            if self._long_searches:
+                self._forget_rooms()
             del self._times[:i]
             del self._free[:i]
+
+    def _forget_rooms(self) -> None:
+        """The profile changes: what :meth:`_next_room` built or counted no longer holds."""
+        self._rooms.clear()
+        self._long_searches = 0
 
     def _split(self, time: int) -> int:
         """Index of the step starting exactly at ``time``, creating the breakpoint if needed."""

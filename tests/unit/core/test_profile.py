@@ -142,3 +142,39 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
         assert until > start
         for later in range(start, min(until, HORIZON * 4)):
             assert profile.copies_during(demand, later, later + duration, most) == copies
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
+    slot=st.tuples(st.integers(0, 3), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
+    changes=st.lists(st.tuples(st.integers(0, HORIZON), st.integers(1, 6)), max_size=4),
+)
+def test_the_search_for_room_answers_as_a_walk_does_when_built_reused_and_changed(
+    ops: list[tuple[int, int, int, int]],
+    slot: tuple[int, int],
+    changes: list[tuple[int, int]],
+) -> None:
+    """``_next_room`` walks the first long search, builds an index at the second and
+    reuses it until the profile changes: every answer is the plain walk's."""
+    profile = _profile()
+    for cpus, mem, length, after in ops:
+        demand = SPACE.pack({"cpus": cpus, "mem": mem})
+        start = profile.earliest_start(demand, length, after)
+        assert start is not None
+        profile.reserve(start, length, demand)
+    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    one_cpu = SPACE.pack({"cpus": 1})
+    for moment, length in [(0, 0), *changes]:
+        if length:  # a change: the index built before no longer holds
+            profile.reserve(moment, length, 0)  # nothing taken, steps split
+            start = profile.earliest_start(one_cpu, length, moment)
+            assert start is not None
+            profile.reserve(start, length, one_cpu)
+        free = [step for _, step in profile.steps()]
+        walked = [
+            next((j for j in range(i, len(free)) if SPACE.fits(free[j], demand)), len(free))
+            for i in range(len(free) + 1)
+        ]
+        for _ in range(3):  # a walk, then the index built, then the index reused
+            assert [profile._next_room(demand, i) for i in range(len(free) + 1)] == walked
