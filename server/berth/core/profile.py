@@ -249,23 +249,37 @@ class Profile:
         Precondition: it fits (``fits_during``); the profile does not check, because the
         policies have always just asked. Violating it corrupts the packed fields.
         """
-        if self._long_searches:
-            self._forget_rooms()
-        first, last = self._split(start), self._split(start + duration)
-        free = self._free
-        free[first:last] = [f - demand for f in free[first:last]]
-        self._merge(last)
-        self._merge(first)
+        self._add(start, start + duration, -demand)
 
     def release(self, start: int, duration: int, demand: int) -> None:
         """Give back ``demand`` during ``[start, start + duration)`` (undo of :meth:`reserve`)."""
+        self._add(start, start + duration, demand)
+
+    def _add(self, start: int, end: int, change: int) -> None:
+        """Add ``change`` (a packed vector, negative to take) to every step in ``[start,
+        end)``: breakpoints made at both ends, then steps left equal to their neighbours
+        merged. Written out in one body: every reservation, release and move of the
+        schedulers comes through here."""
         if self._long_searches:
             self._forget_rooms()
-        first, last = self._split(start), self._split(start + duration)
-        free = self._free
-        free[first:last] = [f + demand for f in free[first:last]]
-        self._merge(last)
-        self._merge(first)
+        times, free = self._times, self._free
+        first = bisect_left(times, start)
+        if first == len(times) or times[first] != start:
+            if first == 0:
+                raise ValueError(f"time {start} is before the profile's origin {times[0]}")
+            times.insert(first, start)
+            free.insert(first, free[first - 1])
+        last = bisect_left(times, end, first)
+        if last == len(times) or times[last] != end:
+            times.insert(last, end)
+            free.insert(last, free[last - 1])
+        free[first:last] = [step + change for step in free[first:last]]
+        if 0 < last < len(free) and free[last] == free[last - 1]:
+            del free[last]
+            del times[last]
+        if 0 < first < len(free) and free[first] == free[first - 1]:
+            del free[first]
+            del times[first]
 
     def forget_before(self, now: int) -> None:
         """Drop steps that ended at or before ``now``; queries must then use times >= now."""
@@ -280,25 +294,6 @@ class Profile:
         """The profile changes: what :meth:`_next_room` built or counted no longer holds."""
         self._rooms.clear()
         self._long_searches = 0
-
-    def _split(self, time: int) -> int:
-        """Index of the step starting exactly at ``time``, creating the breakpoint if needed."""
-        times = self._times
-        i = bisect_left(times, time)
-        if i < len(times) and times[i] == time:
-            return i
-        if i == 0:
-            raise ValueError(f"time {time} is before the profile's origin {times[0]}")
-        times.insert(i, time)
-        self._free.insert(i, self._free[i - 1])
-        return i
-
-    def _merge(self, i: int) -> None:
-        """Merge step ``i`` into step ``i - 1`` if they hold the same free vector."""
-        free = self._free
-        if 0 < i < len(free) and free[i] == free[i - 1]:
-            del free[i]
-            del self._times[i]
 
 
 class Filler:
