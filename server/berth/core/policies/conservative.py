@@ -67,12 +67,11 @@ class Conservative(QueuePolicy):
         is feasible exactly when the demand fits during ``[t, min(t + estimate, current))``
         in the profile that still holds the job (``Profile.earliest_start`` with ``limit``).
         """
-        profile = self.profile
+        earliest_start = self.profile.earliest_start
         for entry in self.compression_order():
-            current = entry.start
-            assert current is not None
-            estimate = entry.job.estimate
-            earlier = profile.earliest_start(entry.demand, estimate, now, limit=current)
+            # Every waiting job holds a reservation (entry.start); the limit is positional
+            # and looked up once: this loop asks millions of questions on a long trace.
+            earlier = earliest_start(entry.demand, entry.job.estimate, now, entry.start)
             if earlier is not None:
                 self._move(entry, earlier)
 
