@@ -18,6 +18,17 @@ def _profile() -> Profile:
     return Profile(SPACE.packed_capacity, SPACE.guard, origin=0)
 
 
+def _booked(ops: list[tuple[int, int, int, int]]) -> Profile:
+    """A profile with each ``(cpus, mem, length, after)`` reserved at its earliest start."""
+    profile = _profile()
+    for cpus, mem, length, after in ops:
+        demand = SPACE.pack({"cpus": cpus, "mem": mem})
+        start = profile.earliest_start(demand, length, after)
+        assert start is not None
+        profile.reserve(start, length, demand)
+    return profile
+
+
 def test_earliest_start_waits_for_a_window_long_enough() -> None:
     profile = _profile()
     one_cpu = SPACE.pack({"cpus": 1})
@@ -130,12 +141,7 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
 ) -> None:
     """Every start from the one asked up to the returned time gets the same answer: the
     node planner skips the starts in between."""
-    profile = _profile()
-    for cpus, mem, length, after in ops:
-        demand = SPACE.pack({"cpus": cpus, "mem": mem})
-        start = profile.earliest_start(demand, length, after)
-        assert start is not None
-        profile.reserve(start, length, demand)
+    profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
     for start in range(HORIZON * 3):
         copies, until = profile.copies_until(demand, start, duration, most)
@@ -157,12 +163,7 @@ def test_the_search_for_room_answers_as_a_walk_does_when_built_reused_and_change
 ) -> None:
     """``_next_room`` walks the first long search, builds an index at the second and
     reuses it until the profile changes: every answer is the plain walk's."""
-    profile = _profile()
-    for cpus, mem, length, after in ops:
-        demand = SPACE.pack({"cpus": cpus, "mem": mem})
-        start = profile.earliest_start(demand, length, after)
-        assert start is not None
-        profile.reserve(start, length, demand)
+    profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
     one_cpu = SPACE.pack({"cpus": 1})
     for moment, length in [(0, 0), *changes]:
