@@ -16,12 +16,13 @@ def read_workload(path: str | Path) -> Workload:
     """Read a ``.swf``/``.swf.gz`` or ``.jsonl``/``.jsonl.gz`` workload."""
     name = str(path).lower().removesuffix(".gz")
     if name.endswith(".swf"):
-        with _no_collection():
-            return read_swf(path)
-    if name.endswith((".jsonl", ".ndjson", ".json")):
-        with _no_collection():
-            return read_jsonl(path)
-    raise ValueError(f"{path}: unknown workload format (expected .swf, .swf.gz or .jsonl)")
+        reader = read_swf
+    elif name.endswith((".jsonl", ".ndjson", ".json")):
+        reader = read_jsonl
+    else:
+        raise ValueError(f"{path}: unknown workload format (expected .swf, .swf.gz or .jsonl)")
+    with _no_collection():
+        return reader(path)
 
 
 @contextmanager

@@ -114,8 +114,8 @@ def _rows(path: str | Path, lines: Iterable[str]) -> tuple[list[str], list[Row]]
 
 def _workload(path: str | Path, header_lines: list[str], rows: list[Row]) -> Workload:
     """The workload of parsed rows: jobs mapped and sorted, skips counted, header read.
-    Built a column at a time (every job's submit, then every job's estimate, ...): a
-    quarter-million-job trace is read in well under a second."""
+    Built a column at a time (every job's submit, then every job's estimate, ...), not
+    an object at a time."""
     rows.sort(key=_BY_SUBMIT_THEN_ID)  # stable: equal keys keep the file's order
     skipped: Counter[str] = Counter()
     usable = [row for row in rows if row[3] >= 0 and (row[5] if row[5] > 0 else row[4]) > 0]
