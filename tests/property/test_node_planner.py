@@ -155,9 +155,8 @@ class WholePasses(NodeBackfill):
                     continue
                 first: int | None = now
                 if entry.need is not None:
-                    first = self.plan.aggregate.earliest_start(
-                        entry.need, entry.job.estimate, now, entry.start
-                    )
+                    summed, total = entry.need
+                    first = summed.earliest_start(total, entry.job.estimate, now, entry.start)
                 if first is not None and self._move_earlier(entry, first):
                     moved = True
 
@@ -246,3 +245,48 @@ def test_the_earliest_start_is_the_first_candidate_that_fits(data: st.DataObject
         None,
     )
     assert plan.earliest(shape, demand, duration, after) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_summed_profiles_of_able_nodes_stay_the_sum_of_their_nodes(
+    data: st.DataObject,
+) -> None:
+    """A slot only some nodes can hold is filtered by those nodes' summed profile, kept
+    up to date by every reservation, release and forgetting after it was built: at every
+    time from now on it holds what their own profiles hold together."""
+    from berth.core.nodes import NodePlan
+    from berth.core.profile import Profile
+    from berth.core.resources import ResourceSpace
+
+    nodes = data.draw(node_clusters())
+    names = sorted({name for amounts in nodes.values() for name in amounts})
+    space = ResourceSpace({n: max(a.get(n, 0) for a in nodes.values()) for n in names})
+    plan = NodePlan(space, [space.pack(amounts) for amounts in nodes.values()], 0)
+    held: list[tuple[dict[int, int], int, int]] = []
+    now = 0
+    for _ in range(data.draw(st.integers(1, 12))):
+        step = data.draw(st.sampled_from(("reserve", "release", "forget")))
+        if step == "release" and held:
+            amounts, start, duration = held.pop(data.draw(st.integers(0, len(held) - 1)))
+            left = start + duration - max(start, now)
+            if left > 0:
+                plan.release(amounts, max(start, now), left)
+        elif step == "forget":
+            now += data.draw(st.integers(0, 3))
+            plan.forget_before(now)
+        else:
+            per_slot = {n: data.draw(st.integers(0, 2)) for n in names}
+            per_slot[names[0]] = max(per_slot[names[0]], 1)
+            shape = Shape(count=data.draw(st.integers(1, 3)), per_slot=per_slot)
+            demand = space.pack(per_slot)
+            duration = data.draw(st.integers(1, 6))
+            found = plan.earliest(shape, demand, duration, now + data.draw(st.integers(0, 4)))
+            if found is not None:
+                amounts = plan.held(found[1], demand, False)
+                plan.reserve(amounts, found[0], duration)
+                held.append((amounts, found[0], duration))
+    for able, summed in plan._groups.items():
+        expected = Profile.summed([plan.profiles[i] for i in able])
+        times = {t for t, _ in summed.steps() + expected.steps() if t >= now} | {now}
+        assert all(summed.free_at(t) == expected.free_at(t) for t in times), able

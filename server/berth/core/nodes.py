@@ -7,8 +7,9 @@ maps a job's totals to a shape: as many equal slots as divide every total, so th
 are kept exactly.
 
 :class:`NodePlan` keeps one availability :class:`~berth.core.profile.Profile` per node
-plus an aggregate profile used as a filter: a start is only examined node by node when
-the whole cluster has room for the job's total in every step of its window. Candidate
+plus aggregate profiles used as a filter: a start is only examined node by node when
+the nodes that can hold one of the job's slots (all of them, or say only the GPU nodes)
+have room together for the job's total in every step of its window. Candidate
 starts are ``after`` and the ends of reservations (free resources only grow there).
 A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/O.
 """
@@ -27,6 +28,10 @@ from berth.core.resources import ResourceSpace, copies_in, parts_of
 
 #: A placement: node index -> slots held there.
 Placement = dict[int, int]
+
+#: What a job needs free for any start: the profile of the nodes that could hold its
+#: slots, summed, and the job's total (packed).
+Need = tuple[Profile, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +133,8 @@ class NodePlan:
     tie-break of every choice: first fit in that order).
     """
 
-    __slots__ = ("_able_by_demand", "_ends", "aggregate", "capacities", "guard", "profiles",
-                 "space")  # fmt: skip
+    __slots__ = ("_able_by_demand", "_ends", "_groups", "_groups_of_node", "_room_by_demand",
+                 "aggregate", "capacities", "guard", "profiles", "space")  # fmt: skip
 
     #: Whether :meth:`earlier` only looks at room before the reservation's start: no,
     #: a placement on other nodes needs room for the whole window.
@@ -143,12 +148,17 @@ class NodePlan:
         self.aggregate = Profile(sum(self.capacities), space.guard, origin)
         self._ends: list[int] = []  # end of every reservation, sorted (a multiset)
         self._able_by_demand: dict[int, list[int]] = {}
+        # Sums of the profiles of the nodes able to hold a slot, for slots that only some
+        # nodes can hold (a GPU slot): a far sharper filter for them than the aggregate.
+        self._groups: dict[tuple[int, ...], Profile] = {}
+        self._groups_of_node: list[list[Profile]] = [[] for _ in self.capacities]
+        self._room_by_demand: dict[int, Profile] = {}
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
         """Where ``shape`` (``demand`` = its packed slot) fits during ``[start, start +
         duration)``, or ``None``."""
         total = demand * shape.count
-        if not shape.exclusive and not self.aggregate.fits_during(total, start, duration):
+        if not shape.exclusive and not self._room(demand).fits_during(total, start, duration):
             return None
         return self._place_on_nodes(shape, demand, start, duration)
 
@@ -211,10 +221,11 @@ class NodePlan:
                 return start, placement
         return None
 
-    def need(self, shape: Shape, demand: int) -> int | None:
-        """What the whole cluster must have free during any window of ``shape`` (packed):
-        its total, unless it takes whole nodes of unequal sizes (then ``None``)."""
-        return None if shape.exclusive else demand * shape.count
+    def need(self, shape: Shape, demand: int) -> Need | None:
+        """What the nodes that can hold a slot of ``shape`` must have free together during
+        any of its windows: their summed profile and the job's total, unless it takes
+        whole nodes of unequal sizes (then ``None``)."""
+        return None if shape.exclusive else (self._room(demand), demand * shape.count)
 
     def earlier(
         self,
@@ -249,23 +260,41 @@ class NodePlan:
             self._able_by_demand[demand] = able
         return able
 
+    def _room(self, demand: int) -> Profile:
+        """The summed profile of the nodes able to hold a slot of ``demand``: the
+        aggregate when every node can; else one kept for that set of nodes, built when
+        first asked and updated with theirs from then on."""
+        room = self._room_by_demand.get(demand)
+        if room is None:
+            able = tuple(self._able(demand))
+            if len(able) == len(self.capacities) or not able:
+                room = self.aggregate
+            else:
+                room = self._groups.get(able)
+                if room is None:
+                    room = self._groups[able] = Profile.summed([self.profiles[i] for i in able])
+                    for index in able:
+                        self._groups_of_node[index].append(room)
+            self._room_by_demand[demand] = room
+        return room
+
     def _earliest_shared(
         self, shape: Shape, demand: int, duration: int, after: int, limit: int | None
     ) -> tuple[int, Placement] | None:
-        """:meth:`earliest` for a shape that shares nodes. Only starts where the whole
-        cluster has room for the job's total during its window can hold it (a necessary
-        condition), so the aggregate profile jumps from one such start to the next; the
-        nodes are examined only there. The starts tried are the same as testing every
-        candidate in turn (``after`` and reservation ends): the aggregate's first fit
-        from a candidate on is that candidate or a later end, because free resources
+        """:meth:`earliest` for a shape that shares nodes. Only starts where the nodes
+        able to hold a slot have room together for the job's total during its window can
+        hold it (a necessary condition), so their summed profile jumps from one such
+        start to the next; the nodes are examined only there. The starts tried are the
+        same as testing every candidate in turn (``after`` and reservation ends): the
+        summed profile's first fit from a candidate on is that candidate or a later end, because free resources
         only grow at ends; and after a start where the nodes fail, the candidates before
         the first change of any node's answer fail alike."""
         ends = self._ends
         total = demand * shape.count
-        aggregate = self.aggregate
+        summed = self._room(demand)
         profiles = self.profiles
         count = shape.count
-        start = aggregate.earliest_start(total, duration, after, limit)
+        start = summed.earliest_start(total, duration, after, limit)
         if start is None:
             return None
         # Each node's slots, valid until a later start (``copies_until``); a heap of
@@ -297,7 +326,7 @@ class NodePlan:
             at = bisect_left(ends, due[0][0]) if due else len(ends)
             if at == len(ends) or (limit is not None and ends[at] >= limit):
                 return None
-            start = aggregate.earliest_start(total, duration, ends[at], limit)
+            start = summed.earliest_start(total, duration, ends[at], limit)
             if start is None:
                 return None
 
@@ -312,6 +341,8 @@ class NodePlan:
         for index, amount in held.items():
             self.profiles[index].reserve(start, duration, amount)
             self.aggregate.reserve(start, duration, amount)
+            for group in self._groups_of_node[index]:
+                group.reserve(start, duration, amount)
         insort(self._ends, start + duration)
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
@@ -322,6 +353,8 @@ class NodePlan:
         for index, amount in held.items():
             self.profiles[index].release(start, duration, amount)
             self.aggregate.release(start, duration, amount)
+            for group in self._groups_of_node[index]:
+                group.release(start, duration, amount)
         ends = self._ends
         at = bisect_left(ends, start + duration)
         if at < len(ends) and ends[at] == start + duration:
@@ -342,6 +375,8 @@ class NodePlan:
         for profile in self.profiles:
             profile.forget_before(now)
         self.aggregate.forget_before(now)
+        for group in self._groups.values():
+            group.forget_before(now)
         del self._ends[: bisect_right(self._ends, now)]
 
 

@@ -59,6 +59,28 @@ class Profile:
         twin._long_searches = 0
         return twin
 
+    @classmethod
+    def summed(cls, parts: list[Profile]) -> Profile:
+        """One profile of the free resources of ``parts`` together (each keeps its own;
+        the sum is a new profile that the caller keeps up to date with theirs)."""
+        guard = parts[0]._guard
+        times = sorted({time for part in parts for time in part._times})
+        free = [0] * len(times)
+        for part in parts:
+            own_times, own_free = part._times, part._free
+            step = 0
+            for at, time in enumerate(times):
+                while step + 1 < len(own_times) and own_times[step + 1] <= time:
+                    step += 1
+                free[at] += own_free[step] ^ guard  # before its first step: that step
+        total = cls(sum(part.capacity for part in parts), guard, times[0])
+        total._times, total._free = [times[0]], [free[0] | guard]
+        for time, amount in zip(times[1:], free[1:], strict=True):
+            if amount | guard != total._free[-1]:
+                total._times.append(time)
+                total._free.append(amount | guard)
+        return total
+
     def __len__(self) -> int:
         return len(self._times)
 

@@ -20,7 +20,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.core.nodes import Placement, Shape, slots_in
+from berth.core.nodes import Need, Placement, Shape, slots_in
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 
@@ -110,11 +110,11 @@ class CountedPlan:
             return {TENTATIVE: taken}
         return None
 
-    def need(self, shape: Shape, demand: int) -> int | None:
+    def need(self, shape: Shape, demand: int) -> Need | None:
         """What the whole cluster must have free during any window of ``shape``: the
         nodes it takes (with counted nodes, also enough); ``None`` if it would share."""
         taken = self._whole(shape, demand)
-        return None if taken is None else taken * self.node_capacity
+        return None if taken is None else (self.aggregate, taken * self.node_capacity)
 
     def earlier(
         self,

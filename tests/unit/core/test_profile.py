@@ -179,3 +179,22 @@ def test_the_search_for_room_answers_as_a_walk_does_when_built_reused_and_change
         ]
         for _ in range(3):  # a walk, then the index built, then the index reused
             assert [profile._next_room(demand, i) for i in range(len(free) + 1)] == walked
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(operations, min_size=1, max_size=4), forget=st.lists(st.integers(0, 30)))
+def test_a_summed_profile_holds_what_its_parts_hold_together(
+    parts: list[list[tuple[int, int, int, int]]], forget: list[int]
+) -> None:
+    """``Profile.summed``: at every time, the sum of the parts' free vectors, its equal
+    neighbours merged, also over parts that forgot their past at different times."""
+    profiles = [_booked(ops) for ops in parts]
+    for profile, now in zip(profiles, forget, strict=False):
+        profile.forget_before(now)
+    now = max(forget[: len(profiles)], default=0)
+    summed = Profile.summed(profiles)
+    assert summed.capacity == SPACE.packed_capacity * len(profiles)
+    for t in range(now, HORIZON * 3):
+        assert summed.free_at(t) == sum(p.free_at(t) for p in profiles), t
+    steps = summed.steps()
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"

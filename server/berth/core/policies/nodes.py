@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
-from berth.core.nodes import NodePlan, Placement, Shape, shape_of, shape_problem
+from berth.core.nodes import Need, NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog
@@ -56,8 +56,9 @@ class Planned:
     placement: Placement | None = None
     held: dict[int, int] | None = None  # packed amount per node while reserved or running
     guarantee: int | None = None
-    #: What the whole cluster must have free for any start (packed), if a plan knows.
-    need: int | None = None
+    #: What the nodes that could hold it must have free together for any start (their
+    #: summed profile and the job's total), if the plan knows.
+    need: Need | None = None
     #: How much of the policy's log of given-back room it had seen when it was last
     #: known to have no earlier start (-1: never).
     checked: int = -1
@@ -379,7 +380,6 @@ class NodeBackfill:
         entries = [entry for entry in self.waiting.values() if entry.start is not None]
         log = self._room_log
         whole_window = not self.plan.looks_before_start
-        aggregate = self.plan.aggregate
         moved = True
         while moved:
             moved = False
@@ -399,10 +399,12 @@ class NodeBackfill:
                         continue
                 first: int | None = now
                 if entry.need is not None:
-                    # Necessary for any earlier start: the whole cluster has room before
-                    # ``old`` (from there on the job's own reservation is its room).
-                    # Most jobs fail it, and keep their reservation untouched.
-                    first = aggregate.earliest_start(entry.need, estimate, now, old, bound)
+                    # Necessary for any earlier start: the nodes that could hold it have
+                    # room together before ``old`` (from there on the job's own
+                    # reservation is its room). Most jobs fail it, and keep their
+                    # reservation untouched.
+                    summed, total = entry.need
+                    first = summed.earliest_start(total, estimate, now, old, bound)
                 if first is not None and (bound is None or first < bound):
                     moved = self._move_earlier(entry, first, bound) or moved
                 entry.checked = log.size
