@@ -241,14 +241,26 @@ class NodePlan:
         ``current`` and a placement there, with ``held`` given back (the caller reserves
         the new placement); ``None``, and the plan unchanged, if there is none. No start
         before ``first`` can hold it (the caller asked the aggregate profile, or passes
-        the present), and none from ``before`` on is new (the caller knows)."""
-        self.release(held, current, duration)
-        # A start must also be earlier than ``before``; cutting the aggregate's window
-        # there too only weakens its (necessary) test.
+        the present), and none from ``before`` on is new (the caller knows).
+
+        Most reservations cannot move, so only the nodes' own profiles give ``held``
+        back for the search: the summed profiles are asked with windows cut at the
+        start being moved, before which the reservation holds nothing, and the
+        reservation's end is no candidate earlier than that start. They give it back
+        only once the move is found."""
+        profiles = self.profiles
+        for index, amount in held.items():
+            profiles[index].release(current, duration, amount)
+        # A start must also be earlier than ``before``; cutting the summed profiles'
+        # window there too only weakens their (necessary) test.
         limit = current if before is None else min(current, before)
         found = self.earliest(shape, demand, duration, first, limit=limit)
         if found is None:
-            self.reserve(held, current, duration)
+            for index, amount in held.items():
+                profiles[index].reserve(current, duration, amount)
+        else:
+            self._add_summed(held, current, duration, 1)
+            self._drop_end(current + duration)
         return found
 
     def _able(self, demand: int) -> list[int]:
@@ -338,11 +350,10 @@ class NodePlan:
 
     def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:
         """Take ``held`` (packed amount per node) during ``[start, start + duration)``."""
+        profiles = self.profiles
         for index, amount in held.items():
-            self.profiles[index].reserve(start, duration, amount)
-            self.aggregate.reserve(start, duration, amount)
-            for group in self._groups_of_node[index]:
-                group.reserve(start, duration, amount)
+            profiles[index].reserve(start, duration, amount)
+        self._add_summed(held, start, duration, -1)
         insort(self._ends, start + duration)
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
@@ -350,14 +361,28 @@ class NodePlan:
         reservation's gives back the rest of it; the end is the same)."""
         if duration <= 0:
             return  # nothing left to give back; forget_before drops the end
+        profiles = self.profiles
         for index, amount in held.items():
-            self.profiles[index].release(start, duration, amount)
-            self.aggregate.release(start, duration, amount)
-            for group in self._groups_of_node[index]:
-                group.release(start, duration, amount)
+            profiles[index].release(start, duration, amount)
+        self._add_summed(held, start, duration, 1)
+        self._drop_end(start + duration)
+
+    def _add_summed(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
+        """Give back (``sign`` 1) or take (-1) ``held`` in the summed profiles: each once,
+        with what its nodes hold together."""
+        self.aggregate.add(start, start + duration, sign * sum(held.values()))
+        if self._groups:
+            together: dict[Profile, int] = {}
+            for index, amount in held.items():
+                for group in self._groups_of_node[index]:
+                    together[group] = together.get(group, 0) + amount
+            for group, amount in together.items():
+                group.add(start, start + duration, sign * amount)
+
+    def _drop_end(self, end: int) -> None:
         ends = self._ends
-        at = bisect_left(ends, start + duration)
-        if at < len(ends) and ends[at] == start + duration:
+        at = bisect_left(ends, end)
+        if at < len(ends) and ends[at] == end:
             del ends[at]
 
     def pin(

@@ -276,13 +276,13 @@ class Profile:
         Precondition: it fits (``fits_during``); the profile does not check, because the
         policies have always just asked. Violating it corrupts the packed fields.
         """
-        self._add(start, start + duration, -demand)
+        self.add(start, start + duration, -demand)
 
     def release(self, start: int, duration: int, demand: int) -> None:
         """Give back ``demand`` during ``[start, start + duration)`` (undo of :meth:`reserve`)."""
-        self._add(start, start + duration, demand)
+        self.add(start, start + duration, demand)
 
-    def _add(self, start: int, end: int, change: int) -> None:
+    def add(self, start: int, end: int, change: int) -> None:
         """Add ``change`` (a packed vector, negative to take) to every step in ``[start,
         end)``: breakpoints made at both ends, then steps left equal to their neighbours
         merged. Written out in one body: every reservation, release and move of the
