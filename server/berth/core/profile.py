@@ -126,9 +126,15 @@ class Profile:
         free = self._free
         guard = self._guard
         n = len(times)
-        first = max(bisect_right(times, start) - 1, 0)
-        last = bisect_left(times, start + duration)
-        k, empty = self._copies_in_steps(demand, first, last, most)
+        first = bisect_right(times, start) - 1
+        if first < 0:
+            first = 0
+        if (free[first] - demand) & guard != guard:
+            # No room at ``start``, as for most nodes asked (no count needed then).
+            k, empty, last = 0, first, first
+        else:
+            last = bisect_left(times, start + duration, first)
+            k, empty = self._copies_in_steps(demand, first, last, most)
         if empty >= 0:
             # 0 while a step with room for none is in the window: until the first
             # later step with room for one starts.
