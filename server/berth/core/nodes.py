@@ -193,13 +193,13 @@ class NodePlan:
         fullest now), so nodes idle before a reservation stay open for backfilling;
         node order breaks ties."""
         profiles = self.profiles
-        room.sort(
-            key=lambda r: (
-                slots_in(profiles[r[0]].free_at(start - 1), demand, shape.count),
-                r[0],
-            )
-        )
-        return _choose(room, shape)
+        parts = parts_of(demand)
+        count = shape.count
+        ranked = sorted(
+            [(copies_in(profiles[index].free_at(start - 1), parts, count), index, k)
+             for index, k in room]
+        )  # fmt: skip
+        return _choose([(index, k) for _, index, k in ranked], shape)
 
     def earliest(
         self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
@@ -397,8 +397,7 @@ class NodePlan:
         return dict(held)
 
     def forget_before(self, now: int) -> None:
-        for profile in self.profiles:
-            profile.forget_before(now)
+        Profile.forget_all_before(self.profiles, now)
         self.aggregate.forget_before(now)
         for group in self._groups.values():
             group.forget_before(now)

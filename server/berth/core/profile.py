@@ -198,13 +198,16 @@ class Profile:
         """Copies of ``demand`` (at most ``most``) that fit in steps ``first .. last - 1``,
         and the index of the first step with room for none (then 0 copies), or -1."""
         free = self._free
-        parts = parts_of(demand)
+        guard = self._guard
         k = most
+        held = demand * k
         for i in range(first, last):
-            fits = copies_in(free[i], parts, k)
-            if fits == 0:
-                return 0, i
-            k = fits
+            step = free[i]
+            if (step - held) & guard != guard:  # room for fewer than k here: count them
+                k = copies_in(step, parts_of(demand), k)
+                if k == 0:
+                    return 0, i
+                held = demand * k
         return k, -1
 
     def earliest_start(
@@ -322,6 +325,15 @@ class Profile:
                 self._forget_rooms()
             del self._times[:i]
             del self._free[:i]
+
+    @staticmethod
+    def forget_all_before(profiles: list[Profile], now: int) -> None:
+        """:meth:`forget_before` on each of ``profiles``; most of a plan's node profiles
+        have no step to drop at a given time, and are passed over without a call."""
+        for profile in profiles:
+            times = profile._times
+            if len(times) > 1 and times[1] <= now:
+                profile.forget_before(now)
 
     def _forget_rooms(self) -> None:
         """The profile changes: what :meth:`_next_room` built or counted no longer holds."""
