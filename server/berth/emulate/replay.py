@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import Policy
 from berth.core.timeline import Timeline
+from berth.emulate.collector import collector_paused
 from berth.emulate.workload import TraceJob
 
 
@@ -79,8 +80,19 @@ def replay(
 
     ``progress`` is called with the number of newly submitted jobs, now and then.
     ``running_ends`` lists ``(end time, job id)`` of jobs the policy already runs (a
-    dry run of live state): they end then, and have no record of their own.
+    dry run of live state): they end then, and have no record of their own. The
+    cyclic collector is paused meanwhile (:mod:`berth.emulate.collector`).
     """
+    with collector_paused():
+        return _replay(jobs, policy, progress, running_ends)
+
+
+def _replay(
+    jobs: Sequence[TraceJob],
+    policy: Policy,
+    progress: Callable[[int], None] | None,
+    running_ends: Sequence[tuple[int, int]],
+) -> list[JobRecord]:
     records: dict[int, JobRecord] = {}
     ends: list[tuple[int, int]] = list(running_ends)  # (end time, job id)
     heapq.heapify(ends)

@@ -1,0 +1,27 @@
+"""The cyclic garbage collector paused while the emulator builds or replays a workload.
+
+Reading a trace builds hundreds of thousands of objects and a replay hundreds of
+thousands more (records, reservations, placements), and neither makes a reference
+cycle: every collection their allocations set off finds nothing and walks everything
+built so far. Paused, reading SDSC-BLUE took 0.79 s against 1.13 s, and the KTH replay
+on 100 nodes 0.94x the time. Reference counting still frees what they drop; a test
+checks that a replay leaves no cycle for the collector to find.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic collection inside the block (as it was after)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
