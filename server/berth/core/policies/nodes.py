@@ -116,7 +116,7 @@ class NodeBackfill:
         ]
         self._replanned: set[int] = set()
         self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None]] = {}
-        self._unpacked: dict[int, dict[str, int]] = {}
+        self._unpacked: dict[int, Mapping[str, int]] = {}
         #: Ends of the room given back (completions, cancels, moves), in order.
         self._room_log = RoomLog()
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
@@ -305,7 +305,9 @@ class NodeBackfill:
 
     def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None:
         entry = self.waiting.get(job_id)
-        return None if entry is None or entry.held is None else self.describe(entry)
+        if entry is None or entry.held is None:
+            return None
+        return {node: dict(amounts) for node, amounts in self.describe(entry).items()}
 
     def take_replanned(self) -> set[int]:
         changed, self._replanned = self._replanned, set()
@@ -450,16 +452,19 @@ class NodeBackfill:
         self.running[job.id] = entry
         return Start(job.id, now, reason, self.describe(entry))
 
-    def describe(self, entry: Planned) -> dict[str, dict[str, int]]:
-        """A placement as node name -> resources held there."""
+    def describe(self, entry: Planned) -> dict[str, Mapping[str, int]]:
+        """A placement as node name -> resources held there. Nodes holding the same
+        amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
+        64 alike; a what-if copy of the policy copies it like any other state)."""
         assert entry.held is not None
-        out: dict[str, dict[str, int]] = {}
+        out: dict[str, Mapping[str, int]] = {}
         unpacked = self._unpacked
+        names = self.node_names
         for index, amount in self.plan.names(entry.held).items():
             known = unpacked.get(amount)
             if known is None:
                 known = unpacked[amount] = {n: a for n, a in self.space.unpack(amount).items() if a}
-            out[self.node_names[index]] = known.copy()
+            out[names[index]] = known
         return out
 
 
