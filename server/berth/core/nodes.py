@@ -367,6 +367,17 @@ class NodePlan:
         self._add_summed(held, start, duration, 1)
         self._drop_end(start + duration)
 
+    def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
+        """The summed profiles that count any node of ``held``: the aggregate, and the
+        profile of every set of able nodes with one of them."""
+        summed = [self.aggregate]
+        if self._groups:
+            for index in held:
+                for group in self._groups_of_node[index]:
+                    if group not in summed:
+                        summed.append(group)
+        return summed
+
     def _add_summed(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
         """Give back (``sign`` 1) or take (-1) ``held`` in the summed profiles: each once,
         with what its nodes hold together."""

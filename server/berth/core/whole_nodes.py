@@ -165,6 +165,10 @@ class CountedPlan:
                     self._idle_again(index)
         self._colours = None
 
+    def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
+        """:meth:`NodePlan.summed_over`: the aggregate is the only summed profile."""
+        return [self.aggregate]
+
     def forget_before(self, now: int) -> None:
         self.aggregate.forget_before(now)
 

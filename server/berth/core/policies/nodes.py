@@ -30,6 +30,7 @@ from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.nodes import Need, NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
+from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog
 from berth.core.whole_nodes import CountedPlan, identical
@@ -59,8 +60,9 @@ class Planned:
     #: What the nodes that could hold it must have free together for any start (their
     #: summed profile and the job's total), if the plan knows.
     need: Need | None = None
-    #: How much of the policy's log of given-back room it had seen when it was last
-    #: known to have no earlier start (-1: never).
+    #: The log of room given back on the nodes that could hold it, and how much of it
+    #: it had seen when it was last known to have no earlier start (-1: never).
+    log: RoomLog | None = None
     checked: int = -1
 
     @property
@@ -117,8 +119,9 @@ class NodeBackfill:
         self._replanned: set[int] = set()
         self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None]] = {}
         self._unpacked: dict[int, Mapping[str, int]] = {}
-        #: Ends of the room given back (completions, cancels, moves), in order.
-        self._room_log = RoomLog()
+        #: Per summed profile (the nodes some slots need): the room given back on those
+        #: nodes (completions, cancels, moves), in order.
+        self._room_logs: dict[Profile, RoomLog] = {}
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -132,7 +135,7 @@ class NodeBackfill:
             if done.held:  # nothing is held on nodes outside the plan (draining)
                 end = done.start + done.job.estimate
                 self.plan.release(done.held, now, end - now)
-                self._given_back(now, end)
+                self._given_back(done.held, now, end)
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
             self._compress(now)
@@ -164,6 +167,7 @@ class NodeBackfill:
         ):
             self._name_nodes(now)
         entry.need = self.plan.need(shape, entry.demand)
+        entry.log = self._log_of(entry)
         self.waiting[job.id] = entry
         self._arrivals += 1
         self._arrival[job.id] = self._arrivals
@@ -294,7 +298,7 @@ class NodeBackfill:
         self._replanned.discard(job_id)
         if entry.start is not None and entry.held is not None:
             self.plan.release(entry.held, entry.start, entry.job.estimate)
-            self._given_back(entry.start, entry.start + entry.job.estimate)
+            self._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
             if self.depth is None:
                 self._compress(now)
         return True
@@ -330,16 +334,34 @@ class NodeBackfill:
         assert found is not None, "an admitted job always fits once all has ended"
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
-        entry.checked = self._room_log.size
+        assert entry.log is not None
+        entry.checked = entry.log.size
 
-    def _given_back(self, since: int, until: int) -> None:
-        """Log room given back during ``[since, until)``. The log is dropped when long
-        (every job is then asked again: slower once, never wrong)."""
-        if self._room_log.size >= _LOG_LIMIT:
-            self._room_log.clear()
-            for entry in self.waiting.values():
-                entry.checked = -1
-        self._room_log.append(since, until)
+    def _log_of(self, entry: Planned) -> RoomLog:
+        """The log of room given back on the nodes that could hold ``entry``'s slots:
+        one per summed profile (the whole cluster's when the plan keeps none for them)."""
+        summed = self.plan.aggregate if entry.need is None else entry.need[0]
+        log = self._room_logs.get(summed)
+        if log is None:
+            log = self._room_logs[summed] = RoomLog()
+        return log
+
+    def _given_back(self, held: Mapping[int, int], since: int, until: int) -> None:
+        """Log room given back on the nodes of ``held`` during ``[since, until)``, in the
+        log of every summed profile they are part of: a job whose slots only other nodes
+        can hold has no new start from it. A log is dropped when long (its jobs are
+        then asked again: slower once, never wrong)."""
+        logs = self._room_logs
+        for summed in self.plan.summed_over(held):
+            log = logs.get(summed)
+            if log is None:
+                continue  # no job waits for these nodes alone
+            if log.size >= _LOG_LIMIT:
+                log.clear()
+                for entry in self.waiting.values():
+                    if entry.log is log:
+                        entry.checked = -1
+            log.append(since, until)
 
     def _name_nodes(self, now: int) -> None:
         """Leave counting for a plan that names every node: a job that shares nodes
@@ -353,8 +375,11 @@ class NodeBackfill:
             left = entry.start + entry.job.estimate - now
             if entry.held and left > 0:
                 plan.reserve(entry.held, now, left)
+        self.plan = plan
+        self._room_logs.clear()  # kept per summed profile: this plan's from now on
         for entry in self.waiting.values():
             entry.need = plan.need(entry.shape, entry.demand)
+            entry.log = self._log_of(entry)
             entry.checked = -1  # asked of the counted plan, not of this one
             if entry.held is None or entry.start is None:
                 continue
@@ -362,7 +387,6 @@ class NodeBackfill:
             entry.placement = counted.named_placement(nodes, entry.shape, entry.demand)
             entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
             plan.reserve(entry.held, entry.start, entry.job.estimate)
-        self.plan = plan
 
     def _compress(self, now: int) -> None:
         """Each waiting job, in arrival order, to its earliest placement before its
@@ -374,19 +398,22 @@ class NodeBackfill:
         A job is only asked again when it may have a new answer: since it was last
         known to have no earlier start, plans only gained reservations and lost the
         windows in the room log, so a start that works now and did not then overlaps
-        room given back since. Room given back only from the end of the job's reach on
+        room given back since, on a node that can hold its slots (each job reads the
+        log of those nodes: a GPU job is not asked again when a node without GPUs
+        frees up; the answer depends on those nodes alone). Room given back only from the end of the job's reach on
         (its start, when the plan looks only before it, as a counted plan does; else
         its start plus its estimate) changes nothing, and a new start must be earlier
         than the latest end of that room. The same result as whole passes, for a
         fraction of the work."""
         entries = [entry for entry in self.waiting.values() if entry.start is not None]
-        log = self._room_log
         whole_window = not self.plan.looks_before_start
         moved = True
         while moved:
             moved = False
             for entry in entries:
                 checked = entry.checked
+                log = entry.log
+                assert log is not None
                 if checked == log.size:
                     continue  # nothing was given back since it was asked
                 old = entry.start
@@ -422,9 +449,10 @@ class NodeBackfill:
         )
         if found is None:
             return False
+        held = entry.held
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
-        self._given_back(max(old, found[0] + entry.job.estimate), old + entry.job.estimate)
+        self._given_back(held, max(old, found[0] + entry.job.estimate), old + entry.job.estimate)
         return True
 
     def _start_reached(self, now: int) -> list[Start]:
