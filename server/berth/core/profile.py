@@ -33,7 +33,7 @@ class Profile:
     describes; asking about earlier times is a programming error.
     """
 
-    __slots__ = ("_free", "_guard", "_long_searches", "_rooms", "_times", "capacity")
+    __slots__ = ("_free", "_guard", "_long_searches", "_no_room", "_rooms", "_times", "capacity")
 
     def __init__(self, capacity: int, guard: int, origin: int = 0) -> None:
         self.capacity = capacity
@@ -47,6 +47,9 @@ class Profile:
         #: it (:meth:`_next_room`); built when asked, dropped at every change.
         self._rooms: dict[int, list[int]] = {}
         self._long_searches = 0  # since the last change
+        #: Per demand, times ``[from, until)`` where it has no room at all (from
+        #: :meth:`copies_until`); dropped at every change.
+        self._no_room: dict[int, tuple[int, int]] = {}
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -57,6 +60,7 @@ class Profile:
         twin._free = self._free.copy()
         twin._rooms = {}
         twin._long_searches = 0
+        twin._no_room = {}
         return twin
 
     @classmethod
@@ -121,7 +125,14 @@ class Profile:
         0 while that step, or a later one with room for none after it, is still in the
         window. Otherwise it can only rise (below ``most``) once the last step holding
         the least has left the window, and only fall once the window reaches a later
-        step with room for fewer."""
+        step with room for fewer.
+
+        A node with no room at ``start`` has none until the next step with room, for
+        any window: that answer is remembered until the profile changes, for the many
+        questions a plan asks of a node between two of its changes."""
+        known = self._no_room.get(demand)
+        if known is not None and known[0] <= start < known[1]:
+            return 0, known[1]
         times = self._times
         free = self._free
         guard = self._guard
@@ -145,7 +156,10 @@ class Profile:
                 if room == near:  # a long walk: fully booked far ahead
                     room = self._next_room(demand, room)
                     break
-            return 0, times[room] if room < n else _NEVER
+            until = times[room] if room < n else _NEVER
+            if empty == first:  # none at ``start``: none from this step's start on, too
+                self._no_room[demand] = (times[first], until)
+            return 0, until
         # The last step in the window holding only k (a step holding more never decides);
         # at ``most`` the answer cannot rise.
         rise = _NEVER
@@ -296,7 +310,7 @@ class Profile:
         end)``: breakpoints made at both ends, then steps left equal to their neighbours
         merged. Written out in one body: every reservation, release and move of the
         schedulers comes through here."""
-        if self._long_searches:
+        if self._long_searches or self._no_room:
             self._forget_rooms()
         times, free = self._times, self._free
         first = bisect_left(times, start)
@@ -338,6 +352,7 @@ class Profile:
     def _forget_rooms(self) -> None:
         """The profile changes: what :meth:`_next_room` built or counted no longer holds."""
         self._rooms.clear()
+        self._no_room.clear()
         self._long_searches = 0
 
 

@@ -198,3 +198,38 @@ def test_a_summed_profile_holds_what_its_parts_hold_together(
         assert summed.free_at(t) == sum(p.free_at(t) for p in profiles), t
     steps = summed.steps()
     assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
+    slot=st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
+    steps=st.lists(
+        st.tuples(st.integers(0, HORIZON), st.integers(1, 8), st.booleans()), max_size=12
+    ),
+)
+def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
+    ops: list[tuple[int, int, int, int]],
+    slot: tuple[int, int],
+    steps: list[tuple[int, int, bool]],
+) -> None:
+    """A node with no room at a start is remembered as such until the next step with
+    room; every reservation and release in between drops that: each answer is the one
+    counted afresh over the window."""
+    profile = _booked(ops)
+    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    one_cpu = SPACE.pack({"cpus": 1})
+    held: list[tuple[int, int]] = []
+    for moment, length, take in steps:
+        for start in range(moment, moment + 6):
+            copies, until = profile.copies_until(demand, start, length, 3)
+            assert copies == profile.copies_during(demand, start, start + length, 3)
+            assert until > start
+        if take or not held:
+            start = profile.earliest_start(one_cpu, length, moment)
+            assert start is not None
+            profile.reserve(start, length, one_cpu)
+            held.append((start, length))
+        else:
+            start, length = held.pop()
+            profile.release(start, length, one_cpu)
