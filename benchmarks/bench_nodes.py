@@ -8,7 +8,9 @@
 
 Each figure is the median CPU time (``time.process_time``) of ``--repeat`` whole replays in
 this process: CPU time, not wall time, so that other work on a shared machine moves the
-figures less.
+figures less. The two planners run in turn (pool, nodes, pool, nodes, ...) and the ratio
+is the median of the pairs' ratios, so a machine that slows down or speeds up during the
+run moves both sides of a pair alike.
 
     .venv/bin/python benchmarks/bench_nodes.py [--jobs 20000] [--kth-jobs N] [--repeat 3]
 """
@@ -31,13 +33,22 @@ from berth.emulate.workload import TraceJob
 from berth.runtime.main import find_shared_trace
 
 
-def timed(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        began = time.process_time()
-        run()
-        times.append(time.process_time() - began)
-    return statistics.median(times)
+def _cpu(run: Callable[[], object]) -> float:
+    began = time.process_time()
+    run()
+    return time.process_time() - began
+
+
+def paired(
+    pool: Callable[[], object], nodes: Callable[[], object], repeat: int
+) -> tuple[float, float, float]:
+    """Median CPU seconds of each, run in turn, and the median of the pairs' ratios."""
+    pairs = [(_cpu(pool), _cpu(nodes)) for _ in range(repeat)]
+    return (
+        statistics.median(p for p, _ in pairs),
+        statistics.median(n for _, n in pairs),
+        statistics.median(n / p for p, n in pairs),
+    )
 
 
 def synthetic(count: int, seed: int = 1) -> list[TraceJob]:
@@ -66,24 +77,25 @@ def main() -> None:
     trace = find_shared_trace("KTH-SP2-1996-2.1-cln.swf.gz")
     if trace is not None:
         jobs = read_workload(trace).jobs[: args.kth_jobs]
-        pool = timed(
+        ones = {f"n{i:03d}": {"cpus": 1} for i in range(100)}
+        pool, nodes, ratio = paired(
             lambda: replay(jobs, make_policy("conservative", ResourceSpace({"cpus": 100}))),
+            lambda: replay(jobs, make_node_policy("conservative", ones)),
             args.repeat,
         )
-        ones = {f"n{i:03d}": {"cpus": 1} for i in range(100)}
-        nodes = timed(lambda: replay(jobs, make_node_policy("conservative", ones)), args.repeat)
         print(f"KTH ({len(jobs):,} jobs), conservative: pool {pool:.2f} s, 100 one-cpu nodes "
-              f"{nodes:.2f} s, ratio {nodes / pool:.2f}x (goal <= 2x)")  # fmt: skip
+              f"{nodes:.2f} s, ratio {ratio:.2f}x (goal <= 2x)")  # fmt: skip
     cluster = {f"n{i:03d}": {"cpus": 32, "mem_gb": 128} for i in range(56)}
     cluster |= {f"g{i:03d}": {"cpus": 32, "mem_gb": 256, "gpus": 4} for i in range(8)}
     totals = {"cpus": 32 * 64, "mem_gb": 128 * 56 + 256 * 8, "gpus": 32}
     jobs = synthetic(args.jobs)
-    pool = timed(
-        lambda: replay(jobs, make_policy("conservative", ResourceSpace(totals))), args.repeat
+    pool, nodes, ratio = paired(
+        lambda: replay(jobs, make_policy("conservative", ResourceSpace(totals))),
+        lambda: replay(jobs, make_node_policy("conservative", cluster)),
+        args.repeat,
     )
-    nodes = timed(lambda: replay(jobs, make_node_policy("conservative", cluster)), args.repeat)
     print(f"64 heterogeneous nodes ({len(jobs):,} jobs), conservative: pool {pool:.2f} s, "
-          f"nodes {nodes:.2f} s, ratio {nodes / pool:.2f}x (goal <= 10x)")  # fmt: skip
+          f"nodes {nodes:.2f} s, ratio {ratio:.2f}x (goal <= 10x)")  # fmt: skip
 
 
 if __name__ == "__main__":
