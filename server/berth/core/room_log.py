@@ -11,6 +11,7 @@ maximum), so a suffix query is a binary search over that stack. Pure: no clock, 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Hashable, Iterable
 
 #: Later than any time the log describes.
 NEVER = 1 << 62
@@ -62,3 +63,43 @@ class RoomLog:
         self._lows.clear()
         self._high_at.clear()
         self._highs.clear()
+
+
+class RoomLogs:
+    """A :class:`RoomLog` for each set of nodes some jobs can use (keyed by anything
+    hashable that names the set; the node planner uses the set's summed profile).
+    Room given back on nodes is logged in the log of every set they belong to, so a
+    job reads only the room that can matter to it. A log longer than ``limit`` starts
+    again (its jobs must then be asked afresh: slower once, never wrong)."""
+
+    __slots__ = ("_limit", "_logs")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._logs: dict[Hashable, RoomLog] = {}
+
+    def of(self, key: Hashable) -> RoomLog:
+        """The log of set ``key`` (started empty when first asked)."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = RoomLog()
+        return log
+
+    def append(self, keys: Iterable[Hashable], since: int, until: int) -> list[RoomLog]:
+        """Log ``[since, until)`` for the sets ``keys`` that have a log; the logs that
+        started again first (their jobs must be asked afresh)."""
+        restarted = []
+        logs = self._logs
+        for key in keys:
+            log = logs.get(key)
+            if log is None:
+                continue  # no job waits for these nodes alone
+            if log.size >= self._limit:
+                log.clear()
+                restarted.append(log)
+            log.append(since, until)
+        return restarted
+
+    def clear(self) -> None:
+        """Forget every set (the plan they were kept for is gone)."""
+        self._logs.clear()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.core.room_log import NEVER, RoomLog
+from berth.core.room_log import NEVER, RoomLog, RoomLogs
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=40))
@@ -33,3 +33,23 @@ def test_clear_starts_counting_again() -> None:
     assert log.since(0) == (NEVER, -NEVER)
     log.append(7, 8)
     assert log.since(0) == (7, 8)
+
+
+def test_room_logs_keep_one_log_per_set_and_start_a_long_one_again() -> None:
+    logs = RoomLogs(limit=3)
+    gpus, everything = logs.of("gpu nodes"), logs.of("all nodes")
+    assert logs.of("gpu nodes") is gpus
+    # Room on nodes of both sets goes in both logs; a set nobody asked for has none.
+    assert logs.append(["all nodes", "gpu nodes", "cpu nodes"], 5, 9) == []
+    assert logs.append(["all nodes"], 2, 4) == []
+    assert (gpus.size, everything.size) == (1, 2)
+    assert gpus.since(0) == (5, 9)
+    assert everything.since(0) == (2, 9)
+    assert logs.append(["all nodes"], 7, 8) == []
+    # The fourth entry would pass the limit: the log starts again with it alone.
+    assert logs.append(["all nodes", "gpu nodes"], 1, 3) == [everything]
+    assert everything.size == 1
+    assert everything.since(0) == (1, 3)
+    assert gpus.size == 2
+    logs.clear()
+    assert logs.of("gpu nodes") is not gpus

@@ -30,9 +30,8 @@ from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.nodes import Need, NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
-from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
-from berth.core.room_log import RoomLog
+from berth.core.room_log import RoomLog, RoomLogs
 from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
@@ -121,7 +120,7 @@ class NodeBackfill:
         self._unpacked: dict[int, Mapping[str, int]] = {}
         #: Per summed profile (the nodes some slots need): the room given back on those
         #: nodes (completions, cancels, moves), in order.
-        self._room_logs: dict[Profile, RoomLog] = {}
+        self._room_logs = RoomLogs(_LOG_LIMIT)
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -340,28 +339,17 @@ class NodeBackfill:
     def _log_of(self, entry: Planned) -> RoomLog:
         """The log of room given back on the nodes that could hold ``entry``'s slots:
         one per summed profile (the whole cluster's when the plan keeps none for them)."""
-        summed = self.plan.aggregate if entry.need is None else entry.need[0]
-        log = self._room_logs.get(summed)
-        if log is None:
-            log = self._room_logs[summed] = RoomLog()
-        return log
+        return self._room_logs.of(self.plan.aggregate if entry.need is None else entry.need[0])
 
     def _given_back(self, held: Mapping[int, int], since: int, until: int) -> None:
         """Log room given back on the nodes of ``held`` during ``[since, until)``, in the
         log of every summed profile they are part of: a job whose slots only other nodes
-        can hold has no new start from it. A log is dropped when long (its jobs are
-        then asked again: slower once, never wrong)."""
-        logs = self._room_logs
-        for summed in self.plan.summed_over(held):
-            log = logs.get(summed)
-            if log is None:
-                continue  # no job waits for these nodes alone
-            if log.size >= _LOG_LIMIT:
-                log.clear()
-                for entry in self.waiting.values():
-                    if entry.log is log:
-                        entry.checked = -1
-            log.append(since, until)
+        can hold has no new start from it."""
+        restarted = self._room_logs.append(self.plan.summed_over(held), since, until)
+        for log in restarted:
+            for entry in self.waiting.values():
+                if entry.log is log:
+                    entry.checked = -1
 
     def _name_nodes(self, now: int) -> None:
         """Leave counting for a plan that names every node: a job that shares nodes
