@@ -91,6 +91,16 @@ def _grid_earliest(
     return t
 
 
+#: A slot of up to two cpus and two units of memory, asking for something.
+SLOTS = st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda s: s != (0, 0))
+
+
+def _assert_steps_merged(profile: Profile) -> None:
+    """No two neighbouring steps hold the same free vector."""
+    steps = profile.steps()
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"
+
+
 operations = st.lists(
     st.tuples(
         st.integers(0, 4), st.integers(0, 3), st.integers(1, 8), st.integers(0, HORIZON // 2)
@@ -125,14 +135,13 @@ def test_profile_matches_a_per_second_grid(
     for t in range(HORIZON * 3):
         used = {r: SPACE.capacity[r] - v for r, v in SPACE.unpack(profile.free_at(t)).items()}
         assert used == grid[t]
-    steps = profile.steps()
-    assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"
+    _assert_steps_merged(profile)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     ops=operations,
-    slot=st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
+    slot=SLOTS,
     duration=st.integers(1, 12),
     most=st.integers(1, 5),
 )
@@ -196,14 +205,13 @@ def test_a_summed_profile_holds_what_its_parts_hold_together(
     assert summed.capacity == SPACE.packed_capacity * len(profiles)
     for t in range(now, HORIZON * 3):
         assert summed.free_at(t) == sum(p.free_at(t) for p in profiles), t
-    steps = summed.steps()
-    assert all(a[1] != b[1] for a, b in itertools.pairwise(steps)), "steps merged"
+    _assert_steps_merged(summed)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     ops=operations,
-    slot=st.tuples(st.integers(0, 2), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
+    slot=SLOTS,
     steps=st.lists(
         st.tuples(st.integers(0, HORIZON), st.integers(1, 8), st.booleans()), max_size=12
     ),
