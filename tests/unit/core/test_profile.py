@@ -234,10 +234,10 @@ def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
             assert copies == profile.copies_during(demand, start, start + length, 3)
             assert until > start
         if take or not held:
-            start = profile.earliest_start(one_cpu, length, moment)
-            assert start is not None
-            profile.reserve(start, length, one_cpu)
-            held.append((start, length))
+            found = profile.earliest_start(one_cpu, length, moment)
+            assert found is not None
+            profile.reserve(found, length, one_cpu)
+            held.append((found, length))
         else:
-            start, length = held.pop()
-            profile.release(start, length, one_cpu)
+            begin, taken = held.pop()
+            profile.release(begin, taken, one_cpu)
