@@ -56,6 +56,7 @@ chaos: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_admission.py
+	$(BIN)/python benchmarks/bench_nodes.py
 	$(BIN)/python benchmarks/bench_api.py
 	$(BIN)/python benchmarks/bench_gang.py
 	$(BIN)/python benchmarks/bench_gang_live.py
