@@ -240,8 +240,8 @@ class NodePlan:
         """For a reservation at ``current`` holding ``held``: its earliest start before
         ``current`` and a placement there, with ``held`` given back (the caller reserves
         the new placement); ``None``, and the plan unchanged, if there is none. No start
-        before ``first`` can hold it (the caller asked the aggregate profile, or passes
-        the present), and none from ``before`` on is new (the caller knows).
+        before ``first`` can hold it (the caller asked the job's summed profile, or
+        passes the present), and none from ``before`` on is new (the caller knows).
 
         Most reservations cannot move, so only the nodes' own profiles give ``held``
         back for the search: the summed profiles are asked with windows cut at the

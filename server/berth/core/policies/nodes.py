@@ -388,11 +388,11 @@ class NodeBackfill:
         windows in the room log, so a start that works now and did not then overlaps
         room given back since, on a node that can hold its slots (each job reads the
         log of those nodes: a GPU job is not asked again when a node without GPUs
-        frees up; the answer depends on those nodes alone). Room given back only from the end of the job's reach on
-        (its start, when the plan looks only before it, as a counted plan does; else
-        its start plus its estimate) changes nothing, and a new start must be earlier
-        than the latest end of that room. The same result as whole passes, for a
-        fraction of the work."""
+        frees up; the answer depends on those nodes alone). Room given back only from
+        the end of the job's reach on (its start, when the plan looks only before it,
+        as a counted plan does; else its start plus its estimate) changes nothing, and
+        a new start must be earlier than the latest end of that room. The same result
+        as whole passes, for a fraction of the work."""
         entries = [entry for entry in self.waiting.values() if entry.start is not None]
         whole_window = not self.plan.looks_before_start
         moved = True
