@@ -298,9 +298,10 @@ class NodePlan:
         hold it (a necessary condition), so their summed profile jumps from one such
         start to the next; the nodes are examined only there. The starts tried are the
         same as testing every candidate in turn (``after`` and reservation ends): the
-        summed profile's first fit from a candidate on is that candidate or a later end, because free resources
-        only grow at ends; and after a start where the nodes fail, the candidates before
-        the first change of any node's answer fail alike."""
+        summed profile's first fit from a candidate on is that candidate or a later
+        end, because free resources only grow at ends; and after a start where the
+        nodes fail, the candidates before the first change of any node's answer fail
+        alike."""
         ends = self._ends
         total = demand * shape.count
         summed = self._room(demand)
@@ -408,10 +409,7 @@ class NodePlan:
         return dict(held)
 
     def forget_before(self, now: int) -> None:
-        Profile.forget_all_before(self.profiles, now)
-        self.aggregate.forget_before(now)
-        for group in self._groups.values():
-            group.forget_before(now)
+        Profile.forget_all_before([*self.profiles, self.aggregate, *self._groups.values()], now)
         del self._ends[: bisect_right(self._ends, now)]
 
 
