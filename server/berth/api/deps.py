@@ -80,13 +80,13 @@ class Daemon:
         return self.coordinator.clock.now()
 
 
-def _daemon_of(request: Request) -> Daemon:
+def daemon_of(request: Request) -> Daemon:
     daemon: Daemon = request.app.state.daemon
     return daemon
 
 
 async def _daemon(request: Request) -> Daemon:
-    return _daemon_of(request)
+    return daemon_of(request)
 
 
 DaemonDep = Annotated[Daemon, Depends(_daemon)]
@@ -98,37 +98,39 @@ _bearer = HTTPBearer(auto_error=False, description="a token from the daemon's to
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def _resolve(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Principal:
-    tokens = _daemon_of(request).tokens
-    if credentials is None:
-        return tokens.resolve(None)
-    return tokens.resolve(f"{credentials.scheme} {credentials.credentials}")
+def caller(request: Request) -> Principal:
+    """Whoever the ``Authorization: Bearer`` token belongs to; 401 without a known one.
+    Read from the header itself: the ``Credentials`` dependency is there for the
+    OpenAPI security scheme, and would turn a wrong scheme into a missing token."""
+    return daemon_of(request).tokens.resolve(request.headers.get("authorization"))
 
 
-# Each of these resolves the token itself instead of depending on the one before: every
-# level of dependencies costs FastAPI a solving step per request.
-async def _principal(request: Request, credentials: Credentials) -> Principal:
-    return _resolve(request, credentials)
-
-
-NodeOrAnyone = Annotated[Principal, Depends(_principal)]
-
-
-def _not_a_node(principal: Principal) -> Principal:
+def person(request: Request) -> Principal:
+    """The calling user or operator; 403 for a node's token."""
+    principal = caller(request)
     if principal.role is Role.NODE:
         raise RequestError("forbidden", "a node token may only call /v1/agents")
     return principal
 
 
-async def _person(request: Request, credentials: Credentials) -> Principal:
-    return _not_a_node(_resolve(request, credentials))
+# Each of these resolves the token itself instead of depending on the one before: every
+# level of dependencies costs FastAPI a solving step per request.
+async def _principal(request: Request, _: Credentials) -> Principal:
+    return caller(request)
+
+
+NodeOrAnyone = Annotated[Principal, Depends(_principal)]
+
+
+async def _person(request: Request, _: Credentials) -> Principal:
+    return person(request)
 
 
 PrincipalDep = Annotated[Principal, Depends(_person)]
 
 
-async def _operator(request: Request, credentials: Credentials) -> Principal:
-    principal = _not_a_node(_resolve(request, credentials))  # a node token is refused first
+async def _operator(request: Request, _: Credentials) -> Principal:
+    principal = person(request)  # a node token is refused first
     if not principal.operator:
         raise RequestError("forbidden", f"user {principal.user!r} is not an operator")
     return principal

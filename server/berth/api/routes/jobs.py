@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
 
+from berth.api import lean
 from berth.api.auth import Principal
-from berth.api.deps import MAX_NUMBER, DaemonDep, JobId, PrincipalDep
+from berth.api.deps import MAX_NUMBER, DaemonDep, JobId, PrincipalDep, daemon_of, person
 from berth.api.schemas import (
     AccountQuery,
     JobEvents,
@@ -35,13 +36,6 @@ def visible(engine: Engine, who: Principal, job_id: int) -> JobRecord:
     return record
 
 
-@router.post(
-    "",
-    status_code=201,
-    response_model=SubmitOut,
-    summary="Submit a job; the answer carries the admission decision and its guarantee",
-    responses={200: {"description": "a retry with a known Idempotency-Key: the same job"}},
-)
 async def submit(
     body: JobSubmit,
     daemon: DaemonDep,
@@ -57,6 +51,28 @@ async def submit(
     if not created:
         response.status_code = 200
     return answer
+
+
+async def _handle_submit(request: Request) -> Response:
+    """:func:`submit` with its arguments read by hand (see :mod:`berth.api.lean`)."""
+    who = person(request)
+    body = await lean.json_body(request, JobSubmit)
+    key = lean.header(request, "idempotency-key", max_length=200)
+    status = Response(status_code=201)
+    answer = await submit(body, daemon_of(request), who, status, key)
+    return Response(answer.model_dump_json(), status.status_code, media_type="application/json")
+
+
+router.add_api_route(
+    "",
+    submit,
+    methods=["POST"],
+    status_code=201,
+    response_model=SubmitOut,
+    summary="Submit a job; the answer carries the admission decision and its guarantee",
+    responses={200: {"description": "a retry with a known Idempotency-Key: the same job"}},
+    route_class_override=lean.lean_route(_handle_submit),
+)
 
 
 @router.post(
