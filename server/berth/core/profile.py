@@ -248,10 +248,16 @@ class Profile:
         guard = self._guard
         n = len(times)
         last = limit if before is None or (limit is not None and limit <= before) else before
-        stop = n if last is None else bisect_left(times, last)
-        i = bisect_right(times, after) - 1
-        if i < 0:
-            i = 0
+        if last is None:
+            stop = n
+            cut = _NEVER
+        elif last <= after:
+            return None
+        else:
+            stop = bisect_left(times, last)
+            cut = _NEVER if limit is None else limit
+        # Compression asks from the profile's first step, and most steps start later.
+        i = 0 if n == 1 or times[1] > after else bisect_right(times, after) - 1
         while True:
             # Skip steps where the demand does not fit at all.
             while i < stop and (free[i] - demand) & guard != guard:
@@ -259,11 +265,9 @@ class Profile:
             if i >= stop:
                 return None
             start = times[i] if times[i] > after else after
-            if last is not None and start >= last:
-                return None
             end = start + duration
-            if limit is not None and end > limit:
-                end = limit
+            if end > cut:
+                end = cut
             j = i + 1
             while j < n and times[j] < end:
                 if (free[j] - demand) & guard != guard:

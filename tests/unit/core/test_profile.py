@@ -241,3 +241,39 @@ def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
         else:
             begin, taken = held.pop()
             profile.release(begin, taken, one_cpu)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
+    forget=st.integers(0, HORIZON // 2),
+    question=st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(1, 10)),
+    after=st.integers(0, HORIZON),
+    limit=st.none() | st.integers(0, HORIZON * 2),
+    before=st.none() | st.integers(0, HORIZON * 2),
+)
+def test_earliest_start_with_a_limit_or_a_bound_is_the_first_second_that_fits(
+    ops: list[tuple[int, int, int, int]],
+    forget: int,
+    question: tuple[int, int, int],
+    after: int,
+    limit: int | None,
+    before: int | None,
+) -> None:
+    """Against a walk over every second: the first ``t >= after`` (below ``limit`` and
+    ``before``) whose window, cut at ``limit``, has room at every second."""
+    profile = _booked(ops)
+    profile.forget_before(forget)
+    after = max(after, forget)
+    cpus, mem, duration = question
+    demand = SPACE.pack({"cpus": cpus, "mem": mem})
+    guard = SPACE.guard
+
+    def fits(t: int) -> bool:
+        end = t + duration if limit is None else min(t + duration, limit)
+        return all(((profile.free_at(u) | guard) - demand) & guard == guard for u in range(t, end))
+
+    everything_ended = HORIZON // 2 + 25 * 8  # the latest any of ``ops`` can end
+    bound = min(b for b in (limit, before, everything_ended + 1) if b is not None)
+    expected = next((t for t in range(after, bound) if fits(t)), None)
+    assert profile.earliest_start(demand, duration, after, limit, before) == expected
