@@ -30,6 +30,18 @@ def test_swf_maps_fields_and_counts_skipped_jobs() -> None:
     }
 
 
+def test_swf_jobs_come_by_submit_time_then_job_number_then_file_order(tmp_path: Path) -> None:
+    # job number, submit, run time: out of order, two submits shared, one number twice
+    lines = [(7, 10, 1), (3, 10, 2), (5, 0, 3), (3, 10, 4), (1, 20, 5)]
+    trace = tmp_path / "order.swf"
+    trace.write_text("".join(f"{n} {s} 0 {r} 1 -1 -1 1 60 -1 1 1 1 1 1 -1 -1 -1\n"
+                             for n, s, r in lines))  # fmt: skip
+    jobs = read_workload(trace).jobs
+    assert [(t.job.id, t.job.submit, t.runtime) for t in jobs] == [
+        (5, 0, 3), (3, 10, 2), (3, 10, 4), (7, 10, 1), (1, 20, 5)
+    ]  # fmt: skip
+
+
 def test_gzipped_swf_reads_the_same(tmp_path: Path) -> None:
     packed = tmp_path / "tiny.swf.gz"
     packed.write_bytes(gzip.compress((DATA / "tiny.swf").read_bytes()))
