@@ -20,14 +20,14 @@ def check_request(
     request: JobRequest, cluster: Cluster, policy: LivePolicy, policy_name: str, now: int
 ) -> None:
     """Raise :class:`RequestError` for a request the cluster must refuse."""
-    capacity = cluster.configured_capacity()
-    if not capacity:
+    capacity, space, nodes = cluster.configured()
+    if space is None:
         raise RequestError("conflict", NO_NODES, "resources")
     if request.shape is not None:
-        _check_slots(request, cluster, capacity, policy, policy_name)
+        _check_slots(request, space, nodes, policy, policy_name)
     _check_totals(request, capacity)
     if request.shape is None and policy.places_on_nodes:
-        _check_slots(request, cluster, capacity, policy, policy_name)
+        _check_slots(request, space, nodes, policy, policy_name)
     if request.deadline is not None:
         if request.deadline <= now:
             raise RequestError(
@@ -69,16 +69,15 @@ def _check_totals(request: JobRequest, capacity: dict[str, int]) -> None:
 
 def _check_slots(
     request: JobRequest,
-    cluster: Cluster,
-    capacity: dict[str, int],
+    space: ResourceSpace,
+    nodes: list[int],
     policy: LivePolicy,
     policy_name: str,
 ) -> None:
-    """Whether some set of the configured nodes could hold the request's slots (its
-    totals as equal slots when it gave none); slots under a pool policy are refused."""
+    """Whether some set of the configured nodes (``nodes``, packed in ``space``) could
+    hold the request's slots (its totals as equal slots when it gave none); slots under
+    a pool policy are refused."""
     if policy.places_on_nodes:
-        space = ResourceSpace(capacity)
-        nodes = [space.pack(n.resources) for n in cluster.nodes.values()]
         shape = request.shape or shape_of(request.resources)
         problem = shape_problem(shape, space, nodes)
         if problem is not None:

@@ -13,12 +13,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from berth.core.resources import ResourceSpace
 from berth.service.model import JobRecord, NodeRecord, NodeState
 
 
 class Cluster:
+    """The nodes by name. Add a node or change its resources through :meth:`add` and
+    :meth:`resize`: what every request is checked against is derived from them once
+    per change, not once per request."""
+
     def __init__(self, nodes: Iterable[NodeRecord] = ()) -> None:
         self.nodes: dict[str, NodeRecord] = {node.name: node for node in nodes}
+        self._configured: tuple[dict[str, int], ResourceSpace | None, list[int]] | None = None
+
+    def add(self, node: NodeRecord) -> None:
+        self.nodes[node.name] = node
+        self._configured = None
+
+    def resize(self, node: NodeRecord, resources: dict[str, int]) -> None:
+        node.resources = dict(resources)
+        self._configured = None
+
+    def configured(self) -> tuple[dict[str, int], ResourceSpace | None, list[int]]:
+        """Every node whatever its state: the totals (:meth:`configured_capacity`), and
+        each node's resources packed in the space of those totals (``None``: no
+        resources at all). Kept until a node is added or resized; do not change it."""
+        if self._configured is None:
+            capacity = self.configured_capacity()
+            space = ResourceSpace(capacity) if capacity else None
+            packed = [] if space is None else [space.pack(n.resources) for n in self.nodes.values()]
+            self._configured = (capacity, space, packed)
+        return self._configured
 
     def schedulable_capacity(self) -> dict[str, int]:
         """Total of every resource over the up nodes (resources with none left omitted)."""

@@ -24,7 +24,7 @@ class NodeCommands(EngineBase):
                 "invalid", "a node needs a positive amount of each resource", "resources"
             )
         node = NodeRecord(name, dict(resources))
-        self.cluster.nodes[name] = node
+        self.cluster.add(node)
         self._dirty_nodes.add(name)
         self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
         self._emit("node.added", now, node=name, resources=dict(resources))
@@ -39,7 +39,7 @@ class NodeCommands(EngineBase):
                 "invalid", "a node needs a positive amount of each resource", "resources"
             )
         before = node.resources
-        node.resources = dict(resources)
+        self.cluster.resize(node, resources)
         self._dirty_nodes.add(name)
         lane = self.lane_of_node(name)
         policy, options = self.policy_spec(lane)

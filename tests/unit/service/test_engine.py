@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from berth.core.nodes import Shape
@@ -376,3 +378,18 @@ def test_a_reason_shows_the_cores_times_as_dates_and_offsets_as_they_are() -> No
     assert readable("shadow time t=1795554000, not at=3") == (
         "shadow time 2026-11-24 21:00:00 UTC, not at=3"
     )
+
+
+def test_requests_are_checked_against_the_nodes_as_they_are_after_a_change() -> None:
+    """What requests are checked against is derived once per change of the nodes: a
+    node resized or added must count at once."""
+    live = engine()  # four nodes of 8 cpus
+    one_big_slot = dataclasses.replace(request(cpus=12), shape=Shape(1, {"cpus": 12}, None, False))
+    with pytest.raises(RequestError, match="no node can hold one slot"):
+        live.submit(one_big_slot, now=0)
+    live.resize_node("node001", {"cpus": 16, "mem_gb": 32}, now=0)
+    assert live.submit(one_big_slot, now=0)[0].state is JobState.RUNNING
+    with pytest.raises(RequestError, match="unknown resource 'gpus'"):
+        live.submit(request(cpus=1, gpus=1), now=0)
+    live.add_node("gpu01", {"cpus": 8, "gpus": 2}, now=0)
+    assert live.submit(request(cpus=1, gpus=1), now=0)[0].state is JobState.RUNNING
