@@ -15,8 +15,8 @@ such a change unless forced, a node failure applies it and announces the new tim
 Jobs run in partitions: the default partition is the policy above over every node no
 other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
 matrix and move it on at each slot boundary, inside the same scheduling pass. Node,
-partition and policy commands, a job's cancel, hold and release, and the outputs for
-the shell, are mixins kept in their own modules.
+partition and policy commands, a job's cancel, hold and release, the outputs for the
+shell, the queries and the memory of finished jobs are mixins kept in their own modules.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from berth.core.decisions import Reject, Reserve
-from berth.core.forecast import forecast
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.nodes import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
@@ -37,6 +36,7 @@ from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.job_commands import JobCommands
+from berth.service.job_memory import KEEP_FINISHED, JobMemory
 from berth.service.model import (
     FINAL_STATES,
     Event,
@@ -44,7 +44,6 @@ from berth.service.model import (
     JobRequest,
     JobState,
     NodeRecord,
-    RequestError,
     moment,
     readable,
 )
@@ -52,13 +51,10 @@ from berth.service.node_commands import NodeCommands
 from berth.service.partitions import BackfillSpec, PartitionCommands
 from berth.service.policy_commands import PolicyCommands
 from berth.service.ports import NodeBackend
+from berth.service.queries import EngineQueries
 from berth.service.replan import Replan, build_policy, replan
 from berth.service.restore import restore_engine
 from berth.service.shell import ShellOutputs
-
-#: Finished jobs an engine holds in memory (the newest); older ones are read from the
-#: store when asked for.
-KEEP_FINISHED = 1000
 
 #: The event announcing each way a running job can end.
 END_EVENT = {
@@ -70,7 +66,16 @@ END_EVENT = {
 }
 
 
-class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyCommands, ShellOutputs):
+class Engine(
+    JobCommands,
+    NodeCommands,
+    PartitionCommands,
+    GangSlots,
+    PolicyCommands,
+    ShellOutputs,
+    EngineQueries,
+    JobMemory,
+):
     """Job and node records, one policy, and the commands that change them."""
 
     def __init__(
@@ -311,34 +316,6 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
             decision.job_id, decision.start, decision.guarantee, decision.reason, completion
         )
 
-    # ------------------------------------------------------------------ queries
-    def job(self, job_id: int) -> JobRecord:
-        record = self.jobs.get(job_id)
-        if record is None:
-            raise RequestError("not_found", f"no job {job_id}", "job_id")
-        return record
-
-    def node(self, name: str) -> NodeRecord:
-        node = self.cluster.nodes.get(name)
-        if node is None:
-            raise RequestError("not_found", f"no node {name!r}", "name")
-        return node
-
-    def predictions(self, now: int) -> tuple[int, dict[int, int]]:
-        """``(computed_at, predicted start of every pending job)``, cached per change."""
-        if self._forecast is not None and self._forecast[0] == self.version:
-            return self._forecast[1], self._forecast[2]
-        # Reserving policies' plans and gang forecasts are on the records; the others
-        # run a copy of their policy forward.
-        predicted = {
-            i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
-        }
-        for lane in self.lanes.values():
-            if not lane.policy.reserves_every_job:
-                predicted.update(forecast(lane.policy, now))
-        self._forecast = (self.version, now, predicted)
-        return now, predicted
-
     # ------------------------------------------------------------------ internals
     def _admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
         if isinstance(decision, Reject):
@@ -513,28 +490,6 @@ class Engine(JobCommands, NodeCommands, PartitionCommands, GangSlots, PolicyComm
             self._touch(record)
         policy.take_replanned()
         self.version += 1
-
-    def remember(self, record: JobRecord) -> None:
-        """Hold a stored job the engine had let go (its idempotency key came again)."""
-        if record.id not in self.jobs:
-            self.jobs[record.id] = record
-            if record.idempotency_key is not None:
-                self._idempotency[(record.user, record.idempotency_key)] = record.id
-            self._finished.append(record.id)
-
-    def knows_key(self, user: str, key: str) -> bool:
-        return (user, key) in self._idempotency
-
-    def let_go(self) -> None:
-        """Drop the oldest finished jobs beyond ``keep_finished`` (after their commit)."""
-        while len(self._finished) > self.keep_finished:
-            job_id = self._finished.popleft()
-            record = self.jobs.get(job_id)
-            if record is None or not record.final:
-                continue  # requeued after a node failure: live again
-            del self.jobs[job_id]
-            if record.idempotency_key is not None:
-                self._idempotency.pop((record.user, record.idempotency_key), None)
 
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections import Counter
+    from collections import Counter, deque
 
     from berth.core.decisions import Reject, Reserve
     from berth.core.policies.base import LivePolicy
@@ -43,6 +43,12 @@ class EngineBase:
         counters: Counter[str]
         _dirty_nodes: set[str]
         _config_dirty: bool
+        #: Bumped at every change of a plan (:mod:`berth.service.queries` caches on it).
+        version: int
+        _forecast: tuple[int, int, dict[int, int]] | None
+        _idempotency: dict[tuple[str, str], int]
+        _finished: deque[int]
+        keep_finished: int
 
         def node(self, name: str) -> NodeRecord: ...
 
