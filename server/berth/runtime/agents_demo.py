@@ -11,6 +11,7 @@ never runs as root, and the demo's user has no local account.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,15 +68,16 @@ def stop_agents(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait(timeout=10)
 
 
-def _jobs_dir(data_dir: Path) -> Path:
-    """Where the demo jobs run and write: one the job's account can write to."""
-    if os.geteuid() == 0:  # the jobs run as nobody
+def _jobs_dir(data_dir: Path) -> tuple[Path, bool]:
+    """Where the demo jobs run and write: one the job's account can write to; and
+    whether it is a temporary folder outside the data directory (for root's demo)."""
+    if os.geteuid() == 0:  # the jobs run as nobody, who may not reach the data directory
         where = Path(tempfile.mkdtemp(prefix="berth-demo-", dir="/tmp"))
         where.chmod(0o777)
-        return where
+        return where, True
     where = (data_dir / "demo-jobs").resolve()
     where.mkdir(parents=True, exist_ok=True)
-    return where
+    return where, False
 
 
 def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
@@ -93,8 +95,9 @@ def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
             time.sleep(0.2)
         else:
             return [f"the demo agents did not register within 30 s (logs in {data_dir}/agents)"]
-    where = _jobs_dir(data_dir)
-    print(f"\nDemo: two agents (local1, local2) run real commands in {where}", flush=True)
+    where, temporary = _jobs_dir(data_dir)
+    note = " (a temporary folder, removed once their output is shown)" if temporary else ""
+    print(f"\nDemo: two agents (local1, local2) run real commands in {where}{note}", flush=True)
     ids: dict[int, str] = {}
     with BerthClient(url, user) as client:
         now = client.cluster()["now"]
@@ -130,4 +133,6 @@ def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
             f"{job_id:>5} {ids[job_id]:10} {job['job_state']:10} {exit_text:>4} "
             f"{','.join(job['nodes'])[:14]:14} {text.replace(chr(10), ' | ')[:80]}"
         )
+    if temporary and all(j["job_state"] in final for j in jobs.values()):
+        shutil.rmtree(where, ignore_errors=True)  # shown above; nothing left in /tmp
     return out
