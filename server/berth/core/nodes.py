@@ -21,6 +21,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from math import gcd
 
 from berth.core.profile import Profile
@@ -50,8 +51,16 @@ def shape_of(resources: Mapping[str, int]) -> Shape:
     divides every total (their greatest common divisor), each holding an equal share.
     ``cpus=64,mem_gb=256`` is 64 slots of ``cpus=1,mem_gb=4``; ``cpus=2,gpus=1`` one slot
     holding both; a cpus-only job one slot per cpu. The totals are kept exactly (no
-    rounding up), and a job never gets a slot that splits a GPU or a unit of memory."""
-    amounts = {n: a for n, a in resources.items() if a}
+    rounding up), and a job never gets a slot that splits a GPU or a unit of memory.
+
+    Jobs of a trace ask for a few hundred distinct totals between them, so shapes are
+    remembered by their totals and shared (a shape is read-only)."""
+    return _shape_of_totals(tuple(resources.items()))
+
+
+@lru_cache(maxsize=4096)
+def _shape_of_totals(totals: tuple[tuple[str, int], ...]) -> Shape:
+    amounts = {n: a for n, a in totals if a}
     count = 0
     for amount in amounts.values():
         count = gcd(count, amount)
