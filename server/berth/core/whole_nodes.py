@@ -218,9 +218,11 @@ class CountedPlan:
     def named_placement(self, nodes: Sequence[int], shape: Shape, demand: int) -> Placement:
         """Slots per node when ``shape`` takes ``nodes``: as many as a node holds, in
         node order, one at least on each."""
-        fit = slots_in(self.node_capacity, demand, shape.count)
         placement = dict.fromkeys(nodes, 1)
         left = shape.count - len(nodes)
+        if not left:  # a slot on each node (every one-slot node): nothing to spread
+            return placement
+        fit = slots_in(self.node_capacity, demand, shape.count)
         for index in nodes:
             more = min(fit - 1, left)
             placement[index] += more
