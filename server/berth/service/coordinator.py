@@ -7,10 +7,11 @@ applies the batch as one round of the engine's timeline (what is due by the cloc
 batch left, saves the batch's changes in one store transaction, and only then sends the
 batch's node intents (start, kill, ...), answers the callers and publishes the events.
 So an answer never reports uncommitted state, a node never acts on uncommitted state,
-and the store's write cost is shared by concurrent requests. Reads go through
-:meth:`Coordinator.read`: at once while no batch is in flight, else right after the
-batch in flight commits, before the next is applied, so they too see committed state
-only.
+and the store's write cost is shared by concurrent requests. While a batch commits, the
+next one is applied (at most one ahead); its commit follows once the first has
+committed. Reads go through :meth:`Coordinator.read`: at once while nothing applied is
+uncommitted, else once it has all committed, before anything more is applied, so they
+too see committed state only.
 
 If the store fails, the in-memory state can no longer be trusted to match it: nothing
 of the batch is sent or answered (503), the coordinator stops taking commands
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -97,8 +99,15 @@ class Coordinator:
         #: order, on from what the store holds, so a stream resumes across restarts).
         self._event_seq = last_event_id
         self._task: asyncio.Task[None] | None = None
-        #: A batch is applied but not yet committed: reads wait for its commit.
-        self._in_flight = False
+        #: Groups of batches applied but not yet committed (at most two: one committing,
+        #: one open); reads wait for them.
+        self._uncommitted = 0
+        #: The answers of the open group: applied, waiting for the commit before.
+        self._open: list[tuple[asyncio.Future[Any], Any, BaseException | None]] | None = None
+        #: Their commits, oldest first; each waits for the one before.
+        self._commits: deque[asyncio.Task[None]] = deque()
+        #: The writer has taken a batch it has not handed to a commit yet.
+        self._holding = False
         self._stopping = False
         self._reads: list[tuple[Callable[[Engine], Any], asyncio.Future[Any]]] = []
         # Node commands leave only after their commit (the engine was restored holding
@@ -115,14 +124,16 @@ class Coordinator:
         self._task = asyncio.create_task(self._writer(), name="berth-writer")
 
     async def stop(self) -> None:
-        """Finish the batch in flight (commit, send, answer), then stop taking commands."""
+        """Finish the batches applied (commit, send, answer), then stop taking commands."""
         if self._task is not None:
             self._stopping = True
-            if not self._in_flight:
-                self._task.cancel()  # idle, waiting for a command: nothing to finish
+            if not self._holding:
+                self._task.cancel()  # waiting for a command: nothing in hand to finish
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        while self._commits:
+            await self._commits[0]
         # Commands still queued were never applied: refuse them rather than leave their
         # callers waiting forever.
         stopping = StoreUnavailable("the daemon is shutting down")
@@ -155,11 +166,11 @@ class Coordinator:
         return await future
 
     async def read(self, view: Callable[[Engine], T]) -> T:
-        """``view(engine)`` on committed state: at once if no batch is in flight, else
-        right after the batch in flight commits (before the next one is applied)."""
+        """``view(engine)`` on committed state: at once if nothing applied is uncommitted,
+        else right after it has committed (before anything more is applied)."""
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
-        if not self._in_flight:
+        if not self._uncommitted:
             return view(self.engine)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._reads.append((view, future))
@@ -183,55 +194,114 @@ class Coordinator:
         await self.call(Tick())
 
     async def _writer(self) -> None:
-        """Apply batch after batch. Requests that arrive while a batch commits form the
-        next batch: that is the group commit. The next batch is applied only once the
-        one before has committed, so reads between them see committed state."""
+        """Apply batch after batch; commit them in groups. While a group commits, the
+        commands that arrive are applied as they come and join the next group, which
+        commits once the one before has: the loop does not sit idle waiting for the
+        disk, and a group holds all that arrived meanwhile (the group commit). A group's
+        answers and node intents leave only after its commit. A read waiting for
+        committed state stops the writer from applying more until everything applied
+        has committed."""
         queue = self._queue
         while True:
             batch = [await queue.get()]
-            self._in_flight = True
-            while len(batch) < MAX_BATCH and not queue.empty():
-                batch.append(queue.get_nowait())
-            await self._recall_keys(batch)
-            now = self.clock.now()
-            began = time.perf_counter()
-            outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-            results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
-            # One round of the timeline: what is due by now, the batch's commands, then
-            # one scheduling pass (the order the emulator follows at every instant).
-            with self.engine.batch(now):
-                self.engine.advance(now)
-                for queued, future in batch:
-                    try:
-                        applied = queued.command.apply(self.engine, now)
-                        results.append((queued, future, applied))
-                    except RequestError as refusal:
-                        outcomes.append((future, None, refusal))
-                    except Exception as bug:  # answer 500, keep serving
-                        log.exception("command failed")
-                        outcomes.append((future, None, bug))
-            for queued, future, result in results:
+            self._holding = True
+            try:
+                if self._reads:  # reads see committed state only: nothing more first
+                    await self._drain()
+                if self.failed is not None or self._stopping:
+                    self._refuse_batch(batch)
+                    return
+                while len(batch) < MAX_BATCH and not queue.empty():
+                    batch.append(queue.get_nowait())
+                await self._recall_keys(batch)
+                outcomes = self._apply(batch)
+                if self._open is not None:
+                    self._open.extend(outcomes)  # joins the group waiting to commit
+                else:
+                    self._open = outcomes
+                    self._uncommitted += 1
+                    previous = self._commits[-1] if self._commits else None
+                    self._commits.append(asyncio.create_task(self._commit_after(previous)))
+            finally:
+                self._holding = False
+            await asyncio.sleep(0)  # let the group's commit, and requests, move on
+
+    async def _drain(self) -> None:
+        """Until every group applied has committed."""
+        while self._commits:
+            await self._commits[0]
+
+    def _refuse_batch(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
+        """A batch taken but never applied: the store failed, or the daemon stops."""
+        if self.failed is not None:
+            error = StoreUnavailable(RESTART, self.failed)
+        else:
+            error = StoreUnavailable("the daemon is shutting down")
+        for _, future in batch:
+            if not future.done():
+                future.set_exception(error)
+
+    def _apply(
+        self, batch: list[tuple[Queued, asyncio.Future[Any]]]
+    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """One round of the timeline at the clock's ``now``: what is due, the batch's
+        commands, then one scheduling pass (the order the emulator follows at every
+        instant); each command's answer rendered from the state the batch left."""
+        now = self.clock.now()
+        began = time.perf_counter()
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
+        with self.engine.batch(now):
+            self.engine.advance(now)
+            for queued, future in batch:
                 try:
-                    outcomes.append((future, queued.render(result), None))
-                except Exception as bug:
-                    log.exception("answer failed")
+                    applied = queued.command.apply(self.engine, now)
+                    results.append((queued, future, applied))
+                except RequestError as refusal:
+                    outcomes.append((future, None, refusal))
+                except Exception as bug:  # answer 500, keep serving
+                    log.exception("command failed")
                     outcomes.append((future, None, bug))
-            passed = time.perf_counter() - began
-            self.stats.batches += 1
-            self.stats.commands += len(batch)
-            self.stats.last_pass_seconds = passed
-            self.stats.pass_seconds_total += passed
+        for queued, future, result in results:
+            try:
+                outcomes.append((future, queued.render(result), None))
+            except Exception as bug:
+                log.exception("answer failed")
+                outcomes.append((future, None, bug))
+        passed = time.perf_counter() - began
+        self.stats.batches += 1
+        self.stats.commands += len(batch)
+        self.stats.last_pass_seconds = passed
+        self.stats.pass_seconds_total += passed
+        return outcomes
+
+    async def _commit_after(self, previous: asyncio.Task[None] | None) -> None:
+        """Once the group before (``previous``) has committed: close the open group
+        (what is applied from now on joins the next) and :meth:`_commit` it, or refuse
+        it if the store failed; once nothing applied is left uncommitted, serve the
+        reads that waited for it."""
+        try:
+            if previous is not None:
+                await previous
+            outcomes = self._open or []
+            self._open = None
             engine = self.engine
-            await self._commit(
-                engine.take_changes(), engine.take_events(), engine.take_intents(), outcomes
+            changes, events, intents = (
+                engine.take_changes(),
+                engine.take_events(),
+                engine.take_intents(),
             )
-            self._in_flight = False
-            self._serve_reads()
             if self.failed is not None:
-                self._refuse_all([])
-                return
-            if self._stopping:
-                return
+                self._refuse_all(outcomes)
+            else:
+                await self._commit(changes, events, intents, outcomes)
+        finally:
+            self._uncommitted -= 1
+            self._commits.popleft()
+        if not self._uncommitted:
+            self._serve_reads()
+        if self.failed is not None:
+            self._refuse_all([])
 
     async def _recall_keys(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
         """Submits that carry an idempotency key the engine no longer holds (a job let go

@@ -370,7 +370,7 @@ class Engine(
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
-            self._intend(StartOn(record, now))
+            self._intend(StartOn.of(record, now))
             self.counters["started"] += 1
             self._emit("job.started", now, record.id, nodes=sorted(record.allocation))
         for job_id in timeline.policy.take_replanned():

@@ -108,7 +108,7 @@ class GangSlots(EngineBase):
                 record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
             )
             self.running[job_id] = record
-            self._intend(StartOn(record, now))
+            self._intend(StartOn.of(record, now))
             self.counters["started"] += 1
             self._emit("job.started", now, job_id, nodes=sorted(record.allocation))
         queued = {j for j, _ in part.rotation.scheduler.waiting}

@@ -10,6 +10,7 @@ them when the engine is next advanced. No I/O here.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -19,10 +20,17 @@ from berth.service.ports import NodeBackend
 
 @dataclass(frozen=True, slots=True)
 class StartOn:
-    """Launch ``job`` on the nodes of its allocation, as of ``time``."""
+    """Launch ``job`` on the nodes of its allocation, as of ``time``. Made with
+    :meth:`of`: ``job`` is the record as the batch left it (the next batch may change
+    the live record, a cancel or a requeue, before this one commits and is sent)."""
 
     job: JobRecord
     time: int
+
+    @classmethod
+    def of(cls, record: JobRecord, time: int) -> StartOn:
+        # A shallow copy holds: the engine replaces a record's mappings, never edits them.
+        return cls(copy.copy(record), time)
 
     def send(self, backend: NodeBackend) -> None:
         backend.start(self.job, self.time)

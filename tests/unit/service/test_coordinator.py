@@ -51,10 +51,13 @@ class RecordingNodes(EmulatedNodes):
         super().__init__()
         self.store = store
         self.sent: list[tuple[str, int, object]] = []
+        #: Each started job's own state in the command, as its batch left it.
+        self.started_as: list[tuple[int, str]] = []
 
     def start(self, job: JobRecord, now: int) -> None:
         committed = self.store.jobs.get(job.id, {}).get("state")
         self.sent.append(("start", job.id, committed))
+        self.started_as.append((job.id, job.state.value))
         super().start(job, now)
 
     def kill(self, job_id: int, now: int) -> None:
@@ -194,14 +197,18 @@ def test_shutdown_with_work_queued_answers_every_caller() -> None:
         store.waiting.clear()
         first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
         await _wait_for(store.waiting)
-        queued = [asyncio.ensure_future(coordinator.call(SubmitJob(request(1)))) for _ in range(3)]
-        await asyncio.sleep(0.01)
+        # Applied while the first commits, in the group that commits next.
+        applied = [asyncio.ensure_future(coordinator.call(SubmitJob(request(1)))) for _ in range(3)]
+        await asyncio.sleep(0.02)
         stopping = asyncio.ensure_future(coordinator.stop())
+        await asyncio.sleep(0.01)
+        # Queued once the writer has stopped taking commands: never applied.
+        late = [asyncio.ensure_future(coordinator.call(SubmitJob(request(1)))) for _ in range(2)]
         await asyncio.sleep(0.01)
         store.gate.set()
         await stopping
         results: list[str] = []
-        for future in [first, *queued]:
+        for future in [first, *applied, *late]:
             try:
                 await asyncio.wait_for(future, timeout=5)
                 results.append("done")
@@ -209,12 +216,12 @@ def test_shutdown_with_work_queued_answers_every_caller() -> None:
                 results.append("refused")
             except asyncio.CancelledError:
                 results.append("cancelled")
-        assert len(backend.sent) <= 1
+        assert [job_id for _, job_id, _ in backend.sent] == [1, 2, 3, 4]
         return results
 
-    # The batch in flight finishes (committed, answered); those queued behind it were
-    # never applied and are told so; no caller is left hanging.
-    assert asyncio.run(scenario()) == ["done", "refused", "refused", "refused"]
+    # The groups applied finish (committed, answered, started); what was queued behind
+    # them was never applied and is told so; no caller is left hanging.
+    assert asyncio.run(scenario()) == ["done"] * 4 + ["refused"] * 2
 
 
 def test_a_kill_is_sent_after_the_cancel_commits() -> None:
@@ -256,3 +263,109 @@ def test_starts_caught_up_at_restart_wait_for_the_start_up_commit() -> None:
         return backend.sent
 
     assert asyncio.run(second_life()) == [("start", 2, "RUNNING")]
+
+
+def test_the_next_batch_is_applied_while_one_commits_and_commits_after_it() -> None:
+    async def scenario() -> tuple[bool, bool, bool, list[int]]:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
+        await _wait_for(store.waiting)  # job 1's batch is committing
+        second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
+        await asyncio.sleep(0.05)
+        applied = 2 in coordinator.engine.jobs
+        committed = 2 in store.jobs
+        answered = second.done()
+        store.gate.set()
+        await first
+        await second
+        saved = list(store.history)
+        await coordinator.stop()
+        return applied, committed, answered, saved
+
+    applied, committed, answered, saved = asyncio.run(scenario())
+    assert applied  # job 2 was applied while job 1's batch committed ...
+    assert not committed  # ... but neither committed ...
+    assert not answered  # ... nor answered then
+    assert saved == [1, 2]  # commits in the order the batches were applied
+
+
+def test_a_failed_commit_refuses_the_batch_applied_behind_it() -> None:
+    async def scenario() -> tuple[list[str], list[tuple[str, int, object]], dict[int, object]]:
+        coordinator, store, backend, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        store.fail = True
+        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
+        await _wait_for(store.waiting)
+        second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
+        await asyncio.sleep(0.05)
+        assert 2 in coordinator.engine.jobs  # applied behind the failing commit
+        store.gate.set()
+        outcomes = []
+        for future in (first, second):
+            try:
+                await asyncio.wait_for(future, timeout=5)
+                outcomes.append("done")
+            except StoreUnavailable:
+                outcomes.append("503")
+        await coordinator.stop()
+        return outcomes, backend.sent, dict(store.jobs)
+
+    outcomes, sent, stored = asyncio.run(scenario())
+    assert outcomes == ["503", "503"]
+    assert sent == []  # nothing of either batch reached a node ...
+    assert stored == {}  # ... or the store
+
+
+def test_a_start_carries_the_job_as_its_batch_left_it() -> None:
+    """Job 1 starts in a batch that commits while the next batch, applied meanwhile,
+    cancels it: the node is told to start it as it was (RUNNING), then to kill it."""
+
+    async def scenario() -> tuple[list[tuple[str, int, object]], list[tuple[int, str]]]:
+        coordinator, store, backend, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        submit = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
+        await _wait_for(store.waiting)
+        cancel = asyncio.ensure_future(coordinator.call(CancelJob(1, "test")))
+        await asyncio.sleep(0.05)
+        assert coordinator.engine.jobs[1].state.value == "CANCELLED"  # applied, not committed
+        store.gate.set()
+        await submit
+        await cancel
+        await coordinator.stop()
+        return backend.sent, backend.started_as
+
+    sent, started_as = asyncio.run(scenario())
+    assert sent == [("start", 1, "RUNNING"), ("kill", 1, "CANCELLED")]
+    assert started_as == [(1, "RUNNING")]
+
+
+def test_a_read_waits_for_every_batch_applied_before_it() -> None:
+    async def scenario() -> tuple[bool, list[int]]:
+        coordinator, store, _, _ = _setup()
+        await coordinator.start()
+        store.gate.clear()
+        store.waiting.clear()
+        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
+        await _wait_for(store.waiting)
+        second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
+        await asyncio.sleep(0.02)  # job 2 applied behind job 1's commit
+        read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
+        await asyncio.sleep(0.05)
+        early = read.done()
+        store.gate.set()
+        await first
+        await second
+        seen = await read
+        await coordinator.stop()
+        return early, seen
+
+    early, seen = asyncio.run(scenario())
+    assert early is False
+    assert seen == [1, 2]  # it waited for both commits, and saw both jobs
