@@ -280,9 +280,10 @@ class Coordinator:
         (what is applied from now on joins the next) and :meth:`_commit` it, or refuse
         it if the store failed; once nothing applied is left uncommitted, serve the
         reads that waited for it."""
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         try:
             if previous is not None:
-                await previous
+                await asyncio.wait([previous])  # its own failure is in ``self.failed``
             outcomes = self._open or []
             self._open = None
             engine = self.engine
@@ -295,6 +296,10 @@ class Coordinator:
                 self._refuse_all(outcomes)
             else:
                 await self._commit(changes, events, intents, outcomes)
+        except Exception as bug:  # not the store's failure (that is handled): still stop
+            log.exception("committing a group failed")
+            self.failed = self.failed or bug
+            self._refuse_all(outcomes)
         finally:
             self._uncommitted -= 1
             self._commits.popleft()
