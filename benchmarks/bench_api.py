@@ -190,6 +190,7 @@ def run_once(jobs: int, clients: int, queries: int, nodes: str, database: str) -
         "pass_ms_per_command": 1000 * metrics["berth_scheduling_pass_seconds_total"] / commands,
         "commit_ms_per_command": 1000 * metrics["berth_commit_seconds_total"] / commands,
         "commands_per_batch": commands / metrics["berth_batches_total"],
+        "commands_per_commit": commands / max(metrics.get("berth_commits_total", 0), 1),
         "wall_ms_per_job": 1000 * elapsed / jobs,
         "daemon_cpu_ms_per_job": 1000 * daemon_cpu / jobs,
     }

@@ -82,6 +82,8 @@ class Stats:
     last_pass_seconds: float = 0.0
     pass_seconds_total: float = 0.0
     commit_seconds_total: float = 0.0
+    #: Store transactions: one per group of batches (see ``Coordinator._writer``).
+    commits: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
 
 
@@ -403,6 +405,7 @@ class Coordinator:
             await asyncio.to_thread(self.store.save, changes)
             took = time.perf_counter() - began
             self.stats.commit_seconds_total += took
+            self.stats.commits += 1
 
     # ------------------------------------------------------------------ events
     def _publish(self, row: EventRow) -> None:

@@ -305,6 +305,12 @@ def test_health_metrics_and_openapi(api: Api) -> None:
     for name in ("berth_queue_length 0", "berth_running_jobs 1", 'berth_resource_used{resource="cpus"} 8',
                  "berth_admissions_total 1", "berth_rejections_total 0", "berth_scheduling_pass_seconds "):  # fmt: skip
         assert name in metrics
+    counters = dict(
+        line.rsplit(" ", 1) for line in metrics.splitlines() if line.startswith("berth_c")
+    )
+    # The start-up commit and the submit's own: one store transaction each.
+    assert float(counters["berth_commits_total"]) == 2
+    assert float(counters["berth_commands_total"]) == 1
     paths = api.call("GET", "/openapi.json", token=None).json()["paths"]
     for path in ("/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/start", "/v1/jobs/what-if",
                  "/v1/schedule", "/v1/cluster", "/v1/events", "/v1/admin/dry-run", "/v1/admin/policy"):  # fmt: skip

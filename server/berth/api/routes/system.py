@@ -278,7 +278,7 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
     metric(
         "berth_commit_seconds_total",
         "counter",
-        "Time spent committing batches.",
+        "Time spent committing groups of batches.",
         [("", stats.commit_seconds_total)],
     )
     metric(
@@ -286,6 +286,12 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
         "counter",
         "Batches applied by the single writer.",
         [("", stats.batches)],
+    )
+    metric(
+        "berth_commits_total",
+        "counter",
+        "Store transactions (one per group of batches committed together).",
+        [("", stats.commits)],
     )
     metric("berth_commands_total", "counter", "Commands applied.", [("", stats.commands)])
     metric(
