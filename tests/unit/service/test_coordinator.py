@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.commands import CancelJob, SubmitJob
@@ -16,6 +17,8 @@ from berth.service.model import JobRecord
 from berth.service.ports import Changes, Snapshot
 from berth.store.memory import MemoryStore
 from tests.support.live import ManualClock, nodes, request
+
+T = TypeVar("T")
 
 
 class GatedStore(MemoryStore):
@@ -85,6 +88,16 @@ async def _wait_for(event: threading.Event) -> None:
     raise AssertionError("the store was never called")
 
 
+async def _held_in_commit(store: GatedStore, call: Awaitable[T]) -> asyncio.Future[T]:
+    """Send ``call`` and return once its batch is being committed, the store's gate
+    closed behind it (the test opens it)."""
+    store.gate.clear()
+    store.waiting.clear()
+    future = asyncio.ensure_future(call)
+    await _wait_for(store.waiting)
+    return future
+
+
 def test_concurrent_commands_share_commits_and_keep_their_order() -> None:
     async def scenario() -> tuple[list[int], int, int]:
         coordinator, store, _, _ = _setup()
@@ -121,12 +134,9 @@ def test_the_answer_is_what_its_batch_committed_not_what_a_later_batch_made() ->
         coordinator, store, _, _ = _setup()
         await coordinator.start()
         await coordinator.call(SubmitJob(request(8, 100)))  # job 1 runs
-        store.gate.clear()
-        store.waiting.clear()
-        submit = asyncio.ensure_future(
-            coordinator.call(SubmitJob(request(8, 100)), lambda made: _state(made[0]))
+        submit = await _held_in_commit(
+            store, coordinator.call(SubmitJob(request(8, 100)), lambda made: _state(made[0]))
         )
-        await _wait_for(store.waiting)  # job 2's batch is committing
         cancel = asyncio.ensure_future(coordinator.call(CancelJob(1, "test"), _state))
         await asyncio.sleep(0.05)
         store.gate.set()
@@ -145,10 +155,7 @@ def test_reads_wait_for_the_commit_of_the_batch_in_flight() -> None:
     async def scenario() -> tuple[Any, Any]:
         coordinator, store, _, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
-        submit = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
-        await _wait_for(store.waiting)
+        submit = await _held_in_commit(store, coordinator.call(SubmitJob(request(8, 100))))
         read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
         await asyncio.sleep(0.05)
         early = read.done()
@@ -193,10 +200,7 @@ def test_shutdown_with_work_queued_answers_every_caller() -> None:
     async def scenario() -> list[str]:
         coordinator, store, backend, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
-        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
-        await _wait_for(store.waiting)
+        first = await _held_in_commit(store, coordinator.call(SubmitJob(request(1))))
         # Applied while the first commits, in the group that commits next.
         applied = [asyncio.ensure_future(coordinator.call(SubmitJob(request(1)))) for _ in range(3)]
         await asyncio.sleep(0.02)
@@ -269,10 +273,7 @@ def test_the_next_batch_is_applied_while_one_commits_and_commits_after_it() -> N
     async def scenario() -> tuple[bool, bool, bool, list[int]]:
         coordinator, store, _, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
-        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
-        await _wait_for(store.waiting)  # job 1's batch is committing
+        first = await _held_in_commit(store, coordinator.call(SubmitJob(request(1))))
         second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
         await asyncio.sleep(0.05)
         applied = 2 in coordinator.engine.jobs
@@ -296,11 +297,8 @@ def test_a_failed_commit_refuses_the_batch_applied_behind_it() -> None:
     async def scenario() -> tuple[list[str], list[tuple[str, int, object]], dict[int, object]]:
         coordinator, store, backend, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
         store.fail = True
-        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
-        await _wait_for(store.waiting)
+        first = await _held_in_commit(store, coordinator.call(SubmitJob(request(8, 100))))
         second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
         await asyncio.sleep(0.05)
         assert 2 in coordinator.engine.jobs  # applied behind the failing commit
@@ -328,10 +326,7 @@ def test_a_start_carries_the_job_as_its_batch_left_it() -> None:
     async def scenario() -> tuple[list[tuple[str, int, object]], list[tuple[int, str]]]:
         coordinator, store, backend, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
-        submit = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100))))
-        await _wait_for(store.waiting)
+        submit = await _held_in_commit(store, coordinator.call(SubmitJob(request(8, 100))))
         cancel = asyncio.ensure_future(coordinator.call(CancelJob(1, "test")))
         await asyncio.sleep(0.05)
         assert coordinator.engine.jobs[1].state.value == "CANCELLED"  # applied, not committed
@@ -350,10 +345,7 @@ def test_a_read_waits_for_every_batch_applied_before_it() -> None:
     async def scenario() -> tuple[bool, list[int]]:
         coordinator, store, _, _ = _setup()
         await coordinator.start()
-        store.gate.clear()
-        store.waiting.clear()
-        first = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
-        await _wait_for(store.waiting)
+        first = await _held_in_commit(store, coordinator.call(SubmitJob(request(1))))
         second = asyncio.ensure_future(coordinator.call(SubmitJob(request(1))))
         await asyncio.sleep(0.02)  # job 2 applied behind job 1's commit
         read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
