@@ -6,9 +6,9 @@ admitting and planning the job. :func:`lean_route` makes a route class whose Ope
 description still comes from the endpoint's signature, as for any route, but whose
 request is handled by a given function: it reads what the endpoint's signature asks
 for by hand (:func:`~berth.api.deps.person`, :func:`json_body`, :func:`header`) and
-calls the same endpoint. Errors keep their shape: a body that fails validation raises FastAPI's own
-:class:`RequestValidationError` with the same locations, so the 422 names the same
-field as it does on every other route.
+calls the same endpoint. Errors keep their shape: a body that fails validation raises
+FastAPI's own :class:`RequestValidationError` with the same locations and wording, so
+the 422 names the same field as it does on every other route.
 """
 
 from __future__ import annotations
