@@ -163,6 +163,8 @@ class Coordinator:
         part of committed (it changed nothing)."""
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
+        if self._stopping:  # no writer will take it: refused now, not left waiting
+            raise StoreUnavailable("the daemon is shutting down")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self._queue.put((Queued(command, answer), future))
         return await future

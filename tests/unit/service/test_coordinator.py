@@ -9,6 +9,8 @@ import threading
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+import pytest
+
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.commands import CancelJob, SubmitJob
 from berth.service.coordinator import Coordinator, StoreUnavailable
@@ -226,6 +228,17 @@ def test_shutdown_with_work_queued_answers_every_caller() -> None:
     # The groups applied finish (committed, answered, started); what was queued behind
     # them was never applied and is told so; no caller is left hanging.
     assert asyncio.run(scenario()) == ["done"] * 4 + ["refused"] * 2
+
+
+def test_a_command_after_shutdown_is_refused_not_left_waiting() -> None:
+    async def scenario() -> None:
+        coordinator, _, _, _ = _setup()
+        await coordinator.start()
+        await coordinator.stop()
+        await asyncio.wait_for(coordinator.call(SubmitJob(request(1))), timeout=5)
+
+    with pytest.raises(StoreUnavailable, match="shutting down"):
+        asyncio.run(scenario())
 
 
 def test_a_kill_is_sent_after_the_cancel_commits() -> None:
