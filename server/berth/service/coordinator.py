@@ -7,11 +7,11 @@ applies the batch as one round of the engine's timeline (what is due by the cloc
 batch left, saves the batch's changes in one store transaction, and only then sends the
 batch's node intents (start, kill, ...), answers the callers and publishes the events.
 So an answer never reports uncommitted state, a node never acts on uncommitted state,
-and the store's write cost is shared by concurrent requests. While a batch commits, the
-next one is applied (at most one ahead); its commit follows once the first has
-committed. Reads go through :meth:`Coordinator.read`: at once while nothing applied is
-uncommitted, else once it has all committed, before anything more is applied, so they
-too see committed state only.
+and the store's write cost is shared by concurrent requests. While a group of batches
+commits, the commands that arrive are applied at once into the next group, which commits
+once the one before has. Reads go through :meth:`Coordinator.read`: at once while
+nothing applied is uncommitted, else once it has all committed, before anything more is
+applied, so they too see committed state only.
 
 If the store fails, the in-memory state can no longer be trusted to match it: nothing
 of the batch is sent or answered (503), the coordinator stops taking commands
@@ -62,6 +62,8 @@ class Queued:
 
 #: What a client is told once the store has failed.
 RESTART = "the store failed; the daemon must restart"
+#: What a command that no writer will apply is told.
+SHUTTING_DOWN = "the daemon is shutting down"
 
 
 class StoreUnavailable(RuntimeError):
@@ -101,12 +103,11 @@ class Coordinator:
         #: order, on from what the store holds, so a stream resumes across restarts).
         self._event_seq = last_event_id
         self._task: asyncio.Task[None] | None = None
-        #: Groups of batches applied but not yet committed (at most two: one committing,
-        #: one open); reads wait for them.
-        self._uncommitted = 0
         #: The answers of the open group: applied, waiting for the commit before.
         self._open: list[tuple[asyncio.Future[Any], Any, BaseException | None]] | None = None
-        #: Their commits, oldest first; each waits for the one before.
+        #: The commits of the groups applied and not yet committed (at most two: one
+        #: committing, one open), oldest first; each waits for the one before. Reads
+        #: wait while there is any.
         self._commits: deque[asyncio.Task[None]] = deque()
         #: The writer has taken a batch it has not handed to a commit yet.
         self._holding = False
@@ -138,7 +139,7 @@ class Coordinator:
             await self._commits[0]
         # Commands still queued were never applied: refuse them rather than leave their
         # callers waiting forever.
-        stopping = StoreUnavailable("the daemon is shutting down")
+        stopping = StoreUnavailable(SHUTTING_DOWN)
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
             future.set_exception(stopping)
@@ -164,7 +165,7 @@ class Coordinator:
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
         if self._stopping:  # no writer will take it: refused now, not left waiting
-            raise StoreUnavailable("the daemon is shutting down")
+            raise StoreUnavailable(SHUTTING_DOWN)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self._queue.put((Queued(command, answer), future))
         return await future
@@ -174,7 +175,7 @@ class Coordinator:
         else right after it has committed (before anything more is applied)."""
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
-        if not self._uncommitted:
+        if not self._commits:
             return view(self.engine)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._reads.append((view, future))
@@ -223,7 +224,6 @@ class Coordinator:
                     self._open.extend(outcomes)  # joins the group waiting to commit
                 else:
                     self._open = outcomes
-                    self._uncommitted += 1
                     previous = self._commits[-1] if self._commits else None
                     self._commits.append(asyncio.create_task(self._commit_after(previous)))
             finally:
@@ -240,7 +240,7 @@ class Coordinator:
         if self.failed is not None:
             error = StoreUnavailable(RESTART, self.failed)
         else:
-            error = StoreUnavailable("the daemon is shutting down")
+            error = StoreUnavailable(SHUTTING_DOWN)
         for _, future in batch:
             if not future.done():
                 future.set_exception(error)
@@ -305,9 +305,8 @@ class Coordinator:
             self.failed = self.failed or bug
             self._refuse_all(outcomes)
         finally:
-            self._uncommitted -= 1
             self._commits.popleft()
-        if not self._uncommitted:
+        if not self._commits:
             self._serve_reads()
         if self.failed is not None:
             self._refuse_all([])
