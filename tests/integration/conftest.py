@@ -37,6 +37,15 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_postgresql(server)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database of each kind: a SQLite file, and one on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'berth.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
 @pytest.fixture
 def pg_database(pg_url: str) -> Iterator[str]:
     """A fresh, empty database on the session's PostgreSQL server."""

@@ -22,14 +22,6 @@ from tests.integration.conftest import OPERATOR
 from tests.support.live import engine, request
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'berth.db'}"
-    url: str = request.getfixturevalue("pg_database")
-    return url
-
-
 def _differences(url: str) -> list[object]:
     db = create_db_engine(url)
     with db.connect() as conn:

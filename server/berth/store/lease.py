@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 
 from berth.store.sql import LEADER
+from berth.store.writes import Fence
 
 
 class Fenced(RuntimeError):
@@ -56,6 +57,7 @@ class Lease:
         self.seconds = seconds
         #: The epoch this daemon leads in (None: it does not lead).
         self.epoch: int | None = None
+        self._fence: Fence | None = None
 
     def try_acquire(self) -> Leadership:
         """Take the lease if it is free or expired (a new epoch), or extend it if it is
@@ -103,15 +105,27 @@ class Lease:
             ).rowcount
         return renewed == 1
 
-    def fence(self, conn: Connection) -> None:
-        """Inside a write transaction: refuse it unless we still lead in our epoch."""
-        held = conn.execute(
-            LEADER.update()
-            .where(LEADER.c.id == 1, LEADER.c.holder == self.holder, LEADER.c.epoch == self.epoch)
-            .values(holder=self.holder)
-        ).rowcount
-        if held != 1:
-            raise Fenced(f"daemon {self.holder} no longer leads (epoch {self.epoch} is over)")
+    def fence(self, dialect: Dialect) -> Fence:
+        """The check every write transaction of ours starts with: refused unless we still
+        lead in our epoch (see :class:`~berth.store.writes.Fence`)."""
+        if self.epoch is None:
+            raise Fenced(f"daemon {self.holder} does not lead")
+        if self._fence is None or self._fence.params["epoch"] != self.epoch:
+            update = (
+                LEADER.update()
+                .where(
+                    LEADER.c.id == 1,
+                    LEADER.c.holder == sa.bindparam("holder"),
+                    LEADER.c.epoch == sa.bindparam("epoch"),
+                )
+                .values(holder=LEADER.c.holder)
+            )
+            self._fence = Fence(self.holder, self.epoch, dialect, update)
+        return self._fence
+
+    def refused(self) -> Fenced:
+        """What a write refused by the fence raises."""
+        return Fenced(f"daemon {self.holder} no longer leads (epoch {self.epoch} is over)")
 
 
 def current_leader(database: Engine) -> Leadership | None:

@@ -3,8 +3,9 @@
 Four tables: ``jobs`` (one row per job, every field of the record), ``nodes``,
 ``config`` (key/value: the policy, its options, partitions) and ``events`` (every event,
 numbered by the single writer, written with the change that caused it; pruned by age). A batch of changes is one
-transaction (inserts for new rows, executemany updates for known ones), so a command
-is acknowledged only after everything it changed is committed. SQLite runs in WAL mode
+transaction (inserts for new rows, executemany updates for known ones, sent through the
+driver as statements prepared once: :mod:`berth.store.writes`), so a command is
+acknowledged only after everything it changed is committed. SQLite runs in WAL mode
 with ``synchronous=FULL`` by default: a commit survives a killed process and a power
 cut. The schema is created and upgraded by Alembic (``migrations/``), never here.
 """
@@ -15,14 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect, Engine
 
 from berth.service.model import JobRecord
 from berth.service.ports import Changes, EventRow, JobFilter, Snapshot, UsageBy
+from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
+from berth.store.writes import FenceRefused, Prepared, write
 
 if TYPE_CHECKING:
     from berth.store.lease import Lease
-from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
 
 METADATA = sa.MetaData()
 
@@ -148,6 +150,7 @@ class SqlStore:
         #: Every job numbered up to this was stored before the load.
         self._stored_up_to = 0
         self._known_nodes: set[str] = set()
+        self._writes = _Writes(engine.dialect)
 
     def load(self) -> Snapshot:
         """Live state: every job not finished, the ``recent`` latest finished ones, the
@@ -244,26 +247,39 @@ class SqlStore:
             for n, row in changes.nodes.items()
             if n in self._known_nodes
         ]
-        with self.engine.begin() as conn:
-            if self.lease is not None:
-                self.lease.fence(conn)
-            if new_jobs:
-                conn.execute(JOBS.insert(), new_jobs)
-            if old_jobs:
-                conn.execute(_update_by_key(JOBS, "id"), old_jobs)
-            if new_nodes:
-                conn.execute(NODES.insert(), new_nodes)
-            if old_nodes:
-                conn.execute(_update_by_key(NODES, "name"), old_nodes)
-            if changes.events:
-                conn.execute(EVENTS.insert(), changes.events)
-            if changes.config:
-                conn.execute(CONFIG.delete().where(CONFIG.c.key.in_(list(changes.config))))
-                conn.execute(
-                    CONFIG.insert(), [{"key": k, "value": v} for k, v in changes.config.items()]
-                )
+        steps = [
+            (self._writes.insert_jobs, new_jobs),
+            (self._writes.update_jobs, old_jobs),
+            (self._writes.insert_nodes, new_nodes),
+            (self._writes.update_nodes, old_nodes),
+            (self._writes.insert_events, changes.events),
+        ]
+        if changes.config:
+            rows = [{"key": k, "value": v} for k, v in changes.config.items()]
+            steps += [(self._writes.delete_config, rows), (self._writes.insert_config, rows)]
+        fence = None if self.lease is None else self.lease.fence(self.engine.dialect)
+        try:
+            write(self.engine, steps, fence)
+        except FenceRefused:
+            assert self.lease is not None
+            raise self.lease.refused() from None
         self._known_jobs.update(changes.jobs)
         self._known_nodes.update(changes.nodes)
+
+
+class _Writes:
+    """The statements :meth:`SqlStore.save` sends, compiled once for the dialect."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.insert_jobs = Prepared.of(JOBS.insert(), dialect)
+        self.update_jobs = Prepared.of(_update_by_key(JOBS, "id"), dialect)
+        self.insert_nodes = Prepared.of(NODES.insert(), dialect)
+        self.update_nodes = Prepared.of(_update_by_key(NODES, "name"), dialect)
+        self.insert_events = Prepared.of(EVENTS.insert(), dialect)
+        self.delete_config = Prepared.of(
+            CONFIG.delete().where(CONFIG.c.key == sa.bindparam("key")), dialect
+        )
+        self.insert_config = Prepared.of(CONFIG.insert(), dialect)
 
 
 def _filtered(query: sa.Select[Any], where: JobFilter) -> sa.Select[Any]:
