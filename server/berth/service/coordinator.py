@@ -7,9 +7,11 @@ applies the batch as one round of the engine's timeline (what is due by the cloc
 batch left, saves the batch's changes in one store transaction, and only then sends the
 batch's node intents (start, kill, ...), answers the callers and publishes the events.
 So an answer never reports uncommitted state, a node never acts on uncommitted state,
-and the store's write cost is shared by concurrent requests. While a group of batches
-commits, the commands that arrive are applied at once into the next group, which commits
-once the one before has. Reads go through :meth:`Coordinator.read`: at once while
+and the store's write cost is shared by concurrent requests. A store that commits in a
+worker thread (PostgreSQL) lets the loop go on meanwhile: the commands that arrive are
+applied at once into the next group, which commits once the one before has. SQLite
+commits on the loop itself (``Store.commits_on_loop``): its commit is shorter than the
+hop to a thread and back. Reads go through :meth:`Coordinator.read`: at once while
 nothing applied is uncommitted, else once it has all committed, before anything more is
 applied, so they too see committed state only.
 
@@ -403,7 +405,10 @@ class Coordinator:
     async def _save(self, changes: Changes) -> None:
         if changes:
             began = time.perf_counter()
-            await asyncio.to_thread(self.store.save, changes)
+            if self.store.commits_on_loop:
+                self.store.save(changes)
+            else:
+                await asyncio.to_thread(self.store.save, changes)
             took = time.perf_counter() - began
             self.stats.commit_seconds_total += took
             self.stats.commits += 1

@@ -125,6 +125,12 @@ class Changes:
 
 
 class Store(Protocol):
+    #: Whether :meth:`save` runs on the event loop rather than in a worker thread: for a
+    #: store whose commit costs less than the hop (SQLite on a local disk: a fraction of
+    #: a millisecond, while a worker thread must win the GIL back from a busy loop after
+    #: each call into the database, up to the 5 ms switch interval each time).
+    commits_on_loop: bool
+
     def load(self) -> Snapshot: ...
 
     def save(self, changes: Changes) -> None:

@@ -10,6 +10,8 @@ from berth.service.rows import event_from_row, job_from_row, node_from_row, tall
 
 
 class MemoryStore:
+    commits_on_loop = True  # no I/O
+
     def __init__(self) -> None:
         self.jobs: dict[int, dict[str, object]] = {}
         self.nodes: dict[str, dict[str, object]] = {}

@@ -151,6 +151,7 @@ class SqlStore:
         self._stored_up_to = 0
         self._known_nodes: set[str] = set()
         self._writes = _Writes(engine.dialect)
+        self.commits_on_loop = engine.dialect.name == "sqlite"
 
     def load(self) -> Snapshot:
         """Live state: every job not finished, the ``recent`` latest finished ones, the

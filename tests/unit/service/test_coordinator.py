@@ -24,7 +24,10 @@ T = TypeVar("T")
 
 
 class GatedStore(MemoryStore):
-    """A store whose saves wait for the test to open the gate, and can be made to fail."""
+    """A store whose saves wait for the test to open the gate, and can be made to fail.
+    Its saves run in a worker thread (as PostgreSQL's do), so the loop goes on meanwhile."""
+
+    commits_on_loop = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -374,3 +377,37 @@ def test_a_read_waits_for_every_batch_applied_before_it() -> None:
     early, seen = asyncio.run(scenario())
     assert early is False
     assert seen == [1, 2]  # it waited for both commits, and saw both jobs
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_a_store_commits_on_the_loop_or_in_a_worker_thread_as_it_says(on_loop: bool) -> None:
+    """SQLite commits on the loop (shorter than the hop to a thread); PostgreSQL in a
+    worker thread, so the loop goes on while the database answers."""
+
+    class WhereStore(GatedStore):
+        commits_on_loop = on_loop
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: set[int] = set()
+
+        def save(self, changes: Changes) -> None:
+            self.threads.add(threading.get_ident())
+            super().save(changes)
+
+    async def scenario() -> tuple[set[int], int]:
+        store = WhereStore()
+        clock = ManualClock(1000)
+        engine = Engine.restore(
+            Snapshot(), EmulatedNodes(), clock.now(), nodes(1), "conservative", {}
+        )
+        coordinator = Coordinator(engine, store, clock)
+        await coordinator.start()
+        await asyncio.gather(*(coordinator.call(SubmitJob(request(1))) for _ in range(5)))
+        await coordinator.stop()
+        return store.threads, threading.get_ident()
+
+    threads, loop_thread = asyncio.run(scenario())
+    assert threads  # it saved
+    assert (threads == {loop_thread}) is on_loop
+    assert (loop_thread in threads) is on_loop
