@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from berth.api import errors, ui
 from berth.api.deps import Daemon
+from berth.api.lean import LeanPaths
 from berth.api.limits import BodyLimit
 from berth.api.routes import admin, agents, jobs, partitions, system
 
@@ -50,5 +51,6 @@ def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(agents.router)
     app.include_router(partitions.router)
     ui.install(app)
+    app.add_middleware(LeanPaths, handlers=jobs.LEAN_PATHS)
     app.add_middleware(BodyLimit, max_bytes=daemon.limits.max_body_bytes)
     return app

@@ -103,3 +103,23 @@ def test_the_answer_is_the_documented_model(api: Api) -> None:
     assert created["$ref"].endswith("/SubmitOut")
     parameters = {p["name"] for p in operation["parameters"]}
     assert parameters == {"idempotency-key"}
+
+
+def test_a_bug_in_the_submit_route_is_a_500_with_the_envelope(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The submit route skips the router (``LeanPaths``); its exceptions are still
+    answered by the application's handlers, a bug by the 500 one."""
+    from berth.api.routes import jobs
+
+    async def broken(*_: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(jobs, "submit", broken)
+    answer = api.call("POST", "/v1/jobs", json=GOOD)
+    assert answer.status_code == 500
+    error = answer.json()["error"]
+    assert error["code"] == "internal"
+    assert error["correlation_id"] in error["message"]  # the log has the detail under it
+    assert "a bug" not in error["message"]  # the detail itself stays in the log
+    assert api.call("POST", "/v1/jobs/what-if", json=GOOD).status_code == 200  # unharmed

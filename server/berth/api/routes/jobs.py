@@ -74,6 +74,9 @@ router.add_api_route(
     route_class_override=lean.lean_route(_handle_submit),
 )
 
+#: Requests answered past the router (:class:`berth.api.lean.LeanPaths`).
+LEAN_PATHS = {("POST", router.prefix): _handle_submit}
+
 
 @router.post(
     "/what-if",
