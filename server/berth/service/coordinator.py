@@ -218,8 +218,7 @@ class Coordinator:
                 if self.failed is not None or self._stopping:
                     self._refuse_batch(batch)
                     return
-                while len(batch) < MAX_BATCH and not queue.empty():
-                    batch.append(queue.get_nowait())
+                await self._gather(batch)
                 await self._recall_keys(batch)
                 outcomes = self._apply(batch)
                 if self._open is not None:
@@ -231,6 +230,30 @@ class Coordinator:
             finally:
                 self._holding = False
             await asyncio.sleep(0)  # let the group's commit, and requests, move on
+
+    async def _gather(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
+        """Add to ``batch`` the commands queued, and those of the requests that have
+        arrived meanwhile, for as long as more come (up to ``MAX_BATCH``).
+
+        Two turns of the loop bring an arrived request to the queue: one reads what the
+        sockets hold and starts each request's handler, the next runs the handlers up
+        to their command. So the writer gives the loop two turns, and again while that
+        brought more. A group commit pays the commit once for all of them: with SQLite
+        committing on the loop, its fsync is most of a batch's cost that is not CPU.
+        The turns cost microseconds when nothing came. A store that commits in a worker
+        thread gathers its group while the commit before runs instead (see
+        :meth:`_writer`); lingering there showed no gain (0.84x to 1.01x on PostgreSQL in
+        three pairs)."""
+        queue = self._queue
+        while True:
+            while len(batch) < MAX_BATCH and not queue.empty():
+                batch.append(queue.get_nowait())
+            if len(batch) >= MAX_BATCH or not self.store.commits_on_loop:
+                return
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            if queue.empty():
+                return
 
     async def _drain(self) -> None:
         """Until every group applied has committed."""

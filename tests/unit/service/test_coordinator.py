@@ -411,3 +411,33 @@ def test_a_store_commits_on_the_loop_or_in_a_worker_thread_as_it_says(on_loop: b
     assert threads  # it saved
     assert (threads == {loop_thread}) is on_loop
     assert (loop_thread in threads) is on_loop
+
+
+def test_a_command_that_arrives_while_the_batch_is_gathered_joins_it() -> None:
+    """A store that commits on the loop: the writer gives the loop two turns before it
+    applies a batch (what has arrived on the sockets reaches the queue in two), and
+    again while more came; the commit is paid once for all of them."""
+
+    async def scenario() -> tuple[int, int, list[int]]:
+        store = MemoryStore()  # commits on the loop, as SQLite does
+        clock = ManualClock(1000)
+        engine = Engine.restore(
+            Snapshot(), EmulatedNodes(), clock.now(), nodes(1), "conservative", {}
+        )
+        coordinator = Coordinator(engine, store, clock)
+        await coordinator.start()
+        batches, saves = coordinator.stats.batches, store.saves
+
+        async def after_turns(turns: int) -> int:
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            made = await coordinator.call(SubmitJob(request(1)))
+            return int(made[0].id)
+
+        ids = await asyncio.gather(after_turns(0), after_turns(1), after_turns(3))
+        await coordinator.stop()
+        return coordinator.stats.batches - batches, store.saves - saves, list(ids)
+
+    batches, saves, ids = asyncio.run(scenario())
+    assert ids == [1, 2, 3]
+    assert batches == saves == 1  # the later two joined the first one's batch and commit
