@@ -10,7 +10,7 @@ store and restored, as after a crash), under conservative backfilling, QoPS and 
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from berth.service.engine import Engine
@@ -110,6 +110,12 @@ def test_conservative_engine_keeps_promises_across_restarts(
 
 @settings(max_examples=60, deadline=None)
 @given(commands)
+# Found by Hypothesis: job 4 ends early; job 5 and job 7 start at once, and the live
+# compression (one pass in arrival order) leaves job 6 at 57, behind job 7's old
+# reservation. A restart compressed once more and moved job 6 to 55.
+@example(script=[("submit", 1, 1, 1), ("submit", 1, 1, 1), ("submit", 1, 1, 1),
+                 ("submit", 31, 54, 1), ("submit", 2, 53, 1), ("submit", 31, 1, 1),
+                 ("submit", 2, 2, 1), ("advance", 2), ("restart",)])  # fmt: skip
 def test_qops_engine_keeps_promises_across_restarts(script: list[tuple[object, ...]]) -> None:
     play("qops", script)
 

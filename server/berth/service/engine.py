@@ -152,9 +152,10 @@ class Engine(
         now: int,
         keep_plan: bool,
         partition: str | None = None,
+        tighten: bool = True,
     ) -> Replan:
         """A backfilling partition's policy (the default one's unless named) rebuilt from
-        its jobs."""
+        its jobs (see :func:`~berth.service.replan.replan`)."""
         return replan(
             self.pool(partition),
             [r for r in self.running.values() if r.partition == partition],
@@ -163,6 +164,7 @@ class Engine(
             options,
             now,
             keep_plan,
+            tighten,
         )
 
     def validate(self, request: JobRequest, now: int) -> None:

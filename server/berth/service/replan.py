@@ -62,9 +62,14 @@ def replan(
     options: dict[str, object],
     now: int,
     keep_plan: bool,
+    tighten: bool = True,
 ) -> Replan:
     """A policy rebuilt from the records; raises ValueError for an empty pool or bad
-    options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible."""
+    options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible;
+    with ``tighten`` the plan is then tightened (compressed) for what changed. A restart
+    does not tighten: the plan it resumes was the live one, and compressing it again
+    could move a job that the live compression, one pass in arrival order, had left
+    where it was (a restart changes no planned start)."""
     policy = build_policy(cluster, name, options)
     space = policy.space
     for record in sorted(running, key=lambda r: (r.start_time or 0, r.id)):
@@ -87,7 +92,7 @@ def replan(
         problem = _broken(record, decision)
         if problem is not None:
             broken.append(problem)
-    policy.settle(now)
+    policy.settle(now, tighten)
     return Replan(policy, decisions, broken)
 
 

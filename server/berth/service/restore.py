@@ -75,7 +75,7 @@ def restore_engine(
     engine._finished.extend(i for i, r in engine.jobs.items() if r.final)
     for lane in [None, *engine.backfill]:
         name, settings = engine.policy_spec(lane)
-        replan = engine._replan(name, settings, now, True, partition=lane)
+        replan = engine._replan(name, settings, now, True, partition=lane, tighten=False)
         engine._install(replan, now, restoring=True, partition=lane)
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.

@@ -138,7 +138,7 @@ class LivePolicy(Policy, Protocol):
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
     ) -> Reserve | Reject | None: ...
 
-    def settle(self, now: int) -> None: ...
+    def settle(self, now: int, tighten: bool = True) -> None: ...
 
     def withdraw(self, job_id: int, now: int) -> bool: ...
 
@@ -239,8 +239,9 @@ class QueuePolicy:
         reservations simply queue it."""
         return self.submit(job, now)
 
-    def settle(self, now: int) -> None:
-        """After adopting a whole queue: tighten the plan (conservative compresses)."""
+    def settle(self, now: int, tighten: bool = True) -> None:
+        """After adopting a whole queue: forget the past and, with ``tighten``, tighten
+        the plan (conservative compresses)."""
 
     def withdraw(self, job_id: int, now: int) -> bool:
         """Remove a waiting job (cancelled or held); whether it was waiting."""

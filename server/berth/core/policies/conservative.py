@@ -177,9 +177,10 @@ class Conservative(QueuePolicy):
             start = found
         return start
 
-    def settle(self, now: int) -> None:
+    def settle(self, now: int, tighten: bool = True) -> None:
         self.profile.forget_before(now)
-        self.compress(now)
+        if tighten:
+            self.compress(now)
 
     def withdraw(self, job_id: int, now: int) -> bool:
         entry = self.waiting.pop(job_id, None)

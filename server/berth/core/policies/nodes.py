@@ -283,9 +283,9 @@ class NodeBackfill:
         entry.guarantee = guarantee if kept else entry.start
         return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
 
-    def settle(self, now: int) -> None:
+    def settle(self, now: int, tighten: bool = True) -> None:
         self.plan.forget_before(now)
-        if self.depth is None:
+        if tighten and self.depth is None:
             self._compress(now)
 
     def withdraw(self, job_id: int, now: int) -> bool:
