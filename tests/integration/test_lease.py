@@ -5,9 +5,11 @@ update's row count instead of letting the database fail the transaction.)"""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
+import sqlalchemy as sa
 
 from berth.store.lease import Fenced, Lease, current_leader
 from berth.store.migrate import upgrade
@@ -43,4 +45,63 @@ def test_a_stale_leader_can_write_nothing(database: str) -> None:
     fresh.save(live.take_changes())
     assert [job.id for job in SqlStore(database).load().jobs] == [2]
     assert new.renew()
+    database.dispose()
+
+
+def test_a_stale_leaders_awaited_write_is_refused_too(pg_database: str) -> None:
+    """The daemon on PostgreSQL writes on its own asyncio connection
+    (``SqlStore.save_async``): the fence refuses a stale leader there as well, and the
+    store goes on writing for the new one."""
+    upgrade(pg_database)
+    database = create_db_engine(pg_database)
+    old = Lease(database, "old", "http://old", seconds=1.0)
+    new = Lease(database, "new", "http://new", seconds=30.0)
+    old.try_acquire()
+    time.sleep(1.2)
+    assert new.try_acquire().holder == "new"
+    stale, fresh = SqlStore(database, old), SqlStore(database, new)
+    assert stale.commits == fresh.commits == "async"
+    live = engine()
+
+    async def scenario() -> None:
+        live.submit(request(cpus=8), 0)
+        with pytest.raises(Fenced):
+            await stale.save_async(live.take_changes())
+        live.submit(request(cpus=8), 0)
+        await fresh.save_async(live.take_changes())
+        live.submit(request(cpus=4), 0)
+        await fresh.save_async(live.take_changes())  # the same connection, again
+        await stale.aclose()
+        await fresh.aclose()
+
+    asyncio.run(scenario())
+    assert [job.id for job in SqlStore(database).load().jobs] == [2, 3]
+    database.dispose()
+
+
+def test_an_awaited_write_after_a_lost_connection_opens_a_new_one(pg_database: str) -> None:
+    """The database dropped the store's connection while it was idle (a restart, an
+    operator's pg_terminate_backend): the next write checks it first and reconnects,
+    as the pool's pre-ping does for the blocking writes."""
+    upgrade(pg_database)
+    database = create_db_engine(pg_database)
+    store = SqlStore(database)
+    live = engine()
+
+    async def scenario() -> None:
+        live.submit(request(cpus=8), 0)
+        await store.save_async(live.take_changes())
+        with database.begin() as conn:
+            dropped = conn.execute(sa.text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )).scalar()  # fmt: skip
+        assert dropped == 1  # the store's own connection
+        time.sleep(1.1)  # idle long enough to be checked before use
+        live.submit(request(cpus=4), 0)
+        await store.save_async(live.take_changes())
+        await store.aclose()
+
+    asyncio.run(scenario())
+    assert [job.id for job in SqlStore(database).load().jobs] == [1, 2]
     database.dispose()

@@ -222,6 +222,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
                 waiters.release_all()
             waker.stop()
             await coordinator.stop()
+            await store.aclose()
             database.dispose()
 
     return Built(create_app(daemon, lifespan), daemon, note)

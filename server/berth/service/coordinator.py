@@ -7,11 +7,11 @@ applies the batch as one round of the engine's timeline (what is due by the cloc
 batch left, saves the batch's changes in one store transaction, and only then sends the
 batch's node intents (start, kill, ...), answers the callers and publishes the events.
 So an answer never reports uncommitted state, a node never acts on uncommitted state,
-and the store's write cost is shared by concurrent requests. A store that commits in a
-worker thread (PostgreSQL) lets the loop go on meanwhile: the commands that arrive are
-applied at once into the next group, which commits once the one before has. SQLite
-commits on the loop itself (``Store.commits_on_loop``): its commit is shorter than the
-hop to a thread and back. Reads go through :meth:`Coordinator.read`: at once while
+and the store's write cost is shared by concurrent requests. A store whose commit is
+awaited (PostgreSQL, on an asyncio connection) lets the loop go on meanwhile: the
+commands that arrive are applied at once into the next group, which commits once the
+one before has. SQLite commits on the loop itself (``Store.commits``): its commit is
+shorter than any hop. Reads go through :meth:`Coordinator.read`: at once while
 nothing applied is uncommitted, else once it has all committed, before anything more is
 applied, so they too see committed state only.
 
@@ -248,7 +248,7 @@ class Coordinator:
         while True:
             while len(batch) < MAX_BATCH and not queue.empty():
                 batch.append(queue.get_nowait())
-            if len(batch) >= MAX_BATCH or not self.store.commits_on_loop:
+            if len(batch) >= MAX_BATCH or self.store.commits != "loop":
                 return
             await asyncio.sleep(0)
             await asyncio.sleep(0)
@@ -428,8 +428,11 @@ class Coordinator:
     async def _save(self, changes: Changes) -> None:
         if changes:
             began = time.perf_counter()
-            if self.store.commits_on_loop:
+            commits = self.store.commits
+            if commits == "loop":
                 self.store.save(changes)
+            elif commits == "async":
+                await self.store.save_async(changes)
             else:
                 await asyncio.to_thread(self.store.save, changes)
             took = time.perf_counter() - began

@@ -124,12 +124,21 @@ class Changes:
         return bool(self.jobs or self.nodes or self.config or self.events)
 
 
+#: How a store's commit is run: ``"loop"``, :meth:`Store.save` on the event loop (a
+#: store whose commit costs less than any hop: SQLite on a local disk, a fraction of a
+#: millisecond); ``"async"``, :meth:`Store.save_async` awaited on the loop (a database
+#: server: the loop goes on while it answers); ``"thread"``, :meth:`Store.save` in a
+#: worker thread (a blocking store; the thread must win the GIL back from a busy loop
+#: after each call into the database, up to the 5 ms switch interval each time).
+CommitMode = Literal["loop", "async", "thread"]
+
+
 class Store(Protocol):
-    #: Whether :meth:`save` runs on the event loop rather than in a worker thread: for a
-    #: store whose commit costs less than the hop (SQLite on a local disk: a fraction of
-    #: a millisecond, while a worker thread must win the GIL back from a busy loop after
-    #: each call into the database, up to the 5 ms switch interval each time).
-    commits_on_loop: bool
+    commits: CommitMode
+
+    async def save_async(self, changes: Changes) -> None:
+        """:meth:`save`, awaited (stores that commit ``"async"``)."""
+        ...
 
     def load(self) -> Snapshot: ...
 

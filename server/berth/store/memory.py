@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 
 from berth.service.model import JobRecord
-from berth.service.ports import Changes, EventRow, JobFilter, Snapshot, UsageBy
+from berth.service.ports import Changes, CommitMode, EventRow, JobFilter, Snapshot, UsageBy
 from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
 
 
 class MemoryStore:
-    commits_on_loop = True  # no I/O
+    commits: CommitMode = "loop"  # no I/O
 
     def __init__(self) -> None:
         self.jobs: dict[int, dict[str, object]] = {}
@@ -34,6 +34,9 @@ class MemoryStore:
         self.config.update(copy.deepcopy(changes.config))
         self.events.extend(copy.deepcopy(changes.events))
         self.saves += 1
+
+    async def save_async(self, changes: Changes) -> None:
+        self.save(changes)
 
     def job(self, job_id: int) -> JobRecord | None:
         row = self.jobs.get(job_id)

@@ -12,6 +12,7 @@ cut. The schema is created and upgraded by Alembic (``migrations/``), never here
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +20,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect, Engine
 
 from berth.service.model import JobRecord
-from berth.service.ports import Changes, EventRow, JobFilter, Snapshot, UsageBy
+from berth.service.ports import Changes, CommitMode, EventRow, JobFilter, Snapshot, UsageBy
 from berth.service.rows import event_from_row, job_from_row, node_from_row, tally_usage
-from berth.store.writes import FenceRefused, Prepared, write
+from berth.store.writes import Fence, FenceRefused, Prepared, write, write_async
 
 if TYPE_CHECKING:
     from berth.store.lease import Lease
@@ -151,7 +152,11 @@ class SqlStore:
         self._stored_up_to = 0
         self._known_nodes: set[str] = set()
         self._writes = _Writes(engine.dialect)
-        self.commits_on_loop = engine.dialect.name == "sqlite"
+        #: SQLite commits on the loop (a local commit is shorter than any hop); PostgreSQL
+        #: on an asyncio connection, so the loop goes on while the database answers.
+        self.commits: CommitMode = "loop" if engine.dialect.name == "sqlite" else "async"
+        self._async: Any = None
+        self._async_used = 0.0
 
     def load(self) -> Snapshot:
         """Live state: every job not finished, the ``recent`` latest finished ones, the
@@ -232,8 +237,62 @@ class SqlStore:
             return conn.execute(EVENTS.delete().where(EVENTS.c.recorded_at < before)).rowcount
 
     def save(self, changes: Changes) -> None:
+        """Write ``changes`` in one transaction on a pooled connection (blocking)."""
         if not changes:
             return
+        steps, fence = self._steps(changes)
+        try:
+            write(self.engine, steps, fence)
+        except FenceRefused:
+            assert self.lease is not None
+            raise self.lease.refused() from None
+        self._written(changes)
+
+    async def save_async(self, changes: Changes) -> None:
+        """:meth:`save` awaited on the daemon's own asyncio connection (PostgreSQL)."""
+        if not changes:
+            return
+        steps, fence = self._steps(changes)
+        connection = await self._async_connection()
+        try:
+            await write_async(connection, steps, fence)
+        except FenceRefused:
+            assert self.lease is not None
+            raise self.lease.refused() from None
+        finally:
+            self._async_used = time.monotonic()
+        self._written(changes)
+
+    async def _async_connection(self) -> Any:
+        """The connection :meth:`save_async` writes on: opened when first needed and
+        again once closed; after a second idle, checked with a round trip first (as the
+        pool checks its connections), so a database restarted meanwhile costs a new
+        connection, not a failed commit."""
+        import psycopg  # only a daemon on PostgreSQL loads the driver's asyncio side
+
+        connection = self._async
+        if connection is not None and not connection.closed:
+            if time.monotonic() - self._async_used < 1.0:
+                return connection
+            try:
+                await connection.execute("SELECT 1")
+                return connection
+            except psycopg.Error:
+                await connection.close()
+        url = self.engine.url.set(drivername="postgresql")
+        self._async = await psycopg.AsyncConnection.connect(
+            url.render_as_string(hide_password=False)
+        )
+        return self._async
+
+    async def aclose(self) -> None:
+        """Close the asyncio connection, if one was opened."""
+        if self._async is not None:
+            await self._async.close()
+            self._async = None
+
+    def _steps(self, changes: Changes) -> tuple[list[tuple[Prepared, list[Any]]], Fence | None]:
+        """The statements and rows that write ``changes``, and the fence they start with."""
 
         def known(job_id: int) -> bool:
             return job_id <= self._stored_up_to or job_id in self._known_jobs
@@ -248,7 +307,7 @@ class SqlStore:
             for n, row in changes.nodes.items()
             if n in self._known_nodes
         ]
-        steps = [
+        steps: list[tuple[Prepared, list[Any]]] = [
             (self._writes.insert_jobs, new_jobs),
             (self._writes.update_jobs, old_jobs),
             (self._writes.insert_nodes, new_nodes),
@@ -259,11 +318,9 @@ class SqlStore:
             rows = [{"key": k, "value": v} for k, v in changes.config.items()]
             steps += [(self._writes.delete_config, rows), (self._writes.insert_config, rows)]
         fence = None if self.lease is None else self.lease.fence(self.engine.dialect)
-        try:
-            write(self.engine, steps, fence)
-        except FenceRefused:
-            assert self.lease is not None
-            raise self.lease.refused() from None
+        return steps, fence
+
+    def _written(self, changes: Changes) -> None:
         self._known_jobs.update(changes.jobs)
         self._known_nodes.update(changes.nodes)
 

@@ -10,9 +10,10 @@ once for the database's dialect, and a row becomes the driver's parameters with 
 very bind processors SQLAlchemy would apply (JSON columns serialised, booleans as the
 database wants them), so the stored values are the same as before.
 
-:func:`write` runs one transaction on a pooled connection. On PostgreSQL it is sent as
-one pipeline (psycopg's pipeline mode): the fence, every row and the ``COMMIT`` travel
-together and the database answers once, instead of once per statement. The fence
+:func:`write` runs one transaction on a pooled connection; :func:`write_async` on the
+daemon's own asyncio connection to PostgreSQL. On PostgreSQL it is sent as one pipeline
+(psycopg's pipeline mode): the fence, every row and the ``COMMIT`` travel together and
+the database answers once, instead of once per statement. The fence
 there is a statement that *fails* when this daemon no longer leads (a division by
 zero on the count of lease rows it could lock), so the transaction aborts on the
 server before anything queued behind it can commit.
@@ -135,3 +136,32 @@ def write(
             cursor.close()
     finally:
         raw.close()
+
+
+async def write_async(
+    connection: Any, steps: Iterable[tuple[Prepared, list[dict[str, Any]]]], fence: Fence | None
+) -> None:
+    """:func:`write` on a psycopg ``AsyncConnection`` (PostgreSQL): the same pipeline,
+    awaited, so the event loop goes on with other requests while the database answers
+    (no worker thread, which would have to win the GIL back from the loop after each
+    round trip). Raises :class:`FenceRefused` if the fence refused the transaction."""
+    try:
+        async with connection.pipeline():
+            cursor = connection.cursor()
+            if fence is not None:
+                assert fence.fails_itself, "an awaited write is PostgreSQL's"
+                await cursor.execute(PG_FENCE, fence.params)
+            for prepared, rows in steps:
+                if rows:
+                    batch: list[Any] = [prepared.params(row) for row in rows]
+                    await cursor.executemany(prepared.sql, batch)
+            await connection.commit()
+    except Exception as error:
+        if not connection.closed:
+            try:
+                await connection.rollback()
+            except Exception:  # the connection itself is gone: the store opens another
+                await connection.close()
+        if getattr(error, "sqlstate", None) == FENCE_REFUSED:
+            raise FenceRefused from error
+        raise

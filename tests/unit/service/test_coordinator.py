@@ -16,7 +16,7 @@ from berth.service.commands import CancelJob, SubmitJob
 from berth.service.coordinator import Coordinator, StoreUnavailable
 from berth.service.engine import Engine
 from berth.service.model import JobRecord
-from berth.service.ports import Changes, Snapshot
+from berth.service.ports import Changes, CommitMode, Snapshot
 from berth.store.memory import MemoryStore
 from tests.support.live import ManualClock, nodes, request
 
@@ -27,7 +27,7 @@ class GatedStore(MemoryStore):
     """A store whose saves wait for the test to open the gate, and can be made to fail.
     Its saves run in a worker thread (as PostgreSQL's do), so the loop goes on meanwhile."""
 
-    commits_on_loop = False
+    commits: CommitMode = "thread"
 
     def __init__(self) -> None:
         super().__init__()
@@ -379,23 +379,26 @@ def test_a_read_waits_for_every_batch_applied_before_it() -> None:
     assert seen == [1, 2]  # it waited for both commits, and saw both jobs
 
 
-@pytest.mark.parametrize("on_loop", [True, False])
-def test_a_store_commits_on_the_loop_or_in_a_worker_thread_as_it_says(on_loop: bool) -> None:
-    """SQLite commits on the loop (shorter than the hop to a thread); PostgreSQL in a
-    worker thread, so the loop goes on while the database answers."""
+@pytest.mark.parametrize("commits", ["loop", "async", "thread"])
+def test_a_store_commits_where_it_says(commits: CommitMode) -> None:
+    """SQLite commits on the loop (shorter than any hop); PostgreSQL is awaited on the
+    loop (which goes on while the database answers); a blocking store in a thread."""
 
     class WhereStore(GatedStore):
-        commits_on_loop = on_loop
-
         def __init__(self) -> None:
             super().__init__()
-            self.threads: set[int] = set()
+            self.commits = commits
+            self.calls: set[tuple[str, int]] = set()
 
         def save(self, changes: Changes) -> None:
-            self.threads.add(threading.get_ident())
+            self.calls.add(("save", threading.get_ident()))
             super().save(changes)
 
-    async def scenario() -> tuple[set[int], int]:
+        async def save_async(self, changes: Changes) -> None:
+            self.calls.add(("save_async", threading.get_ident()))
+            MemoryStore.save(self, changes)
+
+    async def scenario() -> tuple[set[tuple[str, int]], int]:
         store = WhereStore()
         clock = ManualClock(1000)
         engine = Engine.restore(
@@ -405,12 +408,17 @@ def test_a_store_commits_on_the_loop_or_in_a_worker_thread_as_it_says(on_loop: b
         await coordinator.start()
         await asyncio.gather(*(coordinator.call(SubmitJob(request(1))) for _ in range(5)))
         await coordinator.stop()
-        return store.threads, threading.get_ident()
+        return store.calls, threading.get_ident()
 
-    threads, loop_thread = asyncio.run(scenario())
-    assert threads  # it saved
-    assert (threads == {loop_thread}) is on_loop
-    assert (loop_thread in threads) is on_loop
+    calls, loop = asyncio.run(scenario())
+    assert calls  # it saved
+    if commits == "loop":
+        assert calls == {("save", loop)}
+    elif commits == "async":
+        assert calls == {("save_async", loop)}
+    else:
+        assert {how for how, _ in calls} == {"save"}
+        assert loop not in {thread for _, thread in calls}
 
 
 def test_a_command_that_arrives_while_the_batch_is_gathered_joins_it() -> None:
