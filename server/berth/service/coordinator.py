@@ -240,10 +240,10 @@ class Coordinator:
         to their command. So the writer gives the loop two turns, and again while that
         brought more. A group commit pays the commit once for all of them: with SQLite
         committing on the loop, its fsync is most of a batch's cost that is not CPU.
-        The turns cost microseconds when nothing came. A store that commits in a worker
-        thread gathers its group while the commit before runs instead (see
-        :meth:`_writer`); lingering there showed no gain (0.84x to 1.01x on PostgreSQL in
-        three pairs)."""
+        The turns cost microseconds when nothing came. A store whose commit is awaited or
+        runs in a thread gathers its group while the commit before runs instead (see
+        :meth:`_writer`); lingering there too showed no clear gain on PostgreSQL (0.98x,
+        1.06x, 1.18x in three pairs)."""
         queue = self._queue
         while True:
             while len(batch) < MAX_BATCH and not queue.empty():
