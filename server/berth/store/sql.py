@@ -154,7 +154,8 @@ class SqlStore:
         self._writes = _Writes(engine.dialect)
         #: SQLite commits on the loop (a local commit is shorter than any hop); PostgreSQL
         #: on an asyncio connection, so the loop goes on while the database answers.
-        self.commits: CommitMode = "loop" if engine.dialect.name == "sqlite" else "async"
+        modes: dict[str, CommitMode] = {"sqlite": "loop", "postgresql": "async"}
+        self.commits: CommitMode = modes.get(engine.dialect.name, "thread")
         self._async: Any = None
         self._async_used = 0.0
 
