@@ -24,8 +24,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import gcd
 
+from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace, copies_in, parts_of
+
+#: Later than any time a plan describes.
+_NEVER = 1 << 62
 
 #: A placement: node index -> slots held there.
 Placement = dict[int, int]
@@ -142,8 +146,8 @@ class NodePlan:
     tie-break of every choice: first fit in that order).
     """
 
-    __slots__ = ("_able_by_demand", "_ends", "_groups", "_groups_of_node", "_room_by_demand",
-                 "aggregate", "capacities", "guard", "profiles", "space")  # fmt: skip
+    __slots__ = ("_able_by_demand", "_blocks", "_ends", "_groups", "_groups_of_node",
+                 "_room_by_demand", "aggregate", "capacities", "guard", "profiles", "space")  # fmt: skip
 
     #: Whether :meth:`earlier` only looks at room before the reservation's start: no,
     #: a placement on other nodes needs room for the whole window.
@@ -162,6 +166,12 @@ class NodePlan:
         self._groups: dict[tuple[int, ...], Profile] = {}
         self._groups_of_node: list[list[Profile]] = [[] for _ in self.capacities]
         self._room_by_demand: dict[int, Profile] = {}
+        #: On a large cluster, nodes in blocks whose sums prune the node-by-node scans.
+        self._blocks = (
+            NodeBlocks(self.capacities, space.guard, origin)
+            if len(self.capacities) >= BLOCKS_FROM
+            else None
+        )
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
         """Where ``shape`` (``demand`` = its packed slot) fits during ``[start, start +
@@ -178,7 +188,7 @@ class NodePlan:
         end = start + duration
         room: list[tuple[int, int]] = []  # (node, slots it holds)
         profiles = self.profiles
-        for index in self._able(demand):
+        for index in self._candidates(demand, start, duration):
             if shape.exclusive:
                 steps = profiles[index].min_free(start, end)
                 if any(free != self.capacities[index] for free in steps):
@@ -260,6 +270,9 @@ class NodePlan:
         profiles = self.profiles
         for index, amount in held.items():
             profiles[index].release(current, duration, amount)
+        blocks = self._blocks
+        if blocks is not None:  # they prune nodes, so they give it back like the nodes
+            blocks.add(held, current, current + duration, 1)
         # A start must also be earlier than ``before``; cutting the summed profiles'
         # window there too only weakens their (necessary) test.
         limit = current if before is None else min(current, before)
@@ -267,6 +280,8 @@ class NodePlan:
         if found is None:
             for index, amount in held.items():
                 profiles[index].reserve(current, duration, amount)
+            if blocks is not None:
+                blocks.add(held, current, current + duration, -1)
         else:
             self._add_summed(held, current, duration, 1)
             self._drop_end(current + duration)
@@ -280,6 +295,20 @@ class NodePlan:
             able = [i for i, cap in enumerate(self.capacities) if slots_in(cap, demand, 1)]
             self._able_by_demand[demand] = able
         return able
+
+    def _candidates(self, demand: int, start: int, duration: int) -> list[int]:
+        """The nodes able to hold a slot of ``demand`` that may hold one during ``[start,
+        start + duration)``, in node order: all of them, less the blocks whose summed
+        profile lacks ``demand`` in some step of the window."""
+        blocks = self._blocks
+        able = self._able(demand)
+        if blocks is None:
+            return able
+        nodes: list[int] = []
+        for block, members in blocks.of_able(demand, able):
+            if block.fits_during(demand, start, duration):
+                nodes += members
+        return nodes
 
     def _room(self, demand: int) -> Profile:
         """The summed profile of the nodes able to hold a slot of ``demand``: the
@@ -322,9 +351,25 @@ class NodePlan:
         # Each node's slots, valid until a later start (``copies_until``); a heap of
         # those times says which nodes to ask again at the next start, so a start costs
         # the nodes whose answer may have changed, not every node.
+        # A block of nodes (``index`` -1 - its position) whose sum has no room for one
+        # slot is left unasked until its sum has: none of its nodes holds one before.
         slots: dict[int, int] = {}
         due: list[tuple[int, int]] = []
-        for index in self._able(demand):
+        blocks = self._blocks
+        if blocks is None:
+            nodes = self._able(demand)
+            asked: list[list[int]] = []
+        else:
+            nodes = []
+            asked = []
+            for block, members in blocks.of_able(demand, self._able(demand)):
+                free_from = block.earliest_start(demand, duration, start)
+                if free_from == start:
+                    nodes += members
+                else:
+                    due.append((_NEVER if free_from is None else free_from, -1 - len(asked)))
+                    asked.append(members)
+        for index in nodes:
             k, until = profiles[index].copies_until(demand, start, duration, count)
             slots[index] = k
             due.append((until, index))
@@ -334,6 +379,15 @@ class NodePlan:
         while True:
             while due and due[0][0] <= start:
                 index = due[0][1]
+                if index < 0:  # a block's sum has room from now on: ask its nodes
+                    heapq.heappop(due)
+                    for member in asked[-1 - index]:
+                        k, until = profiles[member].copies_until(demand, start, duration, count)
+                        slots[member] = k
+                        held += k
+                        nodes_with_room += k > 0
+                        heapq.heappush(due, (until, member))
+                    continue
                 k, until = profiles[index].copies_until(demand, start, duration, count)
                 held += k - slots[index]
                 nodes_with_room += (k > 0) - (slots[index] > 0)
@@ -364,6 +418,8 @@ class NodePlan:
         for index, amount in held.items():
             profiles[index].reserve(start, duration, amount)
         self._add_summed(held, start, duration, -1)
+        if self._blocks is not None:
+            self._blocks.add(held, start, start + duration, -1)
         insort(self._ends, start + duration)
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
@@ -375,6 +431,8 @@ class NodePlan:
         for index, amount in held.items():
             profiles[index].release(start, duration, amount)
         self._add_summed(held, start, duration, 1)
+        if self._blocks is not None:
+            self._blocks.add(held, start, start + duration, 1)
         self._drop_end(start + duration)
 
     def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
@@ -419,6 +477,8 @@ class NodePlan:
 
     def forget_before(self, now: int) -> None:
         Profile.forget_all_before([*self.profiles, self.aggregate, *self._groups.values()], now)
+        if self._blocks is not None:
+            self._blocks.forget_before(now)
         del self._ends[: bisect_right(self._ends, now)]
 
 
