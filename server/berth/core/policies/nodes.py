@@ -23,13 +23,14 @@ A :class:`~berth.core.decisions.Start` carries the placement. Pure: no clock, no
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.nodes import Need, NodePlan, Placement, Shape, shape_of, shape_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
+from berth.core.policies.node_compression import compress
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
 from berth.core.whole_nodes import CountedPlan, identical
@@ -124,6 +125,13 @@ class NodeBackfill:
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
+        #: Whether compression waits for :meth:`improve` (the daemon) instead of
+        #: running whole at each end (the emulator).
+        self.deferred = False
+        self._improve_due = False
+        #: Where a compression stopped by its shell goes on: the job it stopped at, and
+        #: whether its pass had moved any job before it.
+        self.compress_resume: tuple[int | None, bool] = (None, False)
 
     # ------------------------------------------------------------------ the Policy port
     def complete(self, job_ids: Sequence[int], now: int) -> None:
@@ -137,7 +145,7 @@ class NodeBackfill:
                 self._given_back(done.held, now, end)
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
-            self._compress(now)
+            self._tighten(now)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self._admit(job, now)
@@ -287,6 +295,7 @@ class NodeBackfill:
         self.plan.forget_before(now)
         if tighten and self.depth is None:
             self._compress(now)
+            self._improve_due = False
 
     def withdraw(self, job_id: int, now: int) -> bool:
         entry = self.waiting.pop(job_id, None)
@@ -299,7 +308,7 @@ class NodeBackfill:
             self.plan.release(entry.held, entry.start, entry.job.estimate)
             self._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
             if self.depth is None:
-                self._compress(now)
+                self._tighten(now)
         return True
 
     def planned_start(self, job_id: int) -> int | None:
@@ -376,55 +385,25 @@ class NodeBackfill:
             entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
             plan.reserve(entry.held, entry.start, entry.job.estimate)
 
-    def _compress(self, now: int) -> None:
-        """Each waiting job, in arrival order, to its earliest placement before its
-        current start (kept where it is if there is none), in passes until no job
-        moves: a job moved earlier can leave room where an earlier-arrived job, already
-        passed over, now fits. The result is the same whatever the history, so a restart
-        (which compresses the adopted queue afresh) finds the plan the live engine had.
+    def _tighten(self, now: int) -> None:
+        """Conservative compresses after room was given back: at once, or (``deferred``)
+        later, in the slices the shell asks for with :meth:`improve`."""
+        if self.deferred:
+            self._improve_due = True
+        else:
+            self._compress(now)
 
-        A job is only asked again when it may have a new answer: since it was last
-        known to have no earlier start, plans only gained reservations and lost the
-        windows in the room log, so a start that works now and did not then overlaps
-        room given back since, on a node that can hold its slots (each job reads the
-        log of those nodes: a GPU job is not asked again when a node without GPUs
-        frees up; the answer depends on those nodes alone). Room given back only from
-        the end of the job's reach on (its start, when the plan looks only before it,
-        as a counted plan does; else its start plus its estimate) changes nothing, and
-        a new start must be earlier than the latest end of that room. The same result
-        as whole passes, for a fraction of the work."""
-        entries = [entry for entry in self.waiting.values() if entry.start is not None]
-        whole_window = not self.plan.looks_before_start
-        moved = True
-        while moved:
-            moved = False
-            for entry in entries:
-                checked = entry.checked
-                log = entry.log
-                assert log is not None
-                if checked == log.size:
-                    continue  # nothing was given back since it was asked
-                old = entry.start
-                assert old is not None
-                estimate = entry.job.estimate
-                bound = None
-                if checked >= 0:
-                    # Usually one completion since: its entry is the newest.
-                    earliest, bound = log.last if checked == log.size - 1 else log.since(checked)
-                    if earliest >= (old + estimate if whole_window else old):
-                        entry.checked = log.size
-                        continue
-                first: int | None = now
-                if entry.need is not None:
-                    # Necessary for any earlier start: the nodes that could hold it have
-                    # room together before ``old`` (from there on the job's own
-                    # reservation is its room). Most jobs fail it, and keep their
-                    # reservation untouched.
-                    summed, total = entry.need
-                    first = summed.earliest_start(total, estimate, now, old, bound)
-                if first is not None and (bound is None or first < bound):
-                    moved = self._move_earlier(entry, first, bound) or moved
-                entry.checked = log.size
+    def improve(self, now: int, stop: Callable[[], bool]) -> bool:
+        """Go on with a deferred compression until ``stop()`` says the slice is over;
+        whether it is done (a guarantee is an upper bound: a compression not yet done
+        breaks no promise, it only keeps reservations later than they could be)."""
+        if self._improve_due:
+            self._improve_due = not self._compress(now, stop)
+        return not self._improve_due
+
+    def _compress(self, now: int, stop: Callable[[], bool] | None = None) -> bool:
+        """See :func:`~berth.core.policies.node_compression.compress`."""
+        return compress(self, now, stop)
 
     def _move_earlier(self, entry: Planned, first: int, before: int | None = None) -> bool:
         """Move a reserved job to its earliest placement before its current start, if

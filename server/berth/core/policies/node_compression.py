@@ -1,0 +1,87 @@
+"""Conservative compression on a node plan, whole or in slices.
+
+When room is given back (a job ended early, was cancelled, or moved), each waiting job
+may now start earlier. :func:`compress` moves each, in arrival order, to its earliest
+placement before its current start, in passes until none moves; it can stop between two
+questions when the shell's ``stop()`` says so, and goes on from the same job at the
+next call, so the daemon compresses in bounded slices between commands while the
+emulator compresses whole at every end. A reservation only ever moves earlier: a
+compression not yet finished keeps every guarantee. Pure: no clock, no I/O (``stop``
+is the shell's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from berth.core.policies.nodes import NodeBackfill
+
+
+def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = None) -> bool:
+    """Whether the compression finished (``False``: ``stop()`` ended the slice first;
+    the next call goes on from the job it stopped at).
+
+    Each waiting job, in arrival order, to its earliest placement before its
+    current start (kept where it is if there is none), in passes until no job
+    moves: a job moved earlier can leave room where an earlier-arrived job, already
+    passed over, now fits. The result is the same whatever the history, so a restart
+    (which compresses the adopted queue afresh) finds the plan the live engine had.
+
+    A job is only asked again when it may have a new answer: since it was last
+    known to have no earlier start, plans only gained reservations and lost the
+    windows in the room log, so a start that works now and did not then overlaps
+    room given back since, on a node that can hold its slots (each job reads the
+    log of those nodes: a GPU job is not asked again when a node without GPUs
+    frees up; the answer depends on those nodes alone). Room given back only from
+    the end of the job's reach on (its start, when the plan looks only before it,
+    as a counted plan does; else its start plus its estimate) changes nothing, and
+    a new start must be earlier than the latest end of that room. The same result
+    as whole passes, for a fraction of the work.
+    """
+    entries = [entry for entry in policy.waiting.values() if entry.start is not None]
+    whole_window = not policy.plan.looks_before_start
+    resume, moved = policy.compress_resume
+    policy.compress_resume = (None, False)
+    at = 0
+    asked = False
+    if resume is not None:
+        at = next((i for i, entry in enumerate(entries) if entry.job.id == resume), 0)
+    while True:
+        for index in range(at, len(entries)):
+            entry = entries[index]
+            checked = entry.checked
+            log = entry.log
+            assert log is not None
+            if checked == log.size:
+                continue  # nothing was given back since it was asked
+            if asked and stop is not None and stop():  # each slice asks one at least
+                policy.compress_resume = (entry.job.id, moved)
+                return False
+            asked = True
+            old = entry.start
+            assert old is not None
+            estimate = entry.job.estimate
+            bound = None
+            if checked >= 0:
+                # Usually one completion since: its entry is the newest.
+                earliest, bound = log.last if checked == log.size - 1 else log.since(checked)
+                if earliest >= (old + estimate if whole_window else old):
+                    entry.checked = log.size
+                    continue
+            first: int | None = now
+            if entry.need is not None:
+                # Necessary for any earlier start: the nodes that could hold it have
+                # room together before ``old`` (from there on the job's own
+                # reservation is its room). Most jobs fail it, and keep their
+                # reservation untouched.
+                summed, total = entry.need
+                first = summed.earliest_start(total, estimate, now, old, bound)
+            if first is not None and (bound is None or first < bound):
+                moved = policy._move_earlier(entry, first, bound) or moved
+            entry.checked = log.size
+        if not moved:
+            return True
+        moved = False
+        at = 0
