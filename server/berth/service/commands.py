@@ -8,6 +8,7 @@ compared in tests and queued without closing over request objects. No I/O here.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,6 +34,18 @@ class Tick:
 
     def apply(self, engine: Engine, now: int) -> None:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Improve:
+    """Go on improving the plans (deferred compression) for at most ``seconds`` of
+    wall time; whether nothing is left (the single writer's own command)."""
+
+    seconds: float
+
+    def apply(self, engine: Engine, now: int) -> bool:
+        deadline = time.perf_counter() + self.seconds
+        return engine.improve(now, lambda: time.perf_counter() >= deadline)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from berth.service.commands import Command, SubmitJob, Tick
+from berth.service.commands import Command, Improve, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
 from berth.service.model import Event, JobRecord, RequestError
@@ -46,6 +46,11 @@ log = logging.getLogger("berth.coordinator")
 
 #: Commands applied and committed together at most.
 MAX_BATCH = 1024
+#: Wall time a batch may spend applying commands before the rest wait for the next
+#: batch (each command is whole; reads and commits go on in between).
+BATCH_SECONDS = 0.05
+#: Wall time one slice of deferred plan improvement (compression) may take.
+IMPROVE_SECONDS = 0.02
 #: Events a slow event-stream subscriber may fall behind before it is dropped.
 SUBSCRIBER_BACKLOG = 10_000
 
@@ -118,6 +123,14 @@ class Coordinator:
         # Node commands leave only after their commit (the engine was restored holding
         # them, so the start-up catch-up's starts wait for the start-up commit too).
         engine.hold_intents = True
+        # Compression after job ends runs in the writer's slices, between batches.
+        engine.defer_improvements = True
+        #: Commands taken from the queue that a batch over its time left for the next.
+        self._carry: deque[tuple[Queued, asyncio.Future[Any]]] = deque()
+        #: The next batch is a slice of plan improvement (one after each batch of
+        #: commands while any is due, so that a steady flow of commands does not starve
+        #: it, nor it them).
+        self._improve_next = False
 
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -142,6 +155,8 @@ class Coordinator:
         # Commands still queued were never applied: refuse them rather than leave their
         # callers waiting forever.
         stopping = StoreUnavailable(SHUTTING_DOWN)
+        while self._carry:
+            self._carry.popleft()[1].set_exception(stopping)
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
             future.set_exception(stopping)
@@ -209,8 +224,16 @@ class Coordinator:
         committed state stops the writer from applying more until everything applied
         has committed."""
         queue = self._queue
+        loop = asyncio.get_running_loop()
         while True:
-            batch = [await queue.get()]
+            improving = self.engine.improvement_due and (self._improve_next or queue.empty())
+            if improving:
+                batch = [(Queued(Improve(IMPROVE_SECONDS)), loop.create_future())]
+            elif self._carry:
+                batch = [self._carry.popleft() for _ in range(min(len(self._carry), MAX_BATCH))]
+            else:
+                batch = [await queue.get()]
+            self._improve_next = not improving
             self._holding = True
             try:
                 if self._reads:  # reads see committed state only: nothing more first
@@ -218,7 +241,8 @@ class Coordinator:
                 if self.failed is not None or self._stopping:
                     self._refuse_batch(batch)
                     return
-                await self._gather(batch)
+                if not improving:
+                    await self._gather(batch)
                 await self._recall_keys(batch)
                 outcomes = self._apply(batch)
                 if self._open is not None:
@@ -282,7 +306,15 @@ class Coordinator:
         results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
         with self.engine.batch(now):
             self.engine.advance(now)
-            for queued, future in batch:
+            if self.engine.improvement_due:
+                # One slice first: a compression that fits in it is done before any
+                # arrival of the batch is planned, as in the emulator; a longer one
+                # goes on in the slices between batches.
+                Improve(IMPROVE_SECONDS).apply(self.engine, now)
+            for at, (queued, future) in enumerate(batch):
+                if at and time.perf_counter() - began > BATCH_SECONDS:
+                    self._carry.extendleft(reversed(batch[at:]))  # first in the next batch
+                    break
                 try:
                     applied = queued.command.apply(self.engine, now)
                     results.append((queued, future, applied))
@@ -299,7 +331,7 @@ class Coordinator:
                 outcomes.append((future, None, bug))
         passed = time.perf_counter() - began
         self.stats.batches += 1
-        self.stats.commands += len(batch)
+        self.stats.commands += len(outcomes)
         self.stats.last_pass_seconds = passed
         self.stats.pass_seconds_total += passed
         return outcomes
@@ -421,6 +453,8 @@ class Coordinator:
         for future, _, _ in outcomes:
             if not future.done():
                 future.set_exception(error)
+        while self._carry:
+            self._carry.popleft()[1].set_exception(error)
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
             future.set_exception(error)

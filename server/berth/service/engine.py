@@ -34,6 +34,7 @@ from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
+from berth.service.improvements import PlanImprovements
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.job_commands import JobCommands
 from berth.service.job_memory import KEEP_FINISHED, JobMemory
@@ -72,6 +73,7 @@ class Engine(
     PartitionCommands,
     GangSlots,
     PolicyCommands,
+    PlanImprovements,
     ShellOutputs,
     EngineQueries,
     JobMemory,
@@ -444,6 +446,7 @@ class Engine(
         Restoring keeps every guarantee on record: one the downtime made impossible is
         reported missed, never silently rewritten."""
         policy = replan.policy
+        policy.deferred = self._defer_improvements
         if partition in self.lanes:
             self.lanes[partition].policy = policy
         else:

@@ -449,3 +449,56 @@ def test_a_command_that_arrives_while_the_batch_is_gathered_joins_it() -> None:
     batches, saves, ids = asyncio.run(scenario())
     assert ids == [1, 2, 3]
     assert batches == saves == 1  # the later two joined the first one's batch and commit
+
+
+def test_a_long_compression_runs_in_slices_and_reads_answer_meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job ending early gives room back to a deep queue: the compression that follows
+    runs in slices between batches (here one question each), the command that ended
+    the job and reads answer before it is done, and once it is done the plan is the one
+    the engine makes when it compresses at once."""
+    from berth.service import coordinator as module
+
+    monkeypatch.setattr(module, "IMPROVE_SECONDS", 0.0)
+
+    def commands(clock: ManualClock) -> list[Any]:
+        first = [SubmitJob(request(32, limit=1000, runtime=10))]  # the whole cluster
+        return first + [SubmitJob(request(8 * (i % 4 + 1), limit=50 + i)) for i in range(30)]
+
+    async def scenario() -> tuple[bool, bool, dict[int, int | None], int]:
+        coordinator, _, _, clock = _setup(4)
+        await coordinator.start()
+        for command in commands(clock):
+            await coordinator.call(command)
+        clock.advance(10)
+        await coordinator.tick()  # job 1 ends early: compression is due
+        due_after_tick = coordinator.engine.improvement_due
+        read_while_due = await coordinator.read(lambda e: e.improvement_due)
+        for _ in range(2000):  # slices run while the writer has nothing else to do
+            if not coordinator.engine.improvement_due:
+                break
+            await asyncio.sleep(0.001)
+        planned = {i: r.planned_start for i, r in coordinator.engine.pending.items()}
+        planned |= {i: r.start_time for i, r in coordinator.engine.running.items()}
+        batches = coordinator.stats.batches
+        await coordinator.stop()
+        return due_after_tick, read_while_due, planned, batches
+
+    due_after_tick, read_while_due, planned, _ = asyncio.run(scenario())
+    assert due_after_tick
+    assert read_while_due
+
+    clock = ManualClock(1000)
+    at_once = Engine.restore(Snapshot(), EmulatedNodes(), clock.now(), nodes(4), "conservative", {})
+    for command in commands(clock):
+        with at_once.batch(clock.now()):
+            at_once.advance(clock.now())
+            command.apply(at_once, clock.now())
+    clock.advance(10)
+    with at_once.batch(clock.now()):
+        at_once.advance(clock.now())
+    expected = {i: r.planned_start for i, r in at_once.pending.items()}
+    expected |= {i: r.start_time for i, r in at_once.running.items()}
+    assert planned == expected
+    assert expected[2] == 1010  # the queue did move up

@@ -11,7 +11,7 @@ real runtime, only that it ended. Nothing here reads a clock or does I/O.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -115,6 +115,13 @@ class LivePolicy(Policy, Protocol):
 
     reserves_every_job: bool
     places_on_nodes: bool
+    #: Whether improvements of the plan (compression) wait for :meth:`improve`.
+    deferred: bool
+
+    @property
+    def improvement_due(self) -> bool:
+        """Whether :meth:`improve` has work left."""
+        ...
 
     @property
     def free(self) -> int: ...
@@ -150,6 +157,8 @@ class LivePolicy(Policy, Protocol):
 
     def wait_reason(self, job_id: int) -> str | None: ...
 
+    def improve(self, now: int, stop: Callable[[], bool]) -> bool: ...
+
 
 class QueuePolicy:
     """State and bookkeeping shared by all policies: the queue, running jobs, free vector.
@@ -162,6 +171,9 @@ class QueuePolicy:
     reserves_every_job = False
     #: The pool model: the shell places a started job on nodes.
     places_on_nodes = False
+    #: The pool policies improve their plans whole, at once (see :meth:`improve`).
+    deferred = False
+    improvement_due = False
 
     def __init__(self, space: ResourceSpace) -> None:
         self.space = space
@@ -267,3 +279,8 @@ class QueuePolicy:
     def wait_reason(self, job_id: int) -> str | None:
         """Why a waiting job has no plan yet, if the policy knows better than "queued"."""
         return None
+
+    def improve(self, now: int, stop: Callable[[], bool]) -> bool:
+        """Go on with improvements of the plan deferred until now (``deferred``), until
+        ``stop()``; whether none is left. The pool policies defer none."""
+        return True

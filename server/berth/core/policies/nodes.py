@@ -393,6 +393,10 @@ class NodeBackfill:
         else:
             self._compress(now)
 
+    @property
+    def improvement_due(self) -> bool:
+        return self._improve_due
+
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
         """Go on with a deferred compression until ``stop()`` says the slice is over;
         whether it is done (a guarantee is an upper bound: a compression not yet done
