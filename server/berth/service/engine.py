@@ -45,6 +45,7 @@ from berth.service.model import (
     JobRequest,
     JobState,
     NodeRecord,
+    StartLags,
     moment,
     readable,
 )
@@ -121,6 +122,7 @@ class Engine(
         self.version = 0
         self._forecast: tuple[int, int, dict[int, int]] | None = None
         self.counters: Counter[str] = Counter()
+        self.start_lags = StartLags()
         #: The latest time the engine has been advanced to.
         self._stepped = -(1 << 62)
         #: Each backfilling partition's policy in its timeline (None: the default
@@ -371,6 +373,11 @@ class Engine(
                 self.cluster.bind(record.allocation)
             else:
                 record.allocation = self.pool(lane).allocate(record)
+            planned, promised = record.planned_start, record.guaranteed_start
+            if planned is not None and planned <= now:
+                self.start_lags.observe(now - planned)
+            if planned is not None and promised is not None and planned > promised:
+                self.counters["guarantee_broken"] += 1  # the plan's fault, not a late wake-up
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record

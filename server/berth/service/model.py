@@ -235,6 +235,27 @@ def readable(reason: str) -> str:
     return _CORE_TIME.sub(lambda found: moment(int(found.group(1))), reason)
 
 
+#: Upper bounds (cluster seconds) of the start-lag histogram's buckets.
+LAG_BUCKETS = (0, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+
+
+@dataclass(slots=True)
+class StartLags:
+    """How late jobs start after their planned start (a reservation reached while a
+    batch or a compression slice was still running, or the clock's wake-up late), as a
+    histogram over :data:`LAG_BUCKETS` (the last count: above every bucket)."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * (len(LAG_BUCKETS) + 1))
+    total: int = 0
+    worst: int = 0
+
+    def observe(self, lag: int) -> None:
+        at = next((i for i, bound in enumerate(LAG_BUCKETS) if lag <= bound), len(LAG_BUCKETS))
+        self.counts[at] += 1
+        self.total += lag
+        self.worst = max(self.worst, lag)
+
+
 class RequestError(Exception):
     """A command the engine refuses: ``field`` names the offending input, ``code`` the
     kind (``invalid``, ``not_found``, ``conflict``, ``forbidden``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from itertools import accumulate
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
@@ -15,7 +16,7 @@ from berth.api.errors import incident
 from berth.api.schemas import AccountQuery, ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
 from berth.service.coordinator import RESTART
 from berth.service.engine import Engine
-from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.model import LAG_BUCKETS, JobRecord, JobState, RequestError
 from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.ports import EventRow, JobFilter, UsageBy
 
@@ -294,6 +295,28 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
         [("", stats.commits)],
     )
     metric("berth_commands_total", "counter", "Commands applied.", [("", stats.commands)])
+    lags = engine.start_lags
+    cumulative = list(accumulate(lags.counts))
+    buckets: list[tuple[str, float]] = [
+        (f'_bucket{{le="{b}"}}', c) for b, c in zip(LAG_BUCKETS, cumulative, strict=False)
+    ]
+    buckets += [('_bucket{le="+Inf"}', cumulative[-1]), ("_sum", lags.total),
+                ("_count", cumulative[-1])]  # fmt: skip
+    metric(
+        "berth_start_lag_seconds",
+        "histogram",
+        "Cluster seconds from a job's planned start to its start.",
+        buckets,
+    )
+    metric(
+        "berth_start_lag_seconds_max", "gauge", "The largest start lag so far.", [("", lags.worst)]
+    )
+    metric(
+        "berth_guarantees_broken_total",
+        "counter",
+        "Jobs started from a plan later than their guaranteed start.",
+        [("", engine.counters["guarantee_broken"])],
+    )
     metric(
         "berth_events_total",
         "counter",

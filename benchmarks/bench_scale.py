@@ -1,0 +1,248 @@
+"""The daemon at the size of a center: thousands of nodes, tens of thousands queued.
+
+Starts ``berth serve`` on ``--nodes`` emulated nodes (time ``--time-scale`` times faster,
+SQLite) under ``--policy``, then from this process:
+
+1. **submit**: ``--jobs`` jobs from ``--clients`` concurrent clients: sizes log-uniform
+   from 1 cpu to ``--max-cpus`` (4 GB per cpu), time limits log-uniform from 10 minutes
+   to a day, actual runtimes uniform in 5-100 % of the limit (so jobs end early all the
+   time); submit latency p50 / p99;
+2. **run** for ``--run-seconds`` of wall time while jobs end and start: ``/healthz`` and a
+   start-time query for a random pending job, each every 0.1 s; their p99 and max;
+   jobs ended per second (``/metrics``); the start lag (cluster seconds from a job's
+   planned start to its start, ``berth_start_lag_seconds``, shown in wall seconds);
+3. at the end: guarantees broken (jobs started from a plan later than their guarantee,
+   ``berth_guarantees_broken_total``), the daemon's RSS and CPU seconds.
+
+``--mixed`` gives the cluster three node shapes (a half of 64-cpu/256 GB nodes, a
+quarter of 128-cpu/512 GB nodes, a quarter of 64-cpu/256 GB nodes with 4 GPUs), and a
+tenth of the jobs ask for GPUs. Each run uses a fresh daemon and database. The client
+shares the machine's two cores with the daemon.
+
+    .venv/bin/python benchmarks/bench_scale.py                         # 1,024 x 20,000
+    .venv/bin/python benchmarks/bench_scale.py --nodes 4096 --jobs 50000
+    .venv/bin/python benchmarks/bench_scale.py --nodes 256 --jobs 2000 --policy easy --mixed
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_api import RawHttp, _cpu_seconds, _metrics, _percentile, _wait_leading
+from tests.integration.conftest import ALICE, DaemonProcess
+
+#: The issue's targets, for the summary line.
+TARGETS = ("targets: /healthz and start-query p99 < 50 ms, max < 250 ms; submit p99 < 50 ms; "
+           "start lag p99 < 1 s; 0 guarantees broken; >= 20 ends/s; RSS < 2 GB at 4,096 nodes")  # fmt: skip
+
+
+def node_spec(count: int, mixed: bool) -> str:
+    """``--nodes`` for ``berth serve``: ``count`` nodes, of one shape or three."""
+    if not mixed:
+        return f"{count}x cpus=64,mem_gb=256"
+    half, quarter = count // 2, count // 4
+    rest = count - half - quarter
+    return (f"{half}x cpus=64,mem_gb=256; {quarter}x cpus=128,mem_gb=512; "
+            f"{rest}x cpus=64,mem_gb=256,gpus=4")  # fmt: skip
+
+
+def job_bodies(count: int, max_cpus: int, mixed: bool, seed: int) -> list[dict[str, object]]:
+    """The jobs to submit, as request bodies (seeded: every run submits the same)."""
+    rng = random.Random(seed)
+    bodies: list[dict[str, object]] = []
+    for _ in range(count):
+        cpus = int(math.exp(rng.uniform(0, math.log(max_cpus))))
+        limit = int(math.exp(rng.uniform(math.log(600), math.log(86_400))))
+        resources = {"cpus": cpus, "mem_gb": 4 * cpus}
+        if mixed and rng.random() < 0.1:
+            resources["gpus"] = rng.choice((1, 2, 4))
+        runtime = max(1, int(limit * rng.uniform(0.05, 1.0)))
+        bodies.append({"resources": resources, "time_limit": limit, "emulated_runtime": runtime})
+    return bodies
+
+
+async def submit_all(url: str, bodies: list[dict[str, object]], clients: int) -> list[float]:
+    latencies: list[float] = []
+    todo = iter(bodies)
+
+    async def worker() -> None:
+        http = RawHttp(url, ALICE)
+        try:
+            for body in todo:
+                began = time.perf_counter()
+                status, text = await http.request("POST", "/v1/jobs", body)
+                latencies.append(time.perf_counter() - began)
+                assert status == 201, text
+        finally:
+            http.close()
+
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return latencies
+
+
+async def poll(url: str, seconds: float, pending: list[int]) -> tuple[list[float], list[float]]:
+    """``/healthz`` and a start-time query each every 0.1 s for ``seconds``: latencies.
+    A request still unanswered after 60 s counts as 60 s."""
+    health: list[float] = []
+    starts: list[float] = []
+    rng = random.Random(2)
+
+    async def loop(path_of: object, out: list[float]) -> None:
+        http = RawHttp(url, ALICE)
+        deadline = time.perf_counter() + seconds
+        try:
+            while time.perf_counter() < deadline:
+                path = path_of() if callable(path_of) else str(path_of)
+                began = time.perf_counter()
+                try:
+                    status, _ = await asyncio.wait_for(http.request("GET", path), 60)
+                except TimeoutError:
+                    out.append(60.0)
+                    http.close()
+                    http = RawHttp(url, ALICE)
+                    continue
+                took = time.perf_counter() - began
+                out.append(took)
+                assert status in (200, 404), status  # a job let go of answers 404
+                await asyncio.sleep(max(0.0, 0.1 - took))
+        finally:
+            http.close()
+
+    await asyncio.gather(
+        loop("/healthz", health),
+        loop(lambda: f"/v1/jobs/{rng.choice(pending)}/start", starts),
+    )
+    return health, starts
+
+
+def _pending(url: str) -> list[int]:
+    """The ids of the pending jobs (pages of 1,000)."""
+    ids: list[int] = []
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    while True:
+        params = {"state": "PENDING", "limit": 1000, "offset": len(ids)}
+        page = httpx.get(f"{url}/v1/jobs", params=params, headers=headers, timeout=300).json()
+        ids += [job["job_id"] for job in page["jobs"]]
+        if not page["jobs"] or len(ids) >= page["total"]:
+            return ids
+
+
+def _lag_p99(metrics: dict[str, float], buckets: dict[str, float]) -> float:
+    """The least bucket bound holding 99 % of the start lags (cluster seconds)."""
+    count = metrics.get("berth_start_lag_seconds_count", 0.0)
+    for bound, seen in sorted(buckets.items(), key=lambda b: float(b[0])):
+        if seen >= 0.99 * count:
+            return float(bound)
+    return math.inf
+
+
+def _labelled(url: str) -> tuple[dict[str, float], float]:
+    """The start-lag histogram's buckets (bound -> count) and the jobs ended so far (the
+    metrics with labels, which ``_metrics`` leaves out)."""
+    buckets: dict[str, float] = {}
+    ended = 0.0
+    for line in httpx.get(f"{url}/metrics", timeout=300).text.splitlines():
+        if line.startswith("berth_start_lag_seconds_bucket{le=") and "+Inf" not in line:
+            buckets[line.split('"')[1]] = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("berth_jobs_ended_total{"):
+            ended += float(line.rsplit(" ", 1)[1])
+    return buckets, ended
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return math.nan
+
+
+def run_once(args: argparse.Namespace) -> dict[str, float]:
+    bodies = job_bodies(args.jobs, args.max_cpus, args.mixed, args.seed)
+    with tempfile.TemporaryDirectory() as folder:
+        daemon = DaemonProcess(Path(folder), "--nodes", node_spec(args.nodes, args.mixed),
+                               "--policy", args.policy, "--time-scale", str(args.time_scale),
+                               "--submit-rate", "0")  # fmt: skip
+        try:
+            _wait_leading(daemon.url)
+            pid = daemon.process.pid
+            cpu_before = _cpu_seconds(pid)
+            began = time.perf_counter()
+            submit = asyncio.run(submit_all(daemon.url, bodies, args.clients))
+            submit_seconds = time.perf_counter() - began
+            ended_before = _labelled(daemon.url)[1]
+            pending = _pending(daemon.url)
+            began = time.perf_counter()
+            health, starts = asyncio.run(poll(daemon.url, args.run_seconds, pending or [1]))
+            ran = time.perf_counter() - began
+            after = _metrics(daemon.url)
+            buckets, ended = _labelled(daemon.url)
+            lag_p99 = _lag_p99(after, buckets)
+            cpu = _cpu_seconds(pid) - cpu_before
+            rss = _rss_mb(pid)
+        finally:
+            daemon.stop()
+    return {
+        "submit_p50_ms": 1000 * _percentile(submit, 0.50),
+        "submit_p99_ms": 1000 * _percentile(submit, 0.99),
+        "submits_per_s": len(submit) / submit_seconds,
+        "queued_at_run_start": float(len(pending)),
+        "healthz_p99_ms": 1000 * _percentile(health, 0.99),
+        "healthz_max_ms": 1000 * max(health),
+        "start_query_p99_ms": 1000 * _percentile(starts, 0.99),
+        "start_query_max_ms": 1000 * max(starts),
+        "ends_per_s": (ended - ended_before) / ran,
+        "start_lag_p99_wall_s": lag_p99 / args.time_scale,
+        "start_lag_max_wall_s": after.get("berth_start_lag_seconds_max", 0.0) / args.time_scale,
+        "guarantees_broken": after.get("berth_guarantees_broken_total", 0.0),
+        "daemon_rss_mb": rss,
+        "daemon_cpu_s": cpu,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, default=1024)
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--policy", default="conservative", choices=("conservative", "easy"))
+    parser.add_argument("--mixed", action="store_true", help="three node shapes, GPUs on some")
+    parser.add_argument("--max-cpus", type=int, default=4096)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--time-scale", type=float, default=60.0)
+    parser.add_argument("--run-seconds", type=float, default=45.0)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="each run's figures as JSON too")
+    args = parser.parse_args()
+    runs = []
+    for _ in range(args.repeat):
+        runs.append(run_once(args))
+        if args.json:
+            print(json.dumps(runs[-1]), flush=True)
+    shape = "three node shapes" if args.mixed else "cpus=64,mem_gb=256"
+    print(f"Scale: {args.nodes:,} emulated nodes ({shape}), {args.jobs:,} jobs from "
+          f"{args.clients} clients, {args.policy}, time x{args.time_scale:g}, "
+          f"{args.run_seconds:g} s running; median of {args.repeat} run(s)")  # fmt: skip
+    for key in runs[0]:
+        values = [run[key] for run in runs]
+        print(f"  {key:22} {statistics.median(values):10.2f}   (runs: "
+              + ", ".join(f"{v:.2f}" for v in values) + ")")  # fmt: skip
+    print(f"  {TARGETS}")
+
+
+if __name__ == "__main__":
+    main()
