@@ -123,8 +123,9 @@ class Engine(
         self._forecast: tuple[int, int, dict[int, int]] | None = None
         self.counters: Counter[str] = Counter()
         self.start_lags = StartLags()
-        #: The latest time the engine has been advanced to.
+        #: The latest time the engine has been advanced to, and the last time asked.
         self._stepped = -(1 << 62)
+        self._advanced_to = self._stepped
         #: Each backfilling partition's policy in its timeline (None: the default
         #: partition), ordering events at each instant as the emulator does.
         self.lanes: dict[str | None, Timeline[LivePolicy]] = {
@@ -214,6 +215,7 @@ class Engine(
         each event's own time (as the emulator would have), so reservations made for
         those instants never overlap. Each step: jobs that ended, jobs past their time
         limit (killed), then starts."""
+        self._advanced_to = now
         while (due := self.next_event()) is not None and self._stepped < due < now:
             self._step(due, catching_up=True)
         self._step(now)
@@ -375,7 +377,9 @@ class Engine(
                 record.allocation = self.pool(lane).allocate(record)
             planned, promised = record.planned_start, record.guaranteed_start
             if planned is not None and planned <= now:
-                self.start_lags.observe(now - planned)
+                # A late wake-up starts the job at its planned instant (caught up), but
+                # on the nodes only now: the lag is from the clock's time.
+                self.start_lags.observe(max(now, self._advanced_to) - planned)
             if planned is not None and promised is not None and planned > promised:
                 self.counters["guarantee_broken"] += 1  # the plan's fault, not a late wake-up
             record.start_time = record.planned_start = now
