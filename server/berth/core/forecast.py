@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+from collections.abc import Callable
 
 from berth.core.policies.base import LivePolicy
 
@@ -23,25 +24,48 @@ def forecast(policy: LivePolicy, now: int) -> dict[int, int]:
     Running jobs whose expected end has passed (overrunning, about to be killed) are
     assumed to end at ``now``.
     """
-    twin = copy.deepcopy(policy)
-    ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
-    heapq.heapify(ends)
-    predicted: dict[int, int] = {}
-    moment = now
-    for start in twin.schedule(moment):
-        predicted[start.job_id] = moment
-    while twin.waiting:
-        wake = twin.next_wakeup()
-        candidates = [t for t in (ends[0][0] if ends else None, wake) if t is not None]
-        if not candidates:
-            break  # nothing can change any more: the remaining jobs never start
-        moment = max(min(candidates), moment)
-        finished: list[int] = []
-        while ends and ends[0][0] <= moment:
-            finished.append(heapq.heappop(ends)[1])
-        if finished:
-            twin.complete(finished, moment)
-        for start in twin.schedule(moment):
-            predicted[start.job_id] = moment
-            heapq.heappush(ends, (twin.running[start.job_id].expected_end, start.job_id))
-    return predicted
+    run = ForecastRun(policy, now)
+    run.advance()
+    return run.predicted
+
+
+class ForecastRun:
+    """:func:`forecast` in steps: a copy of the policy taken at ``now``, driven forward
+    one instant at a time by :meth:`advance` until ``stop()`` says so or every waiting
+    job has started (a deep queue on a large cluster takes seconds: a shell runs it in
+    slices and answers from the last finished run meanwhile)."""
+
+    __slots__ = ("_ends", "_moment", "_twin", "done", "now", "predicted")
+
+    def __init__(self, policy: LivePolicy, now: int) -> None:
+        self.now = now
+        self._twin = twin = copy.deepcopy(policy)
+        self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
+        heapq.heapify(self._ends)
+        self.predicted: dict[int, int] = {}
+        self._moment = now
+        for start in twin.schedule(now):
+            self.predicted[start.job_id] = now
+        self.done = False
+
+    def advance(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Drive the copy forward until done (then ``True``) or ``stop()``."""
+        twin, ends, predicted = self._twin, self._ends, self.predicted
+        while twin.waiting and not self.done:
+            if stop is not None and stop():
+                return False
+            wake = twin.next_wakeup()
+            candidates = [t for t in (ends[0][0] if ends else None, wake) if t is not None]
+            if not candidates:
+                break  # nothing can change any more: the remaining jobs never start
+            moment = self._moment = max(min(candidates), self._moment)
+            finished: list[int] = []
+            while ends and ends[0][0] <= moment:
+                finished.append(heapq.heappop(ends)[1])
+            if finished:
+                twin.complete(finished, moment)
+            for start in twin.schedule(moment):
+                predicted[start.job_id] = moment
+                heapq.heappush(ends, (twin.running[start.job_id].expected_end, start.job_id))
+        self.done = True
+        return True

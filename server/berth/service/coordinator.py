@@ -131,6 +131,8 @@ class Coordinator:
         #: commands while any is due, so that a steady flow of commands does not starve
         #: it, nor it them).
         self._improve_next = False
+        #: A slice of improvement is queued by :meth:`_nudge` and not yet applied.
+        self._nudged = False
 
     # ------------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -193,10 +195,22 @@ class Coordinator:
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
         if not self._commits:
-            return view(self.engine)
+            answer = view(self.engine)
+            self._nudge()
+            return answer
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._reads.append((view, future))
-        return await future
+        answer = await future
+        self._nudge()
+        return answer
+
+    def _nudge(self) -> None:
+        """A read that left work for the writer (a forecast under way) wakes it if it
+        waits for commands: one slice of improvement queued, not one per read."""
+        if self.engine.improvement_due and not self._nudged and self._task is not None:
+            self._nudged = True
+            loop = asyncio.get_running_loop()
+            self._queue.put_nowait((Queued(Improve(IMPROVE_SECONDS)), loop.create_future()))
 
     def _serve_reads(self) -> None:
         reads, self._reads = self._reads, []
@@ -234,6 +248,7 @@ class Coordinator:
             else:
                 batch = [await queue.get()]
             self._improve_next = not improving
+            self._nudged = False  # whatever the batch holds, improvement runs after it
             self._holding = True
             try:
                 if self._reads:  # reads see committed state only: nothing more first

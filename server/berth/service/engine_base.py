@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections import Counter, deque
+    from collections.abc import Callable
 
     from berth.core.decisions import Reject, Reserve
+    from berth.core.forecast import ForecastRun
     from berth.core.policies.base import LivePolicy
     from berth.core.timeline import Timeline
     from berth.service.cluster import Cluster
@@ -46,6 +48,11 @@ class EngineBase:
         #: Bumped at every change of a plan (:mod:`berth.service.queries` caches on it).
         version: int
         _forecast: tuple[int, int, dict[int, int]] | None
+        _defer_improvements: bool
+        _forecast_run: tuple[int, int, list[ForecastRun]] | None
+
+        def advance_forecast(self, stop: Callable[[], bool] | None) -> bool: ...
+
         _idempotency: dict[tuple[str, str], int]
         _finished: deque[int]
         keep_finished: int

@@ -36,7 +36,9 @@ class PlanImprovements(EngineBase):
 
     @property
     def improvement_due(self) -> bool:
-        return any(lane.policy.improvement_due for lane in self.lanes.values())
+        return self._forecast_run is not None or any(
+            lane.policy.improvement_due for lane in self.lanes.values()
+        )
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
         """Improve the plans deferred until now until ``stop()``; whether all is done
@@ -45,4 +47,4 @@ class PlanImprovements(EngineBase):
         for lane in self.lanes.values():
             if lane.policy.improvement_due:
                 done = lane.policy.improve(now, stop) and done
-        return done
+        return self.advance_forecast(stop) and done

@@ -1,5 +1,6 @@
 """The engine's lookups: a job or a node by name (404 naming the field), and the
-predicted start of every pending job, computed once per change of the plan.
+predicted start of every pending job, computed once per change of the plan (in slices
+of bounded time in the daemon).
 
 A mixin of :class:`~berth.service.engine.Engine` (see :mod:`berth.service.engine_base`).
 No I/O.
@@ -7,13 +8,23 @@ No I/O.
 
 from __future__ import annotations
 
-from berth.core.forecast import forecast
+import time
+from collections.abc import Callable
+
+from berth.core.forecast import ForecastRun
 from berth.service.engine_base import EngineBase
 from berth.service.model import JobRecord, NodeRecord, RequestError
+
+#: Wall time a read may spend on a forecast before it answers from the last one.
+FORECAST_SLICE = 0.02
 
 
 class EngineQueries(EngineBase):
     """Reads of the engine's records that the routes and the commands share."""
+
+    #: The forecast under way: the engine's version and time it started at, a run per
+    #: policy without a plan.
+    _forecast_run: tuple[int, int, list[ForecastRun]] | None = None
 
     def job(self, job_id: int) -> JobRecord:
         record = self.jobs.get(job_id)
@@ -28,16 +39,46 @@ class EngineQueries(EngineBase):
         return node
 
     def predictions(self, now: int) -> tuple[int, dict[int, int]]:
-        """``(computed_at, predicted start of every pending job)``, cached per change."""
-        if self._forecast is not None and self._forecast[0] == self.version:
-            return self._forecast[1], self._forecast[2]
-        # Reserving policies' plans and gang forecasts are on the records; the others
-        # run a copy of their policy forward.
+        """``(computed_at, predicted start of every pending job)``.
+
+        Reserving policies' plans are on the records. The others run a copy of their
+        policy forward (:class:`~berth.core.forecast.ForecastRun`), once per change of
+        the engine. While the engine defers improvements (the daemon), a run that does
+        not finish within one slice of :data:`FORECAST_SLICE` goes on in the single
+        writer's slices, and reads meanwhile get the last finished run (its
+        ``computed_at`` says from when), so that no read waits for a deep queue's
+        forecast."""
         predicted = {
             i: r.planned_start for i, r in self.pending.items() if r.planned_start is not None
         }
-        for lane in self.lanes.values():
-            if not lane.policy.reserves_every_job:
-                predicted.update(forecast(lane.policy, now))
-        self._forecast = (self.version, now, predicted)
-        return now, predicted
+        policies = [
+            lane.policy for lane in self.lanes.values() if not lane.policy.reserves_every_job
+        ]
+        if not policies:
+            return now, predicted
+        if self._forecast is None or self._forecast[0] != self.version:
+            if self._forecast_run is None:
+                runs = [ForecastRun(policy, now) for policy in policies]
+                self._forecast_run = (self.version, now, runs)
+            stop = None
+            if self._defer_improvements:
+                deadline = time.perf_counter() + FORECAST_SLICE
+                stop = lambda: time.perf_counter() >= deadline  # noqa: E731
+            self.advance_forecast(stop)
+        if self._forecast is None:
+            return now, predicted
+        return self._forecast[1], {**self._forecast[2], **predicted}
+
+    def advance_forecast(self, stop: Callable[[], bool] | None) -> bool:
+        """Drive the forecast under way until done or ``stop()``; whether it is done (it
+        is then the one reads get)."""
+        if self._forecast_run is None:
+            return True
+        version, at, runs = self._forecast_run
+        if not all(run.advance(stop) for run in runs):
+            return False
+        predicted: dict[int, int] = {}
+        for run in runs:
+            predicted.update(run.predicted)
+        self._forecast, self._forecast_run = (version, at, predicted), None
+        return True

@@ -502,3 +502,43 @@ def test_a_long_compression_runs_in_slices_and_reads_answer_meanwhile(
     expected |= {i: r.start_time for i, r in at_once.running.items()}
     assert planned == expected
     assert expected[2] == 1010  # the queue did move up
+
+
+def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under EASY, predicted starts come from a copy of the policy run forward. A read
+    does not wait for a run longer than its slice (here none at all): it answers from
+    the last finished run, and the writer finishes the run in slices; the predictions
+    are then those of the whole run made at once."""
+    from berth.core.forecast import forecast
+    from berth.service import queries
+
+    monkeypatch.setattr(queries, "FORECAST_SLICE", 0.0)
+
+    async def scenario() -> tuple[dict[int, int], dict[int, int], dict[int, int], bool]:
+        store = GatedStore()
+        clock = ManualClock(1000)
+        engine = Engine.restore(
+            Snapshot(), RecordingNodes(store), clock.now(), nodes(2), "easy", {}
+        )
+        coordinator = Coordinator(engine, store, clock)
+        await coordinator.start()
+        for i in range(12):
+            await coordinator.call(SubmitJob(request(8 * (i % 2 + 1), limit=100 + i)))
+        first = await coordinator.read(lambda e: e.predictions(clock.now())[1])
+        underway = coordinator.engine.improvement_due
+        expected = forecast(coordinator.engine.policy, clock.now())
+        for _ in range(2000):
+            if not coordinator.engine.improvement_due:
+                break
+            await asyncio.sleep(0.001)
+        later = await coordinator.read(lambda e: e.predictions(clock.now())[1])
+        await coordinator.stop()
+        return first, later, expected, underway
+
+    first, later, expected, underway = asyncio.run(scenario())
+    assert underway
+    assert first == {}  # no run had finished: nothing to answer from yet
+    assert later == expected
+    assert len(expected) >= 8
