@@ -375,13 +375,10 @@ class Engine(
                 self.cluster.bind(record.allocation)
             else:
                 record.allocation = self.pool(lane).allocate(record)
-            planned, promised = record.planned_start, record.guaranteed_start
-            if planned is not None and planned <= now:
-                # A late wake-up starts the job at its planned instant (caught up), but
-                # on the nodes only now: the lag is from the clock's time.
-                self.start_lags.observe(max(now, self._advanced_to) - planned)
-            if planned is not None and promised is not None and planned > promised:
-                self.counters["guarantee_broken"] += 1  # the plan's fault, not a late wake-up
+            # A late wake-up starts a job at its planned instant (caught up), but on the
+            # nodes only now: the lag is from the clock's time.
+            if self.start_lags.starts(record, max(now, self._advanced_to)):
+                self.counters["guarantee_broken"] += 1
             record.start_time = record.planned_start = now
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record

@@ -249,6 +249,16 @@ class StartLags:
     total: int = 0
     worst: int = 0
 
+    def starts(self, record: JobRecord, now: int) -> bool:
+        """``record`` starts at ``now``: note its lag behind its planned start; whether
+        that plan broke its guarantee (the plan's fault, not a late wake-up's)."""
+        planned, promised = record.planned_start, record.guaranteed_start
+        if planned is None:
+            return False
+        if planned <= now:
+            self.observe(now - planned)
+        return promised is not None and planned > promised
+
     def observe(self, lag: int) -> None:
         at = next((i for i, bound in enumerate(LAG_BUCKETS) if lag <= bound), len(LAG_BUCKETS))
         self.counts[at] += 1

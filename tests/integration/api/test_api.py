@@ -317,6 +317,25 @@ def test_health_metrics_and_openapi(api: Api) -> None:
         assert path in paths
 
 
+def test_metrics_show_how_late_jobs_start_after_their_plan(api: Api) -> None:
+    """A reservation reached while nothing wakes the daemon starts at the next command,
+    5 s late: the start-lag histogram counts it in its 5-s bucket, beside the first job,
+    which started on time (at submission); no guarantee broke."""
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=100)  # reserved at 1_000_100
+    api.clock.advance(105)
+    api.submit(resources={"cpus": 1}, time_limit=1)  # the command that catches up
+    metrics = api.call("GET", "/metrics", token=None).text
+    values = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if line.startswith("berth_"))
+    assert values['berth_start_lag_seconds_bucket{le="0"}'] == "1"
+    assert values['berth_start_lag_seconds_bucket{le="2"}'] == "1"
+    assert values['berth_start_lag_seconds_bucket{le="5"}'] == "2"
+    assert values["berth_start_lag_seconds_count"] == "2"
+    assert values["berth_start_lag_seconds_sum"] == "5"
+    assert values["berth_start_lag_seconds_max"] == "5"
+    assert values["berth_guarantees_broken_total"] == "0"
+
+
 def test_slack_policy_pushes_a_job_within_its_bound_and_reports_both(api: Api) -> None:
     changed = api.call(
         "PUT",
