@@ -1,0 +1,66 @@
+"""The planner alone at scale: bench_scale's workload replayed in the emulator.
+
+``--jobs`` jobs arriving every ``--gap`` seconds (sizes log-uniform from 1 cpu to
+``--max-cpus`` with 4 GB per cpu, time limits log-uniform 10 min-1 day, runtimes 5-100 %
+of the limit, the seeded draw of ``bench_scale.job_bodies``) on ``--nodes`` nodes of
+``cpus=64,mem_gb=256`` (``--nodes 0``: the same capacity as one pool), in this process:
+the wall seconds of the replay, and the CPU seconds.
+
+    .venv/bin/python benchmarks/bench_scale_replay.py --policy easy --nodes 1024 --jobs 3000
+    .venv/bin/python benchmarks/bench_scale_replay.py --policy conservative --nodes 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_scale import job_bodies
+
+from berth.core.model import Job
+from berth.core.policies import make_policy
+from berth.core.policies.nodes import make_node_policy
+from berth.core.resources import ResourceSpace
+from berth.emulate.replay import replay
+from berth.emulate.workload import TraceJob
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--policy", default="conservative", choices=("conservative", "easy", "fcfs")
+    )
+    parser.add_argument("--nodes", type=int, default=1024)
+    parser.add_argument("--jobs", type=int, default=3000)
+    parser.add_argument("--gap", type=int, default=20, help="seconds between arrivals")
+    parser.add_argument("--max-cpus", type=int, default=4096)
+    args = parser.parse_args()
+    jobs = []
+    for number, body in enumerate(job_bodies(args.jobs, args.max_cpus, False, 1), 1):
+        resources = body["resources"]
+        limit, runtime = body["time_limit"], body["emulated_runtime"]
+        assert isinstance(resources, dict)
+        assert isinstance(limit, int)
+        assert isinstance(runtime, int)
+        jobs.append(TraceJob(Job(number, number * args.gap, limit, resources), runtime))
+    if args.nodes:
+        nodes = {f"n{i:04d}": {"cpus": 64, "mem_gb": 256} for i in range(args.nodes)}
+        policy = make_node_policy(args.policy, nodes)
+        where = f"{args.nodes:,} nodes of cpus=64,mem_gb=256"
+    else:
+        policy = make_policy(args.policy, ResourceSpace({"cpus": 64 * 1024, "mem_gb": 256 * 1024}))
+        where = "one pool of 65,536 cpus"
+    wall, cpu = time.perf_counter(), time.process_time()
+    replay(jobs, policy)
+    print(f"{args.policy} on {where}, {args.jobs:,} jobs every {args.gap} s: "
+          f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
