@@ -81,18 +81,15 @@ class RawHttp:
             self.writer.close()
 
 
-async def _submit_all(url: str, jobs: int, clients: int) -> tuple[float, list[float]]:
+async def submit_bodies(url: str, bodies: list[dict[str, object]], clients: int) -> list[float]:
+    """Submit ``bodies`` in order from ``clients`` concurrent connections; the latencies."""
     latencies: list[float] = []
-    counter = iter(range(jobs))
+    todo = iter(bodies)
 
     async def worker() -> None:
         http = RawHttp(url, ALICE)
-        rng = random.Random()
         try:
-            for _ in counter:
-                body = {"resources": {"cpus": rng.choice((1, 2, 4, 8, 16, 32)),
-                                      "mem_gb": rng.choice((4, 16, 64))},
-                        "time_limit": 86_400}  # fmt: skip
+            for body in todo:
                 began = time.perf_counter()
                 status, text = await http.request("POST", "/v1/jobs", body)
                 latencies.append(time.perf_counter() - began)
@@ -100,8 +97,19 @@ async def _submit_all(url: str, jobs: int, clients: int) -> tuple[float, list[fl
         finally:
             http.close()
 
-    began = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(clients)))
+    return latencies
+
+
+async def _submit_all(url: str, jobs: int, clients: int) -> tuple[float, list[float]]:
+    rng = random.Random()
+    bodies: list[dict[str, object]] = [
+        {"resources": {"cpus": rng.choice((1, 2, 4, 8, 16, 32)), "mem_gb": rng.choice((4, 16, 64))},
+         "time_limit": 86_400}
+        for _ in range(jobs)
+    ]  # fmt: skip
+    began = time.perf_counter()
+    latencies = await submit_bodies(url, bodies, clients)
     return time.perf_counter() - began, latencies
 
 

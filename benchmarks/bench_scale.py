@@ -4,7 +4,7 @@ Starts ``berth serve`` on ``--nodes`` emulated nodes (time ``--time-scale`` time
 SQLite) under ``--policy``, then from this process:
 
 1. **submit**: ``--jobs`` jobs from ``--clients`` concurrent clients: sizes log-uniform
-   from 1 cpu to ``--max-cpus`` (4 GB per cpu), time limits log-uniform from 10 minutes
+   from 1 cpu to ``--max-cpus`` (at most the cluster's 64 cpus a node; 4 GB per cpu), time limits log-uniform from 10 minutes
    to a day, actual runtimes uniform in 5-100 % of the limit (so jobs end early all the
    time); submit latency p50 / p99;
 2. **run** for ``--run-seconds`` of wall time while jobs end and start: ``/healthz`` and a
@@ -41,7 +41,14 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_api import RawHttp, _cpu_seconds, _metrics, _percentile, _wait_leading
+from benchmarks.bench_api import (
+    RawHttp,
+    _cpu_seconds,
+    _metrics,
+    _percentile,
+    _wait_leading,
+    submit_bodies,
+)
 from tests.integration.conftest import ALICE, DaemonProcess
 
 #: The issue's targets, for the summary line.
@@ -72,25 +79,6 @@ def job_bodies(count: int, max_cpus: int, mixed: bool, seed: int) -> list[dict[s
         runtime = max(1, int(limit * rng.uniform(0.05, 1.0)))
         bodies.append({"resources": resources, "time_limit": limit, "emulated_runtime": runtime})
     return bodies
-
-
-async def submit_all(url: str, bodies: list[dict[str, object]], clients: int) -> list[float]:
-    latencies: list[float] = []
-    todo = iter(bodies)
-
-    async def worker() -> None:
-        http = RawHttp(url, ALICE)
-        try:
-            for body in todo:
-                began = time.perf_counter()
-                status, text = await http.request("POST", "/v1/jobs", body)
-                latencies.append(time.perf_counter() - began)
-                assert status == 201, text
-        finally:
-            http.close()
-
-    await asyncio.gather(*(worker() for _ in range(clients)))
-    return latencies
 
 
 async def poll(url: str, seconds: float, pending: list[int]) -> tuple[list[float], list[float]]:
@@ -170,7 +158,7 @@ def _rss_mb(pid: int) -> float:
 
 
 def run_once(args: argparse.Namespace) -> dict[str, float]:
-    bodies = job_bodies(args.jobs, args.max_cpus, args.mixed, args.seed)
+    bodies = job_bodies(args.jobs, min(args.max_cpus, 64 * args.nodes), args.mixed, args.seed)
     with tempfile.TemporaryDirectory() as folder:
         daemon = DaemonProcess(Path(folder), "--nodes", node_spec(args.nodes, args.mixed),
                                "--policy", args.policy, "--time-scale", str(args.time_scale),
@@ -180,7 +168,7 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
             pid = daemon.process.pid
             cpu_before = _cpu_seconds(pid)
             began = time.perf_counter()
-            submit = asyncio.run(submit_all(daemon.url, bodies, args.clients))
+            submit = asyncio.run(submit_bodies(daemon.url, bodies, args.clients))
             submit_seconds = time.perf_counter() - began
             ended_before = _labelled(daemon.url)[1]
             pending = _pending(daemon.url)
