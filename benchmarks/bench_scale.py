@@ -16,7 +16,7 @@ SQLite) under ``--policy``, then from this process:
 
 ``--mixed`` gives the cluster three node shapes (a half of 64-cpu/256 GB nodes, a
 quarter of 128-cpu/512 GB nodes, a quarter of 64-cpu/256 GB nodes with 4 GPUs), and a
-tenth of the jobs ask for GPUs. Each run uses a fresh daemon and database. The client
+tenth of the jobs ask for 1-4 GPUs with 4-16 cpus each. Each run uses a fresh daemon and database. The client
 shares the machine's two cores with the daemon.
 
     .venv/bin/python benchmarks/bench_scale.py                         # 1,024 x 20,000
@@ -73,9 +73,12 @@ def job_bodies(count: int, max_cpus: int, mixed: bool, seed: int) -> list[dict[s
     for _ in range(count):
         cpus = int(math.exp(rng.uniform(0, math.log(max_cpus))))
         limit = int(math.exp(rng.uniform(math.log(600), math.log(86_400))))
-        resources = {"cpus": cpus, "mem_gb": 4 * cpus}
-        if mixed and rng.random() < 0.1:
-            resources["gpus"] = rng.choice((1, 2, 4))
+        if mixed and rng.random() < 0.1:  # 1-4 GPUs with 4-16 cpus each: slots fit a GPU node
+            gpus = rng.choice((1, 2, 4))
+            cpus = gpus * rng.choice((4, 8, 16))
+            resources = {"cpus": cpus, "mem_gb": 4 * cpus, "gpus": gpus}
+        else:
+            resources = {"cpus": cpus, "mem_gb": 4 * cpus}
         runtime = max(1, int(limit * rng.uniform(0.05, 1.0)))
         bodies.append({"resources": resources, "time_limit": limit, "emulated_runtime": runtime})
     return bodies
