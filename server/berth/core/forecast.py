@@ -35,10 +35,9 @@ class ForecastRun:
     job has started (a deep queue on a large cluster takes seconds: a shell runs it in
     slices and answers from the last finished run meanwhile)."""
 
-    __slots__ = ("_ends", "_moment", "_twin", "done", "now", "predicted")
+    __slots__ = ("_ends", "_moment", "_twin", "done", "predicted")
 
     def __init__(self, policy: LivePolicy, now: int) -> None:
-        self.now = now
         self._twin = twin = copy.deepcopy(policy)
         self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
         heapq.heapify(self._ends)

@@ -25,23 +25,21 @@ BLOCKS_FROM = 64
 
 
 class NodeBlocks:
-    """The nodes ``0 .. len(capacities) - 1`` in consecutive blocks of ``size`` nodes
-    (default about √N), each with its summed profile, kept up to date by :meth:`add`."""
+    """The nodes ``0 .. len(capacities) - 1`` in consecutive blocks of about √N nodes,
+    each with its summed profile, kept up to date by :meth:`add`."""
 
     __slots__ = ("_by_demand", "block_of", "members", "profiles")
 
-    def __init__(
-        self, capacities: Sequence[int], guard: int, origin: int, size: int | None = None
-    ) -> None:
+    def __init__(self, capacities: Sequence[int], guard: int, origin: int) -> None:
         count = len(capacities)
-        size = size or max(isqrt(count - 1) + 1, 1)
+        size = isqrt(count - 1) + 1 if count > 1 else 1
         self.members = [list(range(at, min(at + size, count))) for at in range(0, count, size)]
         self.block_of = [index // size for index in range(count)]
         self.profiles = [
             Profile(sum(capacities[i] for i in nodes), guard, origin) for nodes in self.members
         ]
-        #: Per list of able nodes (by identity of the plan's cached list): the blocks
-        #: holding any of them, with those nodes.
+        #: Per demand (a packed slot): the blocks holding a node able to hold one, each
+        #: with those nodes.
         self._by_demand: dict[int, list[tuple[Profile, list[int]]]] = {}
 
     def of_able(self, demand: int, able: Sequence[int]) -> list[tuple[Profile, list[int]]]:

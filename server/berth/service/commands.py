@@ -8,11 +8,11 @@ compared in tests and queued without closing over request objects. No I/O here.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
+from berth.service.improvements import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partitions import DEFAULT_PARTITION
 
@@ -44,8 +44,7 @@ class Improve:
     seconds: float
 
     def apply(self, engine: Engine, now: int) -> bool:
-        deadline = time.perf_counter() + self.seconds
-        return engine.improve(now, lambda: time.perf_counter() >= deadline)
+        return engine.improve(now, within(self.seconds))
 
 
 @dataclass(frozen=True, slots=True)

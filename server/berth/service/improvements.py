@@ -11,9 +11,17 @@ compression and no request waits behind a long one. Part of the engine; no I/O.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from berth.service.engine_base import EngineBase
+
+
+def within(seconds: float) -> Callable[[], bool]:
+    """A ``stop()`` for a slice of work: true once ``seconds`` of wall time have passed
+    since this call."""
+    deadline = time.perf_counter() + seconds
+    return lambda: time.perf_counter() >= deadline
 
 
 class PlanImprovements(EngineBase):

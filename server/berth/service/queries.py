@@ -8,11 +8,11 @@ No I/O.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from berth.core.forecast import ForecastRun
 from berth.service.engine_base import EngineBase
+from berth.service.improvements import within
 from berth.service.model import JobRecord, NodeRecord, RequestError
 
 #: Wall time a read may spend on a forecast before it answers from the last one.
@@ -60,11 +60,7 @@ class EngineQueries(EngineBase):
             if self._forecast_run is None:
                 runs = [ForecastRun(policy, now) for policy in policies]
                 self._forecast_run = (self.version, now, runs)
-            stop = None
-            if self._defer_improvements:
-                deadline = time.perf_counter() + FORECAST_SLICE
-                stop = lambda: time.perf_counter() >= deadline  # noqa: E731
-            self.advance_forecast(stop)
+            self.advance_forecast(within(FORECAST_SLICE) if self._defer_improvements else None)
         if self._forecast is None:
             return now, predicted
         return self._forecast[1], {**self._forecast[2], **predicted}
