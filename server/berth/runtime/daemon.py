@@ -76,7 +76,7 @@ class Waker:
     async def _prune(self) -> None:
         assert self.event_retention_seconds is not None
         try:
-            await self.coordinator.prune_events(self.event_retention_seconds)
+            await self.coordinator.archive.prune_events(self.event_retention_seconds)
         except Exception:  # a failed prune is retried next hour; it loses nothing
             log.exception("pruning events failed")
 

@@ -32,11 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from berth.service.archive import Archive
 from berth.service.commands import Command, Improve, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.intents import Intent
-from berth.service.model import Event, JobRecord, RequestError
-from berth.service.ports import Changes, Clock, EventRow, JobFilter, Store, UsageBy
+from berth.service.model import Event, RequestError
+from berth.service.ports import Changes, Clock, EventRow, Store
 from berth.service.rows import event_row
 
 T = TypeVar("T")
@@ -102,6 +103,8 @@ class Coordinator:
         self.store = store
         self.clock = clock
         self.stats = Stats()
+        #: What the store holds beyond the engine's memory, read off the loop.
+        self.archive = Archive(store)
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
         self._queue: asyncio.Queue[tuple[Queued, asyncio.Future[Any]]] = asyncio.Queue()
@@ -404,20 +407,6 @@ class Coordinator:
             for record in found:
                 engine.remember(record)
 
-    async def stored_job(self, job_id: int) -> JobRecord | None:
-        """A job the engine does not hold, from the store (off the loop)."""
-        return await asyncio.to_thread(self.store.job, job_id)
-
-    async def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
-        """Stored jobs that pass ``where``, newest first, below ``before`` (off the loop)."""
-        return await asyncio.to_thread(self.store.history, where, before, limit)
-
-    async def usage(
-        self, since: int, until: int, by: UsageBy, where: JobFilter
-    ) -> dict[str, dict[str, float]]:
-        """Per user or account: jobs that ended in ``[since, until)``, resource-seconds."""
-        return await asyncio.to_thread(self.store.usage, since, until, by, where)
-
     async def _commit(
         self,
         changes: Changes,
@@ -512,18 +501,3 @@ class Coordinator:
     @property
     def last_event_id(self) -> int:
         return self._event_seq
-
-    async def events_after(
-        self, after: int, limit: int = 1000, job_id: int | None = None
-    ) -> list[EventRow]:
-        """Committed events numbered above ``after`` (from the store, off the loop); only
-        job ``job_id``'s if given."""
-        return await asyncio.to_thread(self.store.events_after, after, limit, job_id)
-
-    async def prune_events(self, retention_seconds: float) -> int:
-        """Delete events older than ``retention_seconds`` (wall time); how many went."""
-        before = time.time() - retention_seconds
-        pruned = await asyncio.to_thread(self.store.prune_events, before)
-        if pruned:
-            log.info("pruned %d events older than %.0f s", pruned, retention_seconds)
-        return pruned

@@ -143,7 +143,7 @@ async def history(
         user = who.user
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
     where = JobFilter(None if state is None else state.value, user, account)
-    jobs = await daemon.coordinator.history(where, before, limit)
+    jobs = await daemon.coordinator.archive.history(where, before, limit)
     return JobHistory(
         jobs=[JobOut.of(r) for r in jobs],
         next_before=jobs[-1].id if len(jobs) == limit else None,
@@ -158,7 +158,7 @@ async def show(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
 
     held = await daemon.coordinator.read(held_now)
     if held is None:  # finished long ago: from the store
-        record = await daemon.coordinator.stored_job(job_id)
+        record = await daemon.coordinator.archive.stored_job(job_id)
         held = None if record is None else JobOut.of(record)
     if held is None or not who.may_see(held.user):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
@@ -178,7 +178,7 @@ async def job_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> JobEvents:
     await show(job_id, daemon, who)  # 404 unless the caller may see the job
-    rows = await daemon.coordinator.events_after(after, limit, job_id)
+    rows = await daemon.coordinator.archive.events_after(after, limit, job_id)
     return JobEvents(
         job_id=job_id,
         events=[{"id": row.id, **row.event.as_dict()} for row in rows],
@@ -210,7 +210,7 @@ async def start(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> StartOut
     held = await daemon.coordinator.read(answer)
     if held is not None:
         return held
-    record = await daemon.coordinator.stored_job(job_id)  # finished long ago
+    record = await daemon.coordinator.archive.stored_job(job_id)  # finished long ago
     if record is None or not who.may_see(record.user):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return StartOut(

@@ -150,7 +150,7 @@ async def events(
         try:
             yield ": connected\n\n"
             while resume is not None:  # the backlog, a page at a time
-                page = await coordinator.events_after(sent, BACKLOG_PAGE)
+                page = await coordinator.archive.events_after(sent, BACKLOG_PAGE)
                 for row in page:
                     sent = row.id
                     if shown(row):
@@ -200,7 +200,7 @@ async def usage(
         raise RequestError("invalid", f"until ({end}) must be after since ({since})", "until")
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
     where = JobFilter(user=None if who.operator else who.user, account=account)
-    totals = await daemon.coordinator.usage(since, end, by, where)
+    totals = await daemon.coordinator.archive.usage(since, end, by, where)
     rows = [{by: name, **t} for name, t in sorted(totals.items())]
     body = {"since": since, "until": end, "by": by, f"{by}s": page.of(rows),
             f"{by}_total": len(rows), "limit": page.limit, "offset": page.offset}  # fmt: skip
