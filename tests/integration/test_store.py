@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from berth.core.nodes import Shape
+from berth.core.shapes import Shape
 from berth.service.model import JobState
 from berth.service.ports import JobFilter
 from berth.service.rows import event_row

@@ -96,7 +96,7 @@ def test_an_unfinished_compression_breaks_no_promise(data: st.DataObject, size: 
 def test_slices_do_stop_and_go_on() -> None:
     """A queue whose compression takes several questions is really cut into slices."""
     nodes = {"a": {"cpus": 2}, "b": {"cpus": 2}}
-    from berth.core.nodes import Shape
+    from berth.core.shapes import Shape
     from berth.emulate.workload import TraceJob
 
     jobs = [TraceJob(Job(1, 0, 100, {}, shape=Shape(4, {"cpus": 1})), 5)]

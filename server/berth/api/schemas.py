@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from berth.core.nodes import Shape
+from berth.core.shapes import Shape
 from berth.service.agents import AgentReport, JobReport
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.partitions import DEFAULT_PARTITION

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from berth.core.columns import build_frozen
 
 if TYPE_CHECKING:
-    from berth.core.nodes import Shape
+    from berth.core.shapes import Shape
 
 #: Runtime estimates (and runtimes) are clamped to at least this many seconds.
 MIN_DURATION = 1
@@ -48,7 +48,7 @@ class Job:
     user: str | None = None
     priority: Mapping[str, float] = field(default_factory=_no_priority)
     #: On a node cluster: slots, node count and exclusivity (``None``: derived from
-    #: ``resources`` by :func:`berth.core.nodes.shape_of`).
+    #: ``resources`` by :func:`berth.core.shapes.shape_of`).
     shape: Shape | None = None
 
     def __post_init__(self) -> None:

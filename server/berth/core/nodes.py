@@ -1,11 +1,6 @@
-"""Node-shaped requests and a plan of every node's free resources over time.
+"""A plan of every node's free resources over time, and where a shape fits first.
 
-A job on a node cluster asks for :class:`Shape`: ``count`` *slots*, each a vector of
-per-node resources (``per_slot``) that never spans two nodes; optionally exactly
-``nodes`` distinct nodes, and whole nodes to itself (``exclusive``). :func:`shape_of`
-maps a job's totals to a shape: as many equal slots as divide every total, so the totals
-are kept exactly.
-
+Jobs ask for :class:`~berth.core.shapes.Shape` (slots on nodes).
 :class:`NodePlan` keeps one availability :class:`~berth.core.profile.Profile` per node
 plus aggregate profiles used as a filter: a start is only examined node by node when
 the nodes that can hold one of the job's slots (all of them, or say only the GPU nodes)
@@ -18,15 +13,12 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from math import gcd
 
 from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace, copies_in, parts_of
+from berth.core.shapes import Shape, slots_in
 
 #: Later than any time a plan describes.
 _NEVER = 1 << 62
@@ -37,106 +29,6 @@ Placement = dict[int, int]
 #: What a job needs free for any start: the profile of the nodes that could hold its
 #: slots, summed, and the job's total (packed).
 Need = tuple[Profile, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """``count`` slots of ``per_slot`` each; on exactly ``nodes`` nodes if given; whole
-    nodes if ``exclusive``."""
-
-    count: int
-    per_slot: Mapping[str, int]
-    nodes: int | None = None
-    exclusive: bool = False
-
-
-def shape_of(resources: Mapping[str, int]) -> Shape:
-    """The shape of a job given as totals: the largest number of equal slots that
-    divides every total (their greatest common divisor), each holding an equal share.
-    ``cpus=64,mem_gb=256`` is 64 slots of ``cpus=1,mem_gb=4``; ``cpus=2,gpus=1`` one slot
-    holding both; a cpus-only job one slot per cpu. The totals are kept exactly (no
-    rounding up), and a job never gets a slot that splits a GPU or a unit of memory.
-
-    Jobs of a trace ask for a few hundred distinct totals between them, so shapes are
-    remembered by their totals and shared (a shape is read-only)."""
-    return _shape_of_totals(tuple(resources.items()))
-
-
-@lru_cache(maxsize=4096)
-def _shape_of_totals(totals: tuple[tuple[str, int], ...]) -> Shape:
-    amounts = {n: a for n, a in totals if a}
-    count = 0
-    for amount in amounts.values():
-        count = gcd(count, amount)
-    count = max(count, 1)
-    return Shape(count, {n: a // count for n, a in amounts.items()})
-
-
-def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int]) -> str | None:
-    """Why no node set of this cluster (node capacities, packed) could ever hold
-    ``shape``, or ``None``: a named field and the limit it exceeds."""
-    if shape.count < 1:
-        return f"slots.count must be at least 1, got {shape.count}"
-    problem = space.violation(shape.per_slot)
-    if problem is not None:
-        return f"slots.per_slot: {problem}"
-    demand = space.pack(shape.per_slot)
-    fitting = []  # slots each node could hold, most first; alike nodes are asked once
-    for cap, alike in Counter(capacities).items():
-        fitting += [slots_in(cap, demand, shape.count)] * alike
-    fitting.sort(reverse=True)
-    usable = [k for k in fitting if k > 0]
-    if not usable:
-        return f"slots.per_slot: no node can hold one slot of {dict(shape.per_slot)}"
-    if shape.nodes is not None:
-        if shape.nodes < 1 or shape.nodes > shape.count:
-            return (
-                f"nodes.count must be between 1 and slots.count ({shape.count}), got {shape.nodes}"
-            )
-        if shape.nodes > len(usable):
-            return (
-                f"nodes.count: asks for {shape.nodes} nodes but only {len(usable)} can hold a slot"
-            )
-        usable = usable[: shape.nodes]
-    if sum(usable) < shape.count:
-        return f"slots.count: asks for {shape.count} slots but the nodes hold at most {sum(usable)}"
-    return None
-
-
-def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
-    """``16x cpus=32,mem_gb=128; 2x cpus=32,gpus=4`` -> node001 ... node018 with their
-    resources (the space after ``x`` is optional). Raises ``ValueError`` naming the group."""
-    nodes: dict[str, dict[str, int]] = {}
-    for group in filter(None, (g.strip() for g in spec.split(";"))):
-        count_text, _, amounts = group.partition("x")
-        try:
-            count = int(count_text)
-        except ValueError:
-            raise ValueError(
-                f"node group {group!r} must start with 'COUNTx', e.g. '16x cpus=32'"
-            ) from None
-        if count < 1:
-            raise ValueError(f"node group {group!r}: count must be at least 1")
-        resources: dict[str, int] = {}
-        for part in filter(None, (p.strip() for p in amounts.split(","))):
-            name, sep, amount = part.partition("=")
-            if not sep or not amount.strip().isdigit() or int(amount) < 1:
-                raise ValueError(
-                    f"node group {group!r}: expected NAME=POSITIVE_INTEGER, got {part!r}"
-                )
-            resources[name.strip()] = int(amount)
-        if not resources:
-            raise ValueError(f"node group {group!r} names no resources")
-        for _ in range(count):
-            nodes[f"node{len(nodes) + 1:03d}"] = dict(resources)
-    if not nodes:
-        raise ValueError("the cluster needs at least one node")
-    return nodes
-
-
-def slots_in(free: int, demand: int, cap: int) -> int:
-    """How many slots of ``demand`` fit in ``free`` (at most ``cap``)."""
-    return copies_in(free, parts_of(demand), cap)
 
 
 class NodePlan:

@@ -20,9 +20,10 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.core.nodes import Need, Placement, Shape, slots_in
+from berth.core.nodes import Need, Placement
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
+from berth.core.shapes import Shape, slots_in
 
 #: The key of a reservation's nodes before they are named.
 TENTATIVE = -1

@@ -70,7 +70,7 @@ POLICY_FLAGS = (
 def _node_group(text: str) -> dict[str, int]:
     """One ``--nodes`` group, checked now (argument errors exit 2); kept as its text's
     resources, the count in key ``""``."""
-    from berth.core.nodes import parse_node_groups
+    from berth.core.shapes import parse_node_groups
 
     try:
         nodes = parse_node_groups(text)

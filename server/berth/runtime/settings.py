@@ -16,7 +16,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from berth.core.nodes import parse_node_groups
+from berth.core.shapes import parse_node_groups
 from berth.service.model import NodeRecord
 
 

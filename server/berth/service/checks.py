@@ -8,10 +8,10 @@ slots first; their totals follow from them. A pool policy cannot honour slots. N
 
 from __future__ import annotations
 
-from berth.core.nodes import shape_of, shape_problem
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NO_NODES
 from berth.core.resources import ResourceSpace
+from berth.core.shapes import shape_of, shape_problem
 from berth.service.cluster import Cluster
 from berth.service.model import JobRequest, RequestError, moment
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from berth.core.model import Job
-from berth.core.nodes import Shape
+from berth.core.shapes import Shape
 
 
 class JobState(StrEnum):

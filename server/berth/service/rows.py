@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from berth.core.nodes import Shape
+from berth.core.shapes import Shape
 from berth.service.model import Event, JobRecord, JobState, NodeRecord, NodeState
 from berth.service.ports import EventRow
 

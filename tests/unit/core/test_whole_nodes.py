@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 
 from berth.core.model import Job
-from berth.core.nodes import NodePlan, Shape
+from berth.core.nodes import NodePlan
 from berth.core.policies.nodes import NodeBackfill
 from berth.core.resources import ResourceSpace
+from berth.core.shapes import Shape
 from berth.core.whole_nodes import TENTATIVE, CountedPlan
 
 SPACE = ResourceSpace({"cpus": 1})

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from berth.core.nodes import Shape
+from berth.core.shapes import Shape
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.model import (

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
-from berth.core.nodes import Need, NodePlan, Placement, Shape, shape_of, shape_problem
+from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
+from berth.core.shapes import Shape, shape_of, shape_problem
 from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
