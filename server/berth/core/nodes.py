@@ -240,6 +240,15 @@ class NodePlan:
         start = summed.earliest_start(total, duration, after, limit)
         if start is None:
             return None
+        blocks = self._blocks
+        if blocks is not None:
+            able_blocks = blocks.of_able(demand, self._able(demand))
+            floor = blocks.floor(
+                able_blocks, demand, count, duration, start, limit, ends, (summed, total)
+            )
+            if floor is None:
+                return None
+            start = floor
         # Each node's slots, valid until a later start (``copies_until``); a heap of
         # those times says which nodes to ask again at the next start, so a start costs
         # the nodes whose answer may have changed, not every node.
@@ -247,14 +256,13 @@ class NodePlan:
         # slot is left unasked until its sum has: none of its nodes holds one before.
         slots: dict[int, int] = {}
         due: list[tuple[int, int]] = []
-        blocks = self._blocks
         if blocks is None:
             nodes = self._able(demand)
             asked: list[list[int]] = []
         else:
             nodes = []
             asked = []
-            for block, members in blocks.of_able(demand, self._able(demand)):
+            for block, members in able_blocks:
                 free_from = block.earliest_start(demand, duration, start)
                 if free_from == start:
                     nodes += members
