@@ -89,7 +89,15 @@ def emulate(
     nodes: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[Emulation]:
     """Replay a workload prepared by ``scenario``, whole or by month (``slice_by="month"``),
-    on a pool or, with ``nodes``, on named nodes."""
+    on a pool or, with ``nodes``, on named nodes. Jobs that ask for slots need nodes
+    (``ValueError`` otherwise, as the daemon refuses them on a pool)."""
+    if not nodes:
+        shaped = next((t.job.id for t in workload.jobs if t.job.shape is not None), None)
+        if shaped is not None:
+            raise ValueError(
+                f"job {shaped} asks for slots on nodes: give the cluster as nodes "
+                "(--nodes, or a {\"nodes\": [...]} first line)"
+            )
     cluster = node_totals(nodes) if nodes else resolve_capacity(workload, capacity)
     jobs = (scenario or Scenario()).prepare(workload.jobs, cluster)
     if slice_by is None:

@@ -48,6 +48,8 @@ class Workload:
     timezone: str | None = None
     source: str = ""
     header: list[str] = field(default_factory=list)
+    #: The named nodes the workload declares (a JSONL ``nodes`` line), if any.
+    nodes: dict[str, dict[str, int]] | None = None
 
     @property
     def resources(self) -> list[str]:

@@ -81,7 +81,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
             slice_by=args.slice,
             progress=_tqdm_progress(show) if show else no_progress,
             policy_options=options,
-            nodes=node_cluster(args.nodes) if args.nodes else None,
+            nodes=node_cluster(args.nodes) if args.nodes else workload.nodes,
         )
     except ValueError as error:
         print(f"berth emulate: {error}", file=sys.stderr)

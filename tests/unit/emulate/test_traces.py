@@ -71,6 +71,21 @@ def test_jsonl_reads_capacity_line_and_k_resources() -> None:
         ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}, "colour": 1}',
          ":1: unknown field(s) ['colour']"),
         ("{not json", ":1: not valid JSON"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}, '
+         '"slots": {"count": 1, "per_slot": {"cpus": 1}}}',
+         ":1: give 'resources' (totals) or 'slots', not both"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "resources": {"cpus": 1}, '
+         '"nodes": {"count": 1}}',
+         ":1: field 'nodes' goes with 'slots', not 'resources'"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "slots": {"count": 0, '
+         '"per_slot": {"cpus": 1}}}',
+         ":1: field 'count' must be >= 1, got 0"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "slots": {"count": 2, '
+         '"per_slot": {"cpus": 1}}, "nodes": {"exclusive": "yes"}}',
+         ":1: nodes.exclusive must be true or false"),
+        ('{"nodes": [{"count": 2}]}', ":1: field 'nodes[0].resources' must be a non-empty object"),
+        ('{"nodes": [{"name": "a", "resources": {"cpus": 1}}, {"name": "a", "resources": {"cpus": 1}}]}',
+         ":1: nodes[1].name must be a new non-empty string"),
     ],
 )  # fmt: skip
 def test_jsonl_errors_name_the_line_and_the_field(tmp_path: Path, line: str, message: str) -> None:
@@ -106,3 +121,57 @@ def test_priority_and_deadline_are_carried_to_the_job(tmp_path: Path) -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match=r"unknown workload format"):
         read_workload("trace.csv")
+
+
+def test_jsonl_jobs_ask_for_slots_on_the_nodes_line_s_nodes(tmp_path: Path) -> None:
+    """Slots and nodes as the daemon's API takes them; a nodes line of named nodes and
+    groups; written back and read again, the same workload."""
+    from berth.core.shapes import Shape
+    from berth.emulate.traces.jsonl import write_jsonl
+
+    path = tmp_path / "nodes.jsonl"
+    path.write_text(
+        '{"nodes": [{"count": 2, "resources": {"cpus": 4}}, '
+        '{"name": "gpu1", "resources": {"cpus": 4, "gpus": 2}}]}\n'
+        '{"id": 1, "submit": 0, "runtime": 5, "estimate": 9, '
+        '"slots": {"count": 4, "per_slot": {"cpus": 1}}, "nodes": {"count": 2}}\n'
+        '{"id": 2, "submit": 1, "runtime": 5, "estimate": 9, '
+        '"slots": {"count": 1, "per_slot": {"cpus": 2}}, "nodes": {"exclusive": true}}\n'
+        '{"id": 3, "submit": 2, "runtime": 5, "estimate": 9, "resources": {"cpus": 3}}\n'
+    )
+    workload = read_workload(path)
+    assert workload.nodes == {
+        "node001": {"cpus": 4}, "node002": {"cpus": 4}, "gpu1": {"cpus": 4, "gpus": 2}
+    }  # fmt: skip
+    first, second, third = (t.job for t in workload.jobs)
+    assert first.shape == Shape(4, {"cpus": 1}, 2, False)
+    assert first.resources == {"cpus": 4}
+    assert second.shape == Shape(1, {"cpus": 2}, None, True)
+    assert third.shape is None
+    again = tmp_path / "again.jsonl"
+    with again.open("w") as stream:
+        write_jsonl(workload.jobs, {}, stream, nodes=workload.nodes)
+    reread = read_workload(again)
+    assert reread.nodes == workload.nodes
+    assert [t.job for t in reread.jobs] == [t.job for t in workload.jobs]
+
+
+def test_jobs_with_slots_are_replayed_on_the_declared_nodes_and_refused_on_a_pool(
+    tmp_path: Path,
+) -> None:
+    from berth.emulate.run import emulate
+
+    path = tmp_path / "nodes.jsonl"
+    path.write_text(
+        '{"nodes": [{"count": 2, "resources": {"cpus": 4}}]}\n'
+        '{"id": 1, "submit": 0, "runtime": 5, "estimate": 9, '
+        '"slots": {"count": 4, "per_slot": {"cpus": 1}}, "nodes": {"count": 2}}\n'
+    )
+    workload = read_workload(path)
+    (result,) = emulate(workload, "conservative", nodes=workload.nodes)
+    (record,) = result.records
+    assert record.nodes is not None
+    assert sorted(record.nodes) == ["node001", "node002"]  # exactly two nodes, 4 slots
+    assert sum(held["cpus"] for held in record.nodes.values()) == 4
+    with pytest.raises(ValueError, match="job 1 asks for slots on nodes"):
+        emulate(workload, "conservative", capacity={"cpus": 8})

@@ -6,10 +6,16 @@ A job line::
      "resources": {"cpus": 4, "mem_gb": 16}}
 
 with optional ``"deadline"`` (absolute seconds), ``"user"`` and ``"priority"`` (a number,
-or a map such as ``{"user": 1.0, "political": 0.5}``). An optional first line
-``{"capacity": {"cpus": 128, "mem_gb": 512}}`` declares the cluster; ``--capacity``
-overrides it. Blank lines and lines starting with ``#`` are ignored. Every error names
-the file, the line and the field.
+or a map such as ``{"user": 1.0, "political": 0.5}``). Instead of ``resources``, a job
+may ask for whole slots on nodes as the daemon's API takes them: ``"slots": {"count": 8,
+"per_slot": {"cpus": 4}}`` with optional ``"nodes": {"count": 2, "exclusive": false}``.
+
+An optional first line declares the cluster: ``{"capacity": {"cpus": 128, "mem_gb":
+512}}`` (one pool; ``--capacity`` overrides it), or ``{"nodes": [...]}``, named nodes as
+the daemon adds them (``{"name": "n001", "resources": {"cpus": 64}}``) or groups
+(``{"count": 16, "resources": {"cpus": 64}}``, named node001, node002, ...), which the
+node planner replays on (``--nodes`` overrides it). Blank lines and lines starting with
+``#`` are ignored. Every error names the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from berth.core.model import MIN_DURATION, Job
+from berth.core.shapes import Shape
 from berth.emulate.traces.opening import reading
 from berth.emulate.workload import TraceJob, Workload, WorkloadError
 
@@ -62,10 +69,61 @@ def _priority(where: str, value: Any) -> dict[str, float]:
     raise WorkloadError(f"{where}: field 'priority' must be a number or an object of numbers")
 
 
+def _shape(where: str, record: Mapping[str, Any]) -> tuple[dict[str, int], Shape | None]:
+    """A job's totals and, when it asks for ``slots``, its shape (as the API reads them)."""
+    slots, nodes = record.get("slots"), record.get("nodes")
+    if slots is None:
+        if nodes is not None:
+            raise WorkloadError(f"{where}: field 'nodes' goes with 'slots', not 'resources'")
+        return _amounts(where, record.get("resources"), "resources"), None
+    if "resources" in record:
+        raise WorkloadError(f"{where}: give 'resources' (totals) or 'slots', not both")
+    if not isinstance(slots, dict) or set(slots) - {"count", "per_slot"}:
+        raise WorkloadError(f'{where}: field \'slots\' must be {{"count": N, "per_slot": {{...}}}}')
+    count = _integer(where, slots, "count", 1)
+    per_slot = _amounts(where, slots.get("per_slot"), "slots.per_slot")
+    spread, exclusive = None, False
+    if nodes is not None:
+        if not isinstance(nodes, dict) or set(nodes) - {"count", "exclusive"}:
+            raise WorkloadError(f'{where}: field \'nodes\' must be {{"count": N, "exclusive": B}}')
+        if nodes.get("count") is not None:
+            spread = _integer(where, nodes, "count", 1)
+        exclusive = nodes.get("exclusive", False)
+        if not isinstance(exclusive, bool):
+            raise WorkloadError(f"{where}: nodes.exclusive must be true or false")
+    totals = {name: amount * count for name, amount in per_slot.items()}
+    return totals, Shape(count, per_slot, spread, exclusive)
+
+
+def _node_list(where: str, value: Any) -> dict[str, dict[str, int]]:
+    """The ``{"nodes": [...]}`` line: named nodes, or groups of alike nodes."""
+    if not isinstance(value, list) or not value:
+        raise WorkloadError(f"{where}: field 'nodes' must be a non-empty list of nodes")
+    nodes: dict[str, dict[str, int]] = {}
+    for at, entry in enumerate(value):
+        field = f"nodes[{at}]"
+        if not isinstance(entry, dict) or set(entry) - {"name", "count", "resources"}:
+            raise WorkloadError(
+                f'{where}: {field} must be {{"name": ..., "resources": {{...}}}} '
+                'or {"count": N, "resources": {...}}'
+            )
+        resources = _amounts(where, entry.get("resources"), f"{field}.resources")
+        if "name" in entry:
+            name = entry["name"]
+            if not isinstance(name, str) or not name or name in nodes:
+                raise WorkloadError(f"{where}: {field}.name must be a new non-empty string")
+            nodes[name] = resources
+        else:
+            for _ in range(_integer(where, entry, "count", 1)):
+                nodes[f"node{len(nodes) + 1:03d}"] = dict(resources)
+    return nodes
+
+
 def parse_job(where: str, record: Mapping[str, Any]) -> TraceJob:
     """One validated job from a decoded JSONL record."""
     unknown = set(record) - {
-        "id", "submit", "runtime", "estimate", "resources", "deadline", "user", "priority",
+        "id", "submit", "runtime", "estimate", "resources", "slots", "nodes", "deadline",
+        "user", "priority",
     }  # fmt: skip
     if unknown:
         raise WorkloadError(f"{where}: unknown field(s) {sorted(unknown)}")
@@ -77,14 +135,16 @@ def parse_job(where: str, record: Mapping[str, Any]) -> TraceJob:
     if deadline is not None:
         deadline = _integer(where, record, "deadline", submit)
     user = record.get("user")
+    resources, shape = _shape(where, record)
     job = Job(
         id=job_id,
         submit=submit,
         estimate=max(estimate, MIN_DURATION),
-        resources=_amounts(where, record.get("resources"), "resources"),
+        resources=resources,
         deadline=deadline,
         user=None if user is None else str(user),
         priority=_priority(where, record.get("priority")),
+        shape=shape,
     )
     return TraceJob(job, max(runtime, MIN_DURATION))
 
@@ -93,6 +153,7 @@ def read_jsonl(path: str | Path) -> Workload:
     """Read a JSONL workload; raises :class:`WorkloadError` naming the line and field."""
     jobs: list[TraceJob] = []
     capacity: dict[str, int] = {}
+    nodes: dict[str, dict[str, int]] | None = None
     seen: set[int] = set()
     with reading(path) as lines:
         for line_number, line in lines:
@@ -108,10 +169,13 @@ def read_jsonl(path: str | Path) -> Workload:
                 raise WorkloadError(f"{where}: JSON nested too deeply") from None
             if not isinstance(record, dict):
                 raise WorkloadError(f"{where}: each line must be a JSON object")
-            if "capacity" in record and len(record) == 1:
-                if jobs or capacity:
-                    raise WorkloadError(f"{where}: the capacity line must come first")
-                capacity = _amounts(where, record["capacity"], "capacity")
+            if len(record) == 1 and ("capacity" in record or "nodes" in record):
+                if jobs or capacity or nodes:
+                    raise WorkloadError(f"{where}: the capacity or nodes line must come first")
+                if "capacity" in record:
+                    capacity = _amounts(where, record["capacity"], "capacity")
+                else:
+                    nodes = _node_list(where, record["nodes"])
                 continue
             trace_job = parse_job(where, record)
             if trace_job.job.id in seen:
@@ -119,7 +183,7 @@ def read_jsonl(path: str | Path) -> Workload:
             seen.add(trace_job.job.id)
             jobs.append(trace_job)
     jobs.sort(key=lambda t: (t.job.submit, t.job.id))
-    return Workload(jobs=jobs, capacity=capacity, source=str(path))
+    return Workload(jobs=jobs, capacity=capacity, source=str(path), nodes=nodes)
 
 
 def write_jsonl(
@@ -127,11 +191,17 @@ def write_jsonl(
     capacity: Mapping[str, int],
     stream: TextIO,
     comments: Sequence[str] = (),
+    nodes: Mapping[str, Mapping[str, int]] | None = None,
 ) -> None:
-    """Write a workload that :func:`read_jsonl` reads back: comments, capacity, jobs."""
+    """Write a workload that :func:`read_jsonl` reads back: comments, the cluster (named
+    ``nodes`` if given, else ``capacity``), jobs (with their slots when they have any)."""
     for comment in comments:
         stream.write(f"# {comment}\n")
-    stream.write(json.dumps({"capacity": dict(capacity)}) + "\n")
+    if nodes:
+        listed = [{"name": name, "resources": dict(amounts)} for name, amounts in nodes.items()]
+        stream.write(json.dumps({"nodes": listed}) + "\n")
+    else:
+        stream.write(json.dumps({"capacity": dict(capacity)}) + "\n")
     for trace_job in jobs:
         job = trace_job.job
         record: dict[str, object] = {
@@ -139,8 +209,14 @@ def write_jsonl(
             "submit": job.submit,
             "runtime": trace_job.runtime,
             "estimate": job.estimate,
-            "resources": dict(job.resources),
         }
+        shape = job.shape
+        if shape is None:
+            record["resources"] = dict(job.resources)
+        else:
+            record["slots"] = {"count": shape.count, "per_slot": dict(shape.per_slot)}
+            if shape.nodes is not None or shape.exclusive:
+                record["nodes"] = {"count": shape.nodes, "exclusive": shape.exclusive}
         if job.deadline is not None:
             record["deadline"] = job.deadline
         if job.user is not None:
