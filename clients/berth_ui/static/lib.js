@@ -118,3 +118,15 @@ export async function act(where, label, method, path, body, after) {
   where.replaceChildren(notice(flashed.kind, flashed.text));
   if (flashed.kind === "ok" && after) after();
 }
+
+// Earlier / later buttons over a list the daemon pages (``offset`` from 0 in steps of
+// ``size``); ``go(offset)`` draws another page. Nothing when it all fits on one page.
+export function pager(id, total, offset, size, go) {
+  if (total <= size) return null;
+  return h("div", { class: "pager", id },
+    h("button", { class: "page-back", disabled: offset === 0,
+      onclick: () => go(Math.max(0, offset - size)) }, "← earlier"),
+    ` ${offset + 1}–${Math.min(offset + size, total)} of ${total} `,
+    h("button", { class: "page-on", disabled: offset + size >= total,
+      onclick: () => go(offset + size) }, "later →"));
+}

@@ -3,7 +3,7 @@ time unless the daemon runs an emulated cluster with ``--time-scale``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -188,7 +188,7 @@ class JobOut(BaseModel):
     account: str = Field("", description="the account its use is charged to")
 
     @classmethod
-    def of(cls, job: JobRecord) -> JobOut:
+    def of(cls, job: JobRecord) -> Self:
         return cls(
             job_id=job.id,
             name=job.name,
@@ -235,8 +235,17 @@ class SubmitOut(BaseModel):
         return cls(accepted=accepted, reason=job.state_reason, job=JobOut.of(job))
 
 
+class ListedJob(JobOut):
+    """A job in a list, with where it stands in the queue when it waits."""
+
+    predicted_start: int | None = Field(None, description="waiting: the predicted start")
+    queued_before: int | None = Field(
+        None, description="waiting: how many waiting jobs are predicted to start no later"
+    )
+
+
 class JobList(BaseModel):
-    jobs: list[JobOut]
+    jobs: list[ListedJob]
     total: int
     limit: int
     offset: int

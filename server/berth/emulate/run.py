@@ -96,7 +96,7 @@ def emulate(
         if shaped is not None:
             raise ValueError(
                 f"job {shaped} asks for slots on nodes: give the cluster as nodes "
-                "(--nodes, or a {\"nodes\": [...]} first line)"
+                '(--nodes, or a {"nodes": [...]} first line)'
             )
     cluster = node_totals(nodes) if nodes else resolve_capacity(workload, capacity)
     jobs = (scenario or Scenario()).prepare(workload.jobs, cluster)

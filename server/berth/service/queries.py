@@ -8,7 +8,8 @@ No I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 
 from berth.core.forecast import ForecastRun
 from berth.service.engine_base import EngineBase
@@ -25,6 +26,8 @@ class EngineQueries(EngineBase):
     #: The forecast under way: the engine's version and time it started at, a run per
     #: policy without a plan.
     _forecast_run: tuple[int, int, list[ForecastRun]] | None = None
+    #: The sorted predicted starts of the waiting jobs, per (version, prediction time).
+    _standing: tuple[tuple[int, int], list[int]] | None = None
 
     def job(self, job_id: int) -> JobRecord:
         record = self.jobs.get(job_id)
@@ -64,6 +67,22 @@ class EngineQueries(EngineBase):
         if self._forecast is None:
             return now, predicted
         return self._forecast[1], {**self._forecast[2], **predicted}
+
+    def queue_standing(
+        self, job_ids: Iterable[int], now: int
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """For waiting jobs: their predicted start and how many waiting jobs are
+        predicted to start no later (``None``, ``None``: no prediction yet). The sorted
+        starts are kept per prediction, so a page of a deep queue costs a bisect a job."""
+        at, predicted = self.predictions(now)
+        if self._standing is None or self._standing[0] != (self.version, at):
+            self._standing = ((self.version, at), sorted(predicted.values()))
+        starts = self._standing[1]
+        standing: dict[int, tuple[int | None, int | None]] = {}
+        for job_id in job_ids:
+            start = predicted.get(job_id)
+            standing[job_id] = (start, None if start is None else bisect_right(starts, start) - 1)
+        return standing
 
     def advance_forecast(self, stop: Callable[[], bool] | None) -> bool:
         """Drive the forecast under way until done or ``stop()``; whether it is done (it

@@ -317,6 +317,24 @@ def test_health_metrics_and_openapi(api: Api) -> None:
         assert path in paths
 
 
+def test_the_list_takes_several_states_and_says_where_waiting_jobs_stand(api: Api) -> None:
+    running = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
+    first = api.submit(resources={"cpus": 32}, time_limit=50).json()["job"]["job_id"]
+    second = api.submit(resources={"cpus": 32}, time_limit=50).json()["job"]["job_id"]
+    listing = api.call(
+        "GET", "/v1/jobs", params=[("state", "PENDING"), ("state", "RUNNING")]
+    ).json()
+    assert listing["total"] == 3
+    jobs = {j["job_id"]: j for j in listing["jobs"]}
+    assert jobs[first]["predicted_start"] == 1_000_100
+    assert jobs[first]["queued_before"] == 0
+    assert jobs[second]["predicted_start"] == 1_000_150
+    assert jobs[second]["queued_before"] == 1
+    assert jobs[running]["predicted_start"] is None
+    only_waiting = api.call("GET", "/v1/jobs", params={"state": "PENDING"}).json()
+    assert [j["job_id"] for j in only_waiting["jobs"]] == [first, second]
+
+
 def test_metrics_show_how_late_jobs_start_after_their_plan(api: Api) -> None:
     """A reservation reached while nothing wakes the daemon starts at the next command,
     5 s late: the start-lag histogram counts it in its 5-s bucket, beside the first job,

@@ -2,9 +2,11 @@
 // resume or mark a node down; the daemon's refusal (a drain that would break a
 // guarantee) is shown as it says it.
 
-import { act, api, outcomeArea, badge, h, session } from "../lib.js";
+import { act, api, outcomeArea, badge, h, pager, session } from "../lib.js";
 
 let reasonText = ""; // kept across redraws
+const PAGE = 200; // nodes a page: a center's thousands come a page at a time
+let offset = 0;
 
 function load(node) {
   return Object.entries(node.resources).map(([name, total]) => {
@@ -18,7 +20,7 @@ function load(node) {
 
 export async function render(_argument, redraw) {
   const [cluster, schedule] = await Promise.all([
-    api("GET", "/v1/cluster?limit=10000"), api("GET", "/v1/schedule?limit=1"),
+    api("GET", `/v1/cluster?limit=${PAGE}&offset=${offset}`), api("GET", "/v1/schedule?limit=1"),
   ]);
   const jobsOn = new Map();
   for (const w of schedule.running) {
@@ -48,8 +50,9 @@ export async function render(_argument, redraw) {
     ];
   };
   return h("div", {}, h("h1", {}, "Nodes"),
-    h("p", { class: "muted" }, `${cluster.nodes.length} nodes · ${cluster.running} running, ` +
+    h("p", { class: "muted" }, `${cluster.node_total} nodes · ${cluster.running} running, ` +
       `${cluster.pending} waiting`),
+    pager("node-pages", cluster.node_total, offset, PAGE, (to) => { offset = to; redraw(); }),
     session.operator ? h("div", { class: "filters" }, reason) : null, result,
     h("table", { id: "nodes" },
       h("thead", {}, h("tr", {}, ["Node", "State", "Reason", "Load", "Jobs",

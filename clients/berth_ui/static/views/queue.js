@@ -1,21 +1,25 @@
 // The queue: each waiting job with its guaranteed start, predicted start, deadline and
 // what blocks it; each running job with its nodes and time left. Filters by state and
-// (operators) by user go to the API as query parameters.
+// (operators) by user go to the API as query parameters, and the list comes a page at a
+// time (the daemon says each waiting job's predicted start and place in the queue), so
+// a redraw costs one page however deep the queue is.
 
-import { badge, clock, h, relative, resources, session, span, api } from "../lib.js";
+import { badge, clock, h, pager, relative, resources, session, span, api } from "../lib.js";
 
 const filters = { state: "", user: "" };
 const ACTIVE = ["PENDING", "HELD", "RUNNING"];
+const PAGE = 200;
+let offset = 0; // kept across redraws; a new filter starts again at the first page
 
 function filterBar(redraw) {
   const state = h("select", { id: "filter-state", "aria-label": "state",
-    onchange: (e) => { filters.state = e.target.value; redraw(); } },
+    onchange: (e) => { filters.state = e.target.value; offset = 0; redraw(); } },
   ...["", ...ACTIVE, "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "REJECTED", "NODE_FAIL"]
     .map((s) => h("option", { value: s, selected: s === filters.state }, s || "waiting and running")));
   const user = session.operator
     ? h("input", { id: "filter-user", placeholder: "any user", value: filters.user, size: 12,
       "aria-label": "user",
-      onchange: (e) => { filters.user = e.target.value.trim(); redraw(); } })
+      onchange: (e) => { filters.user = e.target.value.trim(); offset = 0; redraw(); } })
     : null;
   return h("div", { class: "filters" }, h("label", {}, "State ", state),
     user && h("label", {}, "User ", user));
@@ -23,13 +27,11 @@ function filterBar(redraw) {
 
 // Why a job waits, from what the page already has: resources short right now, and how
 // many jobs the plan starts before it (the job page asks the daemon for the detail).
-function blocker(job, free, planned) {
+function blocker(job, free) {
   const short = Object.entries(job.resources)
     .filter(([name, amount]) => amount > (free[name] ?? 0))
     .map(([name, amount]) => `${name}: ${amount} asked, ${Math.max(0, free[name] ?? 0)} free`);
-  const mine = planned.find((w) => w.job_id === job.job_id)?.start;
-  const ahead = mine === undefined || mine === null ? 0
-    : planned.filter((w) => w.job_id !== job.job_id && w.start !== null && w.start <= mine).length;
+  const ahead = job.queued_before ?? 0;
   const parts = [];
   if (job.job_state === "HELD") parts.push("held");
   if (short.length) parts.push(short.join("; "));
@@ -37,7 +39,7 @@ function blocker(job, free, planned) {
   return parts.join(" · ") || "starts at the next pass";
 }
 
-function pendingTable(jobs, predicted, now, free, planned) {
+function pendingTable(jobs, now, free) {
   if (!jobs.length) return h("p", { class: "muted" }, "No job waits.");
   return h("table", { id: "pending" },
     h("thead", {}, h("tr", {}, ["Job", "Name", "User", "State", "Resources", "Guaranteed start",
@@ -48,10 +50,10 @@ function pendingTable(jobs, predicted, now, free, planned) {
       h("td", {}, resources(j.resources)),
       h("td", { class: "guaranteed", dataset: { time: j.guaranteed_start ?? "" } },
         clock(j.guaranteed_start), h("div", { class: "muted" }, relative(j.guaranteed_start, now))),
-      h("td", { class: "predicted" }, clock(predicted.get(j.job_id) ?? null),
-        h("div", { class: "muted" }, relative(predicted.get(j.job_id) ?? null, now))),
+      h("td", { class: "predicted" }, clock(j.predicted_start ?? null),
+        h("div", { class: "muted" }, relative(j.predicted_start ?? null, now))),
       h("td", {}, clock(j.deadline)),
-      h("td", { class: "reason" }, blocker(j, free, planned),
+      h("td", { class: "reason" }, blocker(j, free),
         h("div", { class: "muted" }, j.state_reason))))));
 }
 
@@ -83,28 +85,30 @@ function endedTable(jobs) {
 }
 
 export async function render(_argument, redraw) {
-  const query = new URLSearchParams({ limit: "1000" });
-  if (filters.state) query.set("state", filters.state);
+  const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  for (const state of filters.state ? [filters.state] : ACTIVE) query.append("state", state);
   if (filters.user) query.set("user", filters.user);
-  const [list, plan, cluster] = await Promise.all([
-    api("GET", `/v1/jobs?${query}`), api("GET", "/v1/schedule?limit=10000"),
-    api("GET", "/v1/cluster?limit=10000"),
+  const [list, cluster] = await Promise.all([
+    api("GET", `/v1/jobs?${query}`), api("GET", "/v1/cluster?limit=1"),
   ]);
+  if (offset > 0 && offset >= list.total) { // the queue shrank under this page
+    offset = Math.max(0, list.total - PAGE);
+    return render(_argument, redraw);
+  }
   const free = Object.fromEntries(Object.entries(cluster.schedulable)
     .map(([name, amount]) => [name, amount - (cluster.used[name] ?? 0)]));
-  const now = plan.now;
-  const predicted = new Map(plan.planned.map((w) => [w.job_id, w.start]));
-  const shown = filters.state ? list.jobs : list.jobs.filter((j) => ACTIVE.includes(j.job_state));
+  const now = cluster.now;
+  const shown = list.jobs;
   const waiting = shown.filter((j) => j.job_state === "PENDING" || j.job_state === "HELD");
   const running = shown.filter((j) => j.job_state === "RUNNING");
   const ended = shown.filter((j) => !ACTIVE.includes(j.job_state));
   return h("div", {},
     h("h1", {}, "Queue"),
-    h("p", { class: "muted" }, `Cluster time ${clock(now)} · policy ${plan.policy} · ` +
-      `${waiting.length} waiting, ${running.length} running` +
-      (list.total > list.jobs.length ? ` · showing ${list.jobs.length} of ${list.total}` : "")),
+    h("p", { class: "muted" }, `Cluster time ${clock(now)} · policy ${cluster.policy} · ` +
+      `${cluster.pending} waiting, ${cluster.running} running`),
     filterBar(redraw),
-    h("h2", {}, "Waiting"), pendingTable(waiting, predicted, now, free, plan.planned),
+    pager("queue-pages", list.total, offset, PAGE, (to) => { offset = to; redraw(); }),
+    h("h2", {}, "Waiting"), pendingTable(waiting, now, free),
     h("h2", {}, "Running"), runningTable(running, now),
     ended.length ? [h("h2", {}, "Ended"), endedTable(ended)] : null);
 }

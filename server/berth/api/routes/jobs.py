@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import chain
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -16,6 +18,7 @@ from berth.api.schemas import (
     JobList,
     JobOut,
     JobSubmit,
+    ListedJob,
     StartOut,
     SubmitOut,
     WhatIfOut,
@@ -95,7 +98,10 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
 async def list_jobs(
     daemon: DaemonDep,
     who: PrincipalDep,
-    state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
+    state: Annotated[
+        list[JobState] | None,
+        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
+    ] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -106,18 +112,38 @@ async def list_jobs(
             raise RequestError("forbidden", "users may list only their own jobs", "user")
         user = who.user
 
+    states = set(state or ())
+    now = daemon.now()
+
     def page(engine: Engine) -> JobList:
         jobs = [
             record
-            for record in engine.jobs.values()
-            if (state is None or record.state is state)
+            for record in _candidates(engine, states)
+            if (not states or record.state in states)
             and (user is None or record.user == user)
             and (account is None or record.account == account)
         ]
-        shown = [JobOut.of(r) for r in jobs[offset : offset + limit]]
-        return JobList(jobs=shown, total=len(jobs), limit=limit, offset=offset)
+        shown = jobs[offset : offset + limit]
+        waiting = [r.id for r in shown if r.state is JobState.PENDING]
+        standing = engine.queue_standing(waiting, now) if waiting else {}
+        listed = [ListedJob.of(r) for r in shown]
+        for job in listed:
+            job.predicted_start, job.queued_before = standing.get(job.job_id, (None, None))
+        return JobList(jobs=listed, total=len(jobs), limit=limit, offset=offset)
 
     return await daemon.coordinator.read(page)
+
+
+def _candidates(engine: Engine, states: set[JobState]) -> Iterable[JobRecord]:
+    """The records a listing in ``states`` need look at: the waiting and running jobs
+    the engine keeps apart when only those are asked for (a deep queue's listing then
+    skips every finished job), else all it holds, in order of id."""
+    if states and states <= {JobState.PENDING, JobState.RUNNING}:
+        return chain(
+            engine.pending.values() if JobState.PENDING in states else (),
+            engine.running.values() if JobState.RUNNING in states else (),
+        )
+    return engine.jobs.values()
 
 
 @router.get(
