@@ -216,13 +216,21 @@ class NodeBackfill:
                     break
                 # EASY: the head holds its reservation while the rest are backfilled.
                 held = self._hold(entry, found[0], found[1])
+                # What is free now, with guard bits: a job whose total does not fit in it
+                # cannot start now, whatever the nodes (most of a deep queue, one test each).
+                guard = self.space.guard
+                free_now = self.plan.aggregate.free_at(now) | guard
                 for other in list(self.waiting.values()):
                     if other is entry or other.job.id in self.parked:
+                        continue
+                    total = other.demand * other.shape.count
+                    if (free_now - total) & guard != guard and not other.shape.exclusive:
                         continue
                     placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
                     if placement is not None:
                         reason = f"backfilled beside the head's reservation at {at(found[0])}"
                         started.append(self._launch(other, now, placement, reason))
+                        free_now = self.plan.aggregate.free_at(now) | guard
                 self.plan.release(held, found[0], entry.job.estimate)
                 entry.start = entry.placement = entry.held = None
                 break
