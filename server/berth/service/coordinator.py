@@ -322,12 +322,14 @@ class Coordinator:
         began = time.perf_counter()
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
+        due_before = self.engine.improvement_due
         with self.engine.batch(now):
             self.engine.advance(now)
-            if self.engine.improvement_due:
-                # One slice first: a compression that fits in it is done before any
-                # arrival of the batch is planned, as in the emulator; a longer one
-                # goes on in the slices between batches.
+            if self.engine.improvement_due and not due_before:
+                # One slice first for what this batch's ends made due: a compression
+                # that fits in it is done before any arrival of the batch is planned, as
+                # in the emulator. A longer one goes on in the slices between batches,
+                # not in the batches of commands, which it would only make slower.
                 Improve(IMPROVE_SECONDS).apply(self.engine, now)
             for at, (queued, future) in enumerate(batch):
                 if at and time.perf_counter() - began > BATCH_SECONDS:
