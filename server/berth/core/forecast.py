@@ -11,7 +11,6 @@ The live policy is never touched. Pure: time is an argument, no I/O.
 
 from __future__ import annotations
 
-import copy
 import heapq
 from collections.abc import Callable
 
@@ -38,7 +37,7 @@ class ForecastRun:
     __slots__ = ("_ends", "_moment", "_twin", "done", "predicted")
 
     def __init__(self, policy: LivePolicy, now: int) -> None:
-        self._twin = twin = copy.deepcopy(policy)
+        self._twin = twin = policy.fork()
         self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
         heapq.heapify(self._ends)
         self.predicted: dict[int, int] = {}

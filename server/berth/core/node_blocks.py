@@ -120,5 +120,13 @@ class NodeBlocks:
                 return None
             start = found
 
+    def fork(self) -> NodeBlocks:
+        """An independent copy: the sums copied, the blocks' members shared (fixed)."""
+        twin = NodeBlocks.__new__(NodeBlocks)
+        twin.members, twin.block_of = self.members, self.block_of
+        twin.profiles = [profile.copy() for profile in self.profiles]
+        twin._by_demand = {}
+        return twin
+
     def forget_before(self, now: int) -> None:
         Profile.forget_all_before(self.profiles, now)

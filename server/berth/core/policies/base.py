@@ -10,10 +10,11 @@ real runtime, only that it ended. Nothing here reads a clock or does I/O.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol, Self, TypeVar
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -159,6 +160,10 @@ class LivePolicy(Policy, Protocol):
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool: ...
 
+    def fork(self) -> Self:
+        """An independent copy to drive forward (a forecast)."""
+        ...
+
 
 class QueuePolicy:
     """State and bookkeeping shared by all policies: the queue, running jobs, free vector.
@@ -279,6 +284,10 @@ class QueuePolicy:
     def wait_reason(self, job_id: int) -> str | None:
         """Why a waiting job has no plan yet, if the policy knows better than "queued"."""
         return None
+
+    def fork(self) -> Self:
+        """An independent copy to drive forward (a forecast): a deep copy."""
+        return copy.deepcopy(self)
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
         """Go on with improvements of the plan deferred until now (``deferred``), until

@@ -22,6 +22,7 @@ A :class:`~berth.core.decisions.Start` carries the placement. Pure: no clock, no
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -336,6 +337,30 @@ class NodeBackfill:
 
     def wait_reason(self, job_id: int) -> str | None:
         return self.parked.get(job_id)
+
+    def fork(self) -> NodeBackfill:
+        """A copy to drive forward (a forecast), independent of this policy. Under EASY
+        and FCFS on a plan that names nodes, only what driving it changes is copied: the
+        plan (:meth:`NodePlan.fork`), the queue and running entries (their placements and
+        holdings are replaced, never changed in place, so they are shared); a deep copy
+        of 20,000 waiting jobs on 1,024 nodes took over half a second. Otherwise (a
+        counted plan, whose bookings are keyed by object identity; conservative's room
+        logs) a deep copy."""
+        if self.depth is None or isinstance(self.plan, CountedPlan):
+            return copy.deepcopy(self)
+        twin = copy.copy(self)
+        twin.plan = plan = self.plan.fork()
+        twin.waiting = {job_id: copy.copy(entry) for job_id, entry in self.waiting.items()}
+        twin.running = {job_id: copy.copy(entry) for job_id, entry in self.running.items()}
+        twin.parked = dict(self.parked)
+        twin._replanned = set(self._replanned)
+        twin._room_logs = RoomLogs(_LOG_LIMIT)
+        twin._starts = list(self._starts)
+        twin._arrival = dict(self._arrival)
+        for entry in twin.waiting.values():
+            entry.need = plan.need(entry.shape, entry.demand)
+            entry.log = twin._log_of(entry)
+        return twin
 
     # ------------------------------------------------------------------ internals
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:

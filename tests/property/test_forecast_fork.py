@@ -1,0 +1,80 @@
+"""Hypothesis: a forecast drives a fork of the policy, never the policy itself.
+
+``NodeBackfill.fork`` copies only what a forecast changes (EASY and FCFS on a plan that
+names its nodes). On random clusters (small, and with blocks of nodes) and random
+queues cut at a random moment: the forecast from the fork is the forecast from a deep
+copy, and the live policy is exactly as it was (its plan, queue and running jobs).
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from unittest import mock
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from berth.core import nodes as node_module
+from berth.core.forecast import forecast
+from berth.core.policies.nodes import NodeBackfill
+from berth.emulate.workload import TraceJob
+from tests.property.test_node_blocks import blocky_clusters
+from tests.property.test_node_planner import node_jobs
+
+
+def drive(policy: NodeBackfill, jobs: list[TraceJob], events: int) -> int:
+    """Run ``policy`` as the emulator would, for ``events`` instants; the time reached."""
+    arrivals = list(jobs)
+    ends: list[tuple[int, int]] = []
+    now = 0
+    for _ in range(events):
+        candidates = [t for t in (arrivals[0].job.submit if arrivals else None,
+                                  ends[0][0] if ends else None) if t is not None]  # fmt: skip
+        if not candidates:
+            break
+        now = max(now, min(candidates))
+        done = []
+        while ends and ends[0][0] <= now:
+            done.append(heapq.heappop(ends)[1])
+        if done:
+            policy.complete(done, now)
+        while arrivals and arrivals[0].job.submit <= now:
+            policy.submit(arrivals.pop(0).job, now)
+        runtime = {t.job.id: min(t.runtime, t.job.estimate) for t in jobs}
+        for start in policy.schedule(now):
+            heapq.heappush(ends, (now + runtime[start.job_id], start.job_id))
+    return now
+
+
+def state(policy: NodeBackfill) -> object:
+    plan = policy.plan
+    profiles = [p.steps() for p in getattr(plan, "profiles", [])] + [plan.aggregate.steps()]
+    entries = [(i, e.start, e.placement, e.held) for i, e in policy.waiting.items()]
+    running = [(i, e.start, e.held) for i, e in policy.running.items()]
+    return profiles, entries, running
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    name=st.sampled_from(["easy", "fcfs"]),
+    blocks_from=st.sampled_from([1, 1 << 30]),
+    events=st.integers(1, 5),
+)
+def test_a_forecast_from_a_fork_is_the_forecast_from_a_deep_copy(
+    data: st.DataObject, name: str, blocks_from: int, events: int
+) -> None:
+    nodes = data.draw(blocky_clusters())
+    jobs = data.draw(node_jobs(nodes, 25))
+    with mock.patch.object(node_module, "BLOCKS_FROM", blocks_from):
+        policy = NodeBackfill(name, nodes)
+        now = drive(policy, jobs, events)
+        event(f"{type(policy.plan).__name__}, {'some' if policy.waiting else 'none'} waiting")
+        before = state(policy)
+        forked = forecast(policy, now)
+        assert state(policy) == before
+        with mock.patch.object(NodeBackfill, "fork", lambda self: copy.deepcopy(self)):
+            deep = forecast(policy, now)
+        assert forked == deep
+        assert state(policy) == before
