@@ -217,21 +217,7 @@ class NodeBackfill:
                     break
                 # EASY: the head holds its reservation while the rest are backfilled.
                 held = self._hold(entry, found[0], found[1])
-                # What is free now, with guard bits: a job whose total does not fit in it
-                # cannot start now, whatever the nodes (most of a deep queue, one test each).
-                guard = self.space.guard
-                free_now = self.plan.aggregate.free_at(now) | guard
-                for other in list(self.waiting.values()):
-                    if other is entry or other.job.id in self.parked:
-                        continue
-                    total = other.demand * other.shape.count
-                    if (free_now - total) & guard != guard and not other.shape.exclusive:
-                        continue
-                    placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
-                    if placement is not None:
-                        reason = f"backfilled beside the head's reservation at {at(found[0])}"
-                        started.append(self._launch(other, now, placement, reason))
-                        free_now = self.plan.aggregate.free_at(now) | guard
+                self._backfill(entry, found[0], now, started)
                 self.plan.release(held, found[0], entry.job.estimate)
                 entry.start = entry.placement = entry.held = None
                 break
@@ -239,6 +225,37 @@ class NodeBackfill:
 
     def next_wakeup(self) -> int | None:
         return next_reserved_start(self._starts, self.waiting)
+
+    def _backfill(self, head: Planned, reserved: int, now: int, started: list[Start]) -> None:
+        """EASY: start now every other job that has a placement for its whole estimate
+        beside the head's reservation (held in the plan), in queue order.
+
+        Two exact shortcuts, as the plan only fills during the pass: a job whose total
+        does not fit in what is free now cannot start (one packed test); and a job that
+        asks for no more than one that already failed to be placed, slot for slot
+        (the same slot and node terms, no more slots, no longer estimate), fails too."""
+        guard = self.space.guard
+        free_now = self.plan.aggregate.free_at(now) | guard
+        failed: dict[tuple[int, int | None, bool], list[tuple[int, int]]] = {}
+        for other in list(self.waiting.values()):
+            if other is head or other.job.id in self.parked:
+                continue
+            shape, estimate = other.shape, other.job.estimate
+            if (free_now - other.demand * shape.count) & guard != guard and not shape.exclusive:
+                continue
+            terms = (other.demand, shape.nodes, shape.exclusive)
+            fewer = failed.get(terms)
+            if fewer and any(c <= shape.count and e <= estimate for c, e in fewer):
+                continue
+            placement = self.plan.place(shape, other.demand, now, estimate)
+            if placement is None:  # kept minimal: what it now covers is dropped
+                failed[terms] = [
+                    (c, e) for c, e in fewer or () if c < shape.count or e < estimate
+                ] + [(shape.count, estimate)]
+                continue
+            reason = f"backfilled beside the head's reservation at {at(reserved)}"
+            started.append(self._launch(other, now, placement, reason))
+            free_now = self.plan.aggregate.free_at(now) | guard
 
     # ------------------------------------------------------------------ live shells
     @property
