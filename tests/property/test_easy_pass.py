@@ -45,3 +45,67 @@ def test_the_shortcuts_start_what_asking_every_job_starts(
         fast = replay(jobs, NodeBackfill("easy", nodes))
         plain = replay(jobs, EveryJobAsked("easy", nodes))
     assert [(r.id, r.start, r.nodes) for r in fast] == [(r.id, r.start, r.nodes) for r in plain]
+
+
+class Questions:
+    """A pass stop that ends a pass after every ``size`` questions."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.asked = 0
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return self.asked % self.size == 0
+
+
+class PassesInSlices(NodeBackfill):
+    """Deferred EASY whose passes stop after a few questions; at each instant the shell
+    (here, this loop; the daemon's writer) runs passes until none is under way."""
+
+    def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
+        super().__init__("easy", nodes)
+        self.deferred = True
+        self.pass_stop = Questions(size)
+        self.slices = 0
+
+    def schedule(self, now: int) -> list[Start]:
+        started = super().schedule(now)
+        while self.improvement_due:
+            self.slices += 1
+            started += super().schedule(now)
+        return started
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), size=st.integers(1, 3))
+def test_a_pass_in_slices_places_for_real_and_starts_every_job(
+    data: st.DataObject, size: int
+) -> None:
+    from tests.property.test_node_planner import check
+
+    nodes = data.draw(blocky_clusters())
+    jobs = data.draw(node_jobs(nodes, 30))
+    policy = PassesInSlices(nodes, size)
+    records = replay(jobs, policy)
+    check(records, jobs, nodes, "easy")  # every admitted job ran; no node over-committed
+
+
+def test_a_pass_does_stop_and_go_on() -> None:
+    """Half the cluster busy, a head that needs all of it, four short jobs that can be
+    backfilled: a pass stopped after each question starts them over several slices."""
+    from berth.core.model import Job
+    from berth.core.shapes import Shape
+    from berth.emulate.workload import TraceJob
+
+    nodes = {"a": {"cpus": 2}, "b": {"cpus": 2}}
+    jobs = [
+        TraceJob(Job(1, 0, 100, {}, shape=Shape(2, {"cpus": 1})), 100),
+        TraceJob(Job(2, 0, 50, {}, shape=Shape(4, {"cpus": 1})), 50),
+    ]
+    jobs += [TraceJob(Job(i, 1, 10, {}, shape=Shape(1, {"cpus": 1})), 10) for i in range(3, 7)]
+    policy = PassesInSlices(nodes, 1)
+    records = {r.id: r for r in replay(jobs, policy)}
+    assert policy.slices >= 2
+    assert [records[i].start for i in range(3, 7)] == [1, 1, 11, 11]
+    assert records[2].start == 100

@@ -38,6 +38,7 @@ class ForecastRun:
 
     def __init__(self, policy: LivePolicy, now: int) -> None:
         self._twin = twin = policy.fork()
+        twin.deferred = False  # the copy runs whole passes: nothing shares its clock
         self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
         heapq.heapify(self._ends)
         self.predicted: dict[int, int] = {}

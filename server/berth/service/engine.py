@@ -34,7 +34,7 @@ from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
-from berth.service.improvements import PlanImprovements
+from berth.service.improvements import PASS_SECONDS, PlanImprovements, within
 from berth.service.intents import Intent, Kill, StartOn
 from berth.service.job_commands import JobCommands
 from berth.service.job_memory import KEEP_FINISHED, JobMemory
@@ -368,6 +368,8 @@ class Engine(
     def _run_lane(self, lane: str | None, now: int) -> None:
         """One backfilling partition's pass: its starts, then its moved reservations."""
         timeline = self.lanes[lane]
+        if self._defer_improvements:
+            timeline.policy.pass_stop = within(PASS_SECONDS)
         for start in timeline.close(now):
             record = self.pending.pop(start.job_id)
             if start.placement is not None:  # the policy placed it on named nodes

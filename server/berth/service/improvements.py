@@ -16,6 +16,9 @@ from collections.abc import Callable
 
 from berth.service.engine_base import EngineBase
 
+#: Wall time one scheduling pass may take before it stops, to go on at the next.
+PASS_SECONDS = 0.02
+
 
 def within(seconds: float) -> Callable[[], bool]:
     """A ``stop()`` for a slice of work: true once ``seconds`` of wall time have passed

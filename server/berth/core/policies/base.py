@@ -118,6 +118,8 @@ class LivePolicy(Policy, Protocol):
     places_on_nodes: bool
     #: Whether improvements of the plan (compression) wait for :meth:`improve`.
     deferred: bool
+    #: Deferred: when a long scheduling pass must stop, to go on at the next one.
+    pass_stop: Callable[[], bool] | None
 
     @property
     def improvement_due(self) -> bool:
@@ -179,6 +181,7 @@ class QueuePolicy:
     #: The pool policies improve their plans whole, at once (see :meth:`improve`).
     deferred = False
     improvement_due = False
+    pass_stop: Callable[[], bool] | None = None
 
     def __init__(self, space: ResourceSpace) -> None:
         self.space = space

@@ -32,6 +32,7 @@ from berth.core.model import Job
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
+from berth.core.policies.node_easy import backfill
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
@@ -134,6 +135,10 @@ class NodeBackfill:
         #: Where a compression stopped by its shell goes on: the job it stopped at, and
         #: whether its pass had moved any job before it.
         self.compress_resume: tuple[int | None, bool] = (None, False)
+        #: Deferred: when an EASY pass must stop (the shell's clock), and the job the
+        #: pass stopped at, where the next one goes on.
+        self.pass_stop: Callable[[], bool] | None = None
+        self.backfill_resume: int | None = None
 
     # ------------------------------------------------------------------ the Policy port
     def complete(self, job_ids: Sequence[int], now: int) -> None:
@@ -227,35 +232,8 @@ class NodeBackfill:
         return next_reserved_start(self._starts, self.waiting)
 
     def _backfill(self, head: Planned, reserved: int, now: int, started: list[Start]) -> None:
-        """EASY: start now every other job that has a placement for its whole estimate
-        beside the head's reservation (held in the plan), in queue order.
-
-        Two exact shortcuts, as the plan only fills during the pass: a job whose total
-        does not fit in what is free now cannot start (one packed test); and a job that
-        asks for no more than one that already failed to be placed, slot for slot
-        (the same slot and node terms, no more slots, no longer estimate), fails too."""
-        guard = self.space.guard
-        free_now = self.plan.aggregate.free_at(now) | guard
-        failed: dict[tuple[int, int | None, bool], list[tuple[int, int]]] = {}
-        for other in list(self.waiting.values()):
-            if other is head or other.job.id in self.parked:
-                continue
-            shape, estimate = other.shape, other.job.estimate
-            if (free_now - other.demand * shape.count) & guard != guard and not shape.exclusive:
-                continue
-            terms = (other.demand, shape.nodes, shape.exclusive)
-            fewer = failed.get(terms)
-            if fewer and any(c <= shape.count and e <= estimate for c, e in fewer):
-                continue
-            placement = self.plan.place(shape, other.demand, now, estimate)
-            if placement is None:  # kept minimal: what it now covers is dropped
-                failed[terms] = [
-                    (c, e) for c, e in fewer or () if c < shape.count or e < estimate
-                ] + [(shape.count, estimate)]
-                continue
-            reason = f"backfilled beside the head's reservation at {at(reserved)}"
-            started.append(self._launch(other, now, placement, reason))
-            free_now = self.plan.aggregate.free_at(now) | guard
+        """See :func:`~berth.core.policies.node_easy.backfill`."""
+        backfill(self, head, reserved, now, started)
 
     # ------------------------------------------------------------------ live shells
     @property
@@ -446,7 +424,7 @@ class NodeBackfill:
 
     @property
     def improvement_due(self) -> bool:
-        return self._improve_due
+        return self._improve_due or self.backfill_resume is not None
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
         """Go on with a deferred compression until ``stop()`` says the slice is over;
@@ -454,7 +432,7 @@ class NodeBackfill:
         breaks no promise, it only keeps reservations later than they could be)."""
         if self._improve_due:
             self._improve_due = not self._compress(now, stop)
-        return not self._improve_due
+        return not self.improvement_due  # an EASY pass under way goes on in the next pass
 
     def _compress(self, now: int, stop: Callable[[], bool] | None = None) -> bool:
         """See :func:`~berth.core.policies.node_compression.compress`."""
