@@ -243,7 +243,8 @@ class Coordinator:
         queue = self._queue
         loop = asyncio.get_running_loop()
         while True:
-            improving = self.engine.improvement_due and (self._improve_next or queue.empty())
+            commands_wait = bool(self._carry) or not queue.empty()
+            improving = self.engine.improvement_due and (self._improve_next or not commands_wait)
             if improving:
                 batch = [(Queued(Improve(IMPROVE_SECONDS)), loop.create_future())]
             elif self._carry:

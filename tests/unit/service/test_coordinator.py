@@ -540,3 +540,29 @@ def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
     assert first == {}  # no run had finished: nothing to answer from yet
     assert later == expected
     assert len(expected) >= 8
+
+
+def test_commands_carried_to_the_next_batch_are_not_starved_by_a_long_compression(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch over its time carries its other commands to the next batch; plan
+    improvement that is due must not keep the writer from them. Here every batch
+    applies one command, and the improvement never ends (a compression longer than the
+    test): the writer must still alternate."""
+    from berth.service import coordinator as module
+
+    monkeypatch.setattr(module, "BATCH_SECONDS", 0.0)
+    monkeypatch.setattr(Engine, "improvement_due", property(lambda self: True))
+    monkeypatch.setattr(Engine, "improve", lambda self, now, stop: False)
+
+    async def scenario() -> list[int]:
+        coordinator, _, _, _ = _setup(4)
+        await coordinator.start()
+        submits = [SubmitJob(request(1, limit=5)) for _ in range(6)]
+        ids = await asyncio.wait_for(
+            asyncio.gather(*(coordinator.call(s, lambda made: made[0].id) for s in submits)), 5
+        )
+        await coordinator.stop()
+        return list(ids)
+
+    assert asyncio.run(scenario()) == list(range(1, 7))  # all six applied, in order
