@@ -22,18 +22,7 @@ from berth.core.model import Job
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.replay import replay
 from tests.property.test_node_planner import check, node_clusters, node_jobs
-
-
-class Slices:
-    """A stop that ends the slice after every ``size`` questions."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.asked = 0
-
-    def __call__(self) -> bool:
-        self.asked += 1
-        return self.asked % self.size == 0
+from tests.support.stops import EveryFewQuestions
 
 
 class SlicedToTheEnd(NodeBackfill):
@@ -42,7 +31,7 @@ class SlicedToTheEnd(NodeBackfill):
     def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
         super().__init__("conservative", nodes)
         self.deferred = True
-        self.stop = Slices(size)
+        self.stop = EveryFewQuestions(size)
         self.slices = 0
 
     def complete(self, job_ids: Sequence[int], now: int) -> None:
@@ -57,7 +46,7 @@ class LeftUnfinished(NodeBackfill):
     def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
         super().__init__("conservative", nodes)
         self.deferred = True
-        self.stop = Slices(size)
+        self.stop = EveryFewQuestions(size)
 
     def complete(self, job_ids: Sequence[int], now: int) -> None:
         super().complete(job_ids, now)

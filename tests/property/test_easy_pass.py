@@ -19,6 +19,7 @@ from berth.core.policies.nodes import NodeBackfill, Planned
 from berth.emulate.replay import replay
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import node_jobs
+from tests.support.stops import EveryFewQuestions
 
 
 class EveryJobAsked(NodeBackfill):
@@ -47,18 +48,6 @@ def test_the_shortcuts_start_what_asking_every_job_starts(
     assert [(r.id, r.start, r.nodes) for r in fast] == [(r.id, r.start, r.nodes) for r in plain]
 
 
-class Questions:
-    """A pass stop that ends a pass after every ``size`` questions."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.asked = 0
-
-    def __call__(self) -> bool:
-        self.asked += 1
-        return self.asked % self.size == 0
-
-
 class PassesInSlices(NodeBackfill):
     """Deferred EASY whose passes stop after a few questions; at each instant the shell
     (here, this loop; the daemon's writer) runs passes until none is under way."""
@@ -66,7 +55,7 @@ class PassesInSlices(NodeBackfill):
     def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
         super().__init__("easy", nodes)
         self.deferred = True
-        self.pass_stop = Questions(size)
+        self.pass_stop = EveryFewQuestions(size)
         self.slices = 0
 
     def schedule(self, now: int) -> list[Start]:
