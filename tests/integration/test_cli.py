@@ -187,3 +187,25 @@ def test_usage_prints_hours_per_user(
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split() == ["ACCOUNT", "JOBS", "CPUS-HOURS"]
     assert [line.split()[:2] for line in lines[2:]] == [["alice", "1"], ["physics", "1"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--policy", "nope"], "berth serve: unknown policy 'nope'; known: fcfs, easy"),
+        (["--nodes", "3y"], "berth serve: --nodes (BERTH_NODES, TOML nodes): node group '3y'"),
+        (["--tokens", "abc"], "berth serve: token entries are TOKEN:USER[:ROLE], got 'abc'"),
+        (["--port", "99999"], "berth serve: --port (BERTH_PORT, TOML port): must be <= 65535"),
+    ],
+)
+def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "berth.runtime.main", "serve", "--data-dir", str(tmp_path)]
+    done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [done.stderr.strip()]  # one line, no traceback
+    assert done.stderr.startswith(line), done.stderr

@@ -124,9 +124,87 @@ def parse_nodes(spec: str) -> list[NodeRecord]:
 
 
 def load_settings(config: Path | None = None, **flags: Any) -> Settings:
-    """Settings from ``flags`` (``None`` values ignored), the environment and ``config``."""
+    """Settings from ``flags`` (``None`` values ignored), the environment and ``config``.
+
+    Raises ``ValueError`` with one line per problem, each naming the setting as a flag,
+    an environment variable and a TOML key, and what it accepts (never pydantic's dump).
+    """
+    from pydantic import ValidationError
+
     if config is not None and not config.is_file():
         raise ValueError(f"config file {config} does not exist")
+    import tomllib
+
+    try:
+        return _load(config, flags)
+    except ValidationError as error:
+        raise ValueError(settings_problems(error)) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"config file {config}: {error}") from None
+
+
+def settings_problems(error: Any) -> str:
+    """A pydantic ``ValidationError`` of :class:`Settings` as one line per problem."""
+    lines = [_problem_line(problem) for problem in error.errors(include_url=False)]
+    return "\n".join(dict.fromkeys(lines))
+
+
+def _problem_line(problem: Any) -> str:
+    where = ".".join(str(part) for part in problem.get("loc", ()))
+    kind = problem.get("type", "")
+    context = problem.get("ctx") or {}
+    given = problem.get("input")
+    if kind == "extra_forbidden":
+        known = ", ".join(sorted(Settings.model_fields))
+        return f"unknown setting {where!r} (TOML key or BERTH_ variable); known: {known}"
+    message = str(problem.get("msg", "invalid"))
+    if kind == "value_error":
+        message = str(context.get("error", message.removeprefix("Value error, ")))
+    elif kind in _LIMITS:
+        message = _limit_message(kind, context)
+    elif kind == "literal_error":
+        message = f"must be {context.get('expected', 'one of the listed values')}"
+    else:
+        message = message[0].lower() + message[1:]
+    if not where:
+        return message
+    name = where.split(".")[0]
+    flag = _FLAGS.get(name, f"--{name.replace('_', '-')}")
+    option = (
+        f"{flag} (BERTH_{name.upper()}, TOML {name})" if flag else f"{name} (BERTH_{name.upper()})"
+    )
+    shown = (
+        "" if kind in ("missing", "value_error") or isinstance(given, dict) else f", got {given!r}"
+    )
+    return f"{option}: {message}{shown}"
+
+
+#: Settings whose flag is not ``--`` and their name ("": no flag, only TOML and the
+#: environment).
+_FLAGS = {
+    "fence_seconds": "--fence",
+    "backend": "--agents/--emulate",
+    "reconcile_seconds": "",
+    "sqlite_synchronous": "",
+    "policy_options": "",
+    "tokens_file": "",
+}
+
+_LIMITS = {
+    "greater_than": "gt",
+    "greater_than_equal": "ge",
+    "less_than": "lt",
+    "less_than_equal": "le",
+}
+_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def _limit_message(kind: str, context: Any) -> str:
+    key = _LIMITS[kind]
+    return f"must be {_WORDS[key]} {context.get(key)}"
+
+
+def _load(config: Path | None, flags: dict[str, Any]) -> Settings:
 
     class _Layered(Settings):
         @classmethod

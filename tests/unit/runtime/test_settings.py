@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from berth.runtime.settings import load_settings, parse_nodes
 
@@ -47,10 +47,38 @@ def test_bad_node_specs_name_the_problem(spec: str, fragment: str) -> None:
 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="time_scale"):
+    with pytest.raises(ValueError, match="time_scale"):
         load_settings(data_dir=tmp_path, time_scale=0)
     with pytest.raises(ValueError, match="does not exist"):
         load_settings(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(
+    ("toml", "flags", "line"),
+    [
+        ("", {"port": 99999}, "--port (BERTH_PORT, TOML port): must be <= 65535, got 99999"),
+        ("", {"time_scale": 0}, "--time-scale (BERTH_TIME_SCALE, TOML time_scale): must be > 0"),
+        ("polcy = 'easy'\n", {}, "unknown setting 'polcy' (TOML key or BERTH_ variable)"),
+        ("port = 'x'\n", {}, "--port (BERTH_PORT, TOML port): input should be a valid integer"),
+        ("reconcile_seconds = 0\n", {}, "reconcile_seconds (BERTH_RECONCILE_SECONDS): must be > 0"),
+        ("port = \n", {}, "berth.toml: Invalid value (at line 1, column 8)"),
+        ("", {"nodes": "3y"}, "--nodes (BERTH_NODES, TOML nodes): node group '3y' must start"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_option(
+    tmp_path: Path, toml: str, flags: dict[str, object], line: str
+) -> None:
+    """Never pydantic's dump: one line per problem, naming the flag, the environment
+    variable and the TOML key, and what is accepted."""
+    config = tmp_path / "berth.toml"
+    config.write_text(toml)
+    with pytest.raises(ValueError, match=re.escape(line)) as raised:
+        load_settings(config, data_dir=tmp_path, **flags)
+    message = str(raised.value)
+    assert line in message
+    assert "\n" not in message
+    assert "pydantic" not in message
+    assert "validation error" not in message
 
 
 @pytest.mark.parametrize(
@@ -65,7 +93,7 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
 def test_agents_settings_that_cannot_work_are_refused(
     tmp_path: Path, flags: dict[str, object], fragment: str
 ) -> None:
-    with pytest.raises(ValidationError, match=fragment):
+    with pytest.raises(ValueError, match=fragment):
         load_settings(data_dir=tmp_path, backend="agents", **flags)
 
 
