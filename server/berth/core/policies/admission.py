@@ -1,0 +1,267 @@
+"""Deadline admission algorithms (Islam, Balaji, Sadayappan & Panda 2003) on a board.
+
+Each function rearranges a :class:`~berth.core.policies.boards.Board` holding every
+admitted waiting job so that ``new`` and all of them meet their deadlines, and returns
+``None`` with the board in that state, or the first :class:`Broken` deadline that made
+it give up (the caller then undoes the board). The same code plans on the pool and on
+named nodes; only the board differs.
+
+* :func:`qops` (section 3, Figure 3): insertion points 0, N/2, 3N/4, ... N, in that
+  order; at point ``p`` the jobs from ``p`` on and the new one are re-placed in EDF or
+  LLF order, a deadline violation pulling the late job forward up to ``k_factor``
+  times. The first feasible point wins.
+* :func:`msb` (section 2.2.1, Figure 1): for each position from N down to 0, the new job
+  at its earliest start and the jobs from the position on re-placed in their current
+  order; the cheapest feasible option wins (delay x size summed; ties: fewer moved).
+* :func:`mrt` (section 2.2.2, Figure 2): every job re-placed by depth-first search in
+  heuristic order, each step strongly feasible, at most ``max_backtracks`` backtracks.
+
+Resolutions of the paper's ambiguities are in ``docs/semantics.md``. Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from berth.core.policies.boards import Board
+from berth.core.policies.deadline_rules import Broken, Deadlines, Queued, non_negative
+
+#: Default bound on deadline violations repaired per insertion point (the paper's
+#: K-factor; it gives no value).
+DEFAULT_K_FACTOR = 5
+
+#: Default backtrack limit of MRT (the paper gives no value).
+DEFAULT_MAX_BACKTRACKS = 10
+
+AnyBoard = Board[Any, Any]
+
+
+def insertion_points(n: int) -> list[int]:
+    """Positions 0, n/2, 3n/4, 7n/8, ... (each below n), then n: about log2(n) + 2."""
+    points = [0]
+    step = n // 2
+    while step > 0:
+        position = n - step
+        if position > points[-1]:
+            points.append(position)
+        step //= 2
+    if n > points[-1]:
+        points.append(n)
+    return points
+
+
+def _start(entry: Queued) -> int:
+    assert entry.start is not None, "every admitted waiting job is reserved"
+    return entry.start
+
+
+def qops(
+    board: AnyBoard,
+    rules: Deadlines,
+    order: Sequence[Queued],
+    new: Queued,
+    now: int,
+    k_factor: int,
+) -> Broken | None:
+    """QoPS admission; ``order`` is the waiting jobs by reserved start (then arrival)."""
+    first_failure: Broken | None = None
+    base = board.mark()
+    for position in insertion_points(len(order)):
+        outcome = _try_insertion(board, rules, order, new, position, now, k_factor)
+        if outcome is None:
+            return None
+        board.undo(base)
+        first_failure = first_failure or outcome
+    return first_failure
+
+
+def _try_insertion(
+    board: AnyBoard,
+    rules: Deadlines,
+    order: Sequence[Queued],
+    new: Queued,
+    position: int,
+    now: int,
+    k_factor: int,
+) -> Broken | None:
+    """One option of Figure 3: ``order[position:]`` and the new job re-placed. When a
+    job ``Jc`` placed at ``T`` misses its deadline, every job this option placed in
+    ``[min((ts + T) / 2, T), T]`` is taken out again and ``Jc`` goes first."""
+    moved = order[position:]
+    slot = _start(moved[0]) if moved else now
+    for entry in moved:
+        board.take(entry)
+    key = rules.order_key()
+    pending = sorted([new, *moved], key=key)
+    entries = {e.job.id: e for e in pending}
+    placed: dict[int, int] = {}
+    violations = 0
+    while pending:
+        entry = pending.pop(0)
+        start = board.place(entry, now)
+        placed[entry.job.id] = start
+        broken = rules.late(entry, start)
+        if broken is None:
+            continue
+        violations += 1
+        if violations > k_factor:
+            return broken
+        lower = min((slot + start) // 2, start)
+        back = [
+            job_id
+            for job_id, at in placed.items()
+            if lower <= at <= start and job_id != entry.job.id
+        ]
+        for job_id in [*back, entry.job.id]:
+            del placed[job_id]
+            board.take(entries[job_id])
+        pending = [entry, *sorted([*pending, *(entries[j] for j in back)], key=key)]
+    return None
+
+
+def msb(
+    board: AnyBoard, rules: Deadlines, order: Sequence[Queued], new: Queued, now: int
+) -> Broken | None:
+    """MSB admission; ``order`` is the waiting jobs by reserved start (then arrival)."""
+    base = board.mark()
+    best: tuple[float, int] | None = None
+    first_failure: Broken | None = None
+    for position in range(len(order), -1, -1):
+        if position < len(order):
+            board.take(order[position])
+        mark = board.mark()
+        outcome = _msb_option(board, rules, order[position:], new, now)
+        board.undo(mark)
+        if isinstance(outcome, Broken):
+            first_failure = first_failure or outcome
+        elif best is None or outcome < best[0]:
+            best = (outcome, position)
+    board.undo(base)
+    if best is None:
+        assert first_failure is not None
+        return first_failure
+    for entry in reversed(order[best[1] :]):
+        board.take(entry)
+    chosen = _msb_option(board, rules, order[best[1] :], new, now)
+    assert not isinstance(chosen, Broken), "the same option on the same board"
+    return None
+
+
+def _msb_option(
+    board: AnyBoard, rules: Deadlines, moved: Sequence[Queued], new: Queued, now: int
+) -> float | Broken:
+    """The new job at its earliest start, then ``moved`` re-placed in order: the price
+    (delay x size, summed), or the first deadline missed."""
+    start = board.place(new, now)
+    broken = rules.late(new, start)
+    if broken is not None:
+        return broken
+    price = (start - now) * board.size(new)
+    for entry in moved:
+        moved_to = board.place(entry, now)
+        broken = rules.late(entry, moved_to)
+        if broken is not None:
+            return broken
+        price += (moved_to - _start(entry)) * board.size(entry)
+    return price
+
+
+def mrt(
+    board: AnyBoard,
+    rules: Deadlines,
+    waiting: Sequence[Queued],
+    new: Queued,
+    now: int,
+    max_backtracks: int,
+) -> Broken | None:
+    """MRT admission: every job re-placed by a strongly feasible depth-first search."""
+    remaining = sorted([*waiting, new], key=rules.order_key())
+    # Earliest-start lower bounds: a partial schedule only fills up as it grows, so a
+    # job's earliest start never moves earlier; scans resume from the last one.
+    bounds = {e.job.id: now for e in remaining}
+    for entry in waiting:
+        board.take(entry)
+    steps: list[tuple[int, list[Queued], dict[int, int], int]] = []
+    candidate = 0
+    backtracks = 0
+    failure: Broken | None = None
+    while remaining:
+        extended = False
+        while candidate < len(remaining):
+            entry = remaining[candidate]
+            mark = board.mark()
+            start = board.place(entry, bounds[entry.job.id])
+            rest = remaining[:candidate] + remaining[candidate + 1 :]
+            trial_bounds = dict(bounds)
+            broken = rules.late(entry, start)
+            if broken is None:
+                broken = _strongly_feasible(board, rules, rest, trial_bounds)
+            if broken is None:
+                steps.append((mark, remaining, bounds, candidate))
+                remaining, bounds = rest, trial_bounds
+                candidate = 0
+                extended = True
+                break
+            board.undo(mark)
+            failure = failure or broken
+            backtracks += 1
+            if backtracks > max_backtracks:
+                return failure
+            candidate += 1
+        if extended:
+            continue
+        if not steps:
+            assert failure is not None
+            return failure
+        mark, remaining, bounds, tried = steps.pop()
+        board.undo(mark)
+        candidate = tried + 1
+    return None
+
+
+def _strongly_feasible(
+    board: AnyBoard, rules: Deadlines, rest: Sequence[Queued], bounds: dict[int, int]
+) -> Broken | None:
+    """Whether each job of ``rest``, placed alone next, meets its deadline."""
+    for other in rest:
+        job_id = other.job.id
+        start = board.earliest(other, bounds[job_id])
+        bounds[job_id] = start
+        broken = rules.late(other, start)
+        if broken is not None:
+            return broken
+    return None
+
+
+#: The options each algorithm takes beyond the heuristic and relaxation.
+OPTIONS = {"qops": ("k_factor",), "msb": (), "mrt": ("max_backtracks",)}
+
+
+class Admission:
+    """One of the algorithms with its options, checked once: ``admission(board, ...)``."""
+
+    __slots__ = ("k_factor", "max_backtracks", "name")
+
+    def __init__(
+        self,
+        name: str,
+        k_factor: int = DEFAULT_K_FACTOR,
+        max_backtracks: int = DEFAULT_MAX_BACKTRACKS,
+    ) -> None:
+        if name not in OPTIONS:
+            raise ValueError(f"deadline admission must be one of {', '.join(OPTIONS)}")
+        self.name = name
+        self.k_factor = non_negative("k_factor", k_factor)
+        self.max_backtracks = non_negative("max_backtracks", max_backtracks)
+
+    def __call__(
+        self, board: AnyBoard, rules: Deadlines, order: Sequence[Queued], new: Queued, now: int
+    ) -> Broken | None:
+        """Rearrange ``board`` (``order``: the waiting jobs by reserved start, then
+        arrival) to admit ``new``; ``None`` when admitted, else why not."""
+        if self.name == "qops":
+            return qops(board, rules, order, new, now, self.k_factor)
+        if self.name == "msb":
+            return msb(board, rules, order, new, now)
+        return mrt(board, rules, order, new, now, self.max_backtracks)

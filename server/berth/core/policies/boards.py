@@ -1,0 +1,144 @@
+"""Boards: a schedule the admission algorithms rearrange, on the pool or on nodes.
+
+Deadline admission (QoPS, MSB, MRT) takes waiting jobs' reservations out, puts jobs
+back at their earliest starts, tries again from an earlier state. A :class:`Board`
+offers exactly that, with a log to undo to any earlier :meth:`~Board.mark`, so each
+algorithm is written once (:mod:`berth.core.policies.admission`) and runs on the pool's
+profile (:class:`PoolBoard`) or on a plan of named nodes
+(:class:`~berth.core.policies.node_deadline.NodeBoard`), where a place is a placement.
+Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Generic, TypeVar
+
+from berth.core.policies.base import Waiting
+from berth.core.profile import Filler, Profile
+from berth.core.resources import ResourceSpace
+
+#: Where a job is on a board: its start and what it holds there (a packed demand on the
+#: pool; a placement and the amounts per node on nodes).
+Where = TypeVar("Where")
+#: A queue entry of the policy that owns the board.
+E = TypeVar("E")
+
+
+class Board(Generic[E, Where]):
+    """Reservations of queue entries that can be taken out, placed again and undone.
+
+    ``starts`` maps every job on the board to its start. Subclasses say how a job is
+    found room for (:meth:`_find`), and how what it holds is taken and given back.
+    """
+
+    def __init__(self, entries: Iterable[tuple[int, int, Where]]) -> None:
+        self.starts: dict[int, int] = {}
+        self.where: dict[int, Where] = {}
+        for job_id, start, where in entries:
+            self.starts[job_id] = start
+            self.where[job_id] = where
+        # (placed?, entry, start, where) in order; undone from the end.
+        self._log: list[tuple[bool, E, int, Where]] = []
+
+    def take(self, entry: E) -> None:
+        """Take ``entry``'s reservation off the board."""
+        job_id = self._id(entry)
+        start, where = self.starts.pop(job_id), self.where.pop(job_id)
+        self._give_back(entry, start, where)
+        self._log.append((False, entry, start, where))
+
+    def place(self, entry: E, after: int) -> int:
+        """Reserve ``entry`` at its earliest start ``>= after`` and return that start."""
+        start, where = self._find(entry, after)
+        self._hold(entry, start, where)
+        job_id = self._id(entry)
+        self.starts[job_id], self.where[job_id] = start, where
+        self._log.append((True, entry, start, where))
+        return start
+
+    def earliest(self, entry: E, after: int) -> int:
+        """The earliest start ``>= after`` of ``entry`` on the board as it is."""
+        return self._find(entry, after)[0]
+
+    def mark(self) -> int:
+        """A point :meth:`undo` can return to."""
+        return len(self._log)
+
+    def undo(self, mark: int) -> None:
+        """Undo every take and place since ``mark``, latest first."""
+        log = self._log
+        while len(log) > mark:
+            placed, entry, start, where = log.pop()
+            job_id = self._id(entry)
+            if placed:
+                del self.starts[job_id], self.where[job_id]
+                self._give_back(entry, start, where)
+            else:
+                self.starts[job_id], self.where[job_id] = start, where
+                self._hold(entry, start, where)
+
+    def size(self, entry: E) -> float:
+        """The job's request as the sum of its shares of the cluster, per resource."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ per kind
+    def _id(self, entry: E) -> int:
+        raise NotImplementedError
+
+    def _find(self, entry: E, after: int) -> tuple[int, Where]:
+        raise NotImplementedError
+
+    def _hold(self, entry: E, start: int, where: Where) -> None:
+        raise NotImplementedError
+
+    def _give_back(self, entry: E, start: int, where: Where) -> None:
+        raise NotImplementedError
+
+
+class PoolBoard(Board[Waiting, int]):
+    """A board on a copy of the pool's profile: a job holds its packed demand."""
+
+    def __init__(self, profile: Profile, space: ResourceSpace, waiting: Iterable[Waiting]) -> None:
+        super().__init__((e.job.id, _start(e), e.demand) for e in waiting)
+        # The Filler keeps lower bounds of earliest starts while the profile only fills
+        # up (a rebuild places many jobs in a row); its release forgets them.
+        self.filler = Filler(profile.copy())
+        self.space = space
+
+    @property
+    def profile(self) -> Profile:
+        return self.filler.profile
+
+    def size(self, entry: Waiting) -> float:
+        amounts = self.space.unpack(entry.demand)
+        capacity = self.space.capacity
+        return sum(amounts[name] / capacity[name] for name in capacity)
+
+    def _id(self, entry: Waiting) -> int:
+        return entry.job.id
+
+    def _find(self, entry: Waiting, after: int) -> tuple[int, int]:
+        start = self.profile.earliest_start(entry.demand, entry.job.estimate, after)
+        assert start is not None, "an admitted job always fits once everything has ended"
+        return start, entry.demand
+
+    def place(self, entry: Waiting, after: int) -> int:
+        # The Filler's bounds find the same start as _find, faster.
+        start = self.filler.place(entry.demand, entry.job.estimate, after)
+        job_id = entry.job.id
+        self.starts[job_id], self.where[job_id] = start, entry.demand
+        self._log.append((True, entry, start, entry.demand))
+        return start
+
+    def _hold(self, entry: Waiting, start: int, where: int) -> None:
+        # Reserving only fills the profile up: the Filler's bounds stay true.
+        self.profile.reserve(start, entry.job.estimate, where)
+
+    def _give_back(self, entry: Waiting, start: int, where: int) -> None:
+        self.filler.release(start, entry.job.estimate, where)
+
+
+def _start(entry: Waiting) -> int:
+    assert entry.start is not None, "every waiting job of a deadline policy is reserved"
+    return entry.start
