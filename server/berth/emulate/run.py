@@ -70,7 +70,7 @@ def run_jobs(
     if nodes:
         from berth.core.policies.nodes import make_node_policy  # only for node clusters
 
-        policy = make_node_policy(policy_name, nodes, **(policy_options or {}))
+        policy = make_node_policy(policy_name, nodes, None, **(policy_options or {}))
     else:
         policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
     with progress(label, len(jobs)) as tick:

@@ -96,12 +96,16 @@ class Settings(BaseSettings):
         if self.backend == "agents":
             if self.time_scale != 1:
                 raise ValueError("node agents run real processes: --time-scale must stay 1")
-            if self.policy not in ("fcfs", "easy", "conservative") or any(
-                k != "selection" or v != "ff" for k, v in self.policy_options.items()
-            ):
+            if self.policy in ("slack",) or self.policy_options.get("selection", "ff") != "ff":
                 raise ValueError(
-                    "node agents need jobs placed on named nodes: use --policy fcfs, easy or "
-                    f"conservative with first-fit selection (got {self.policy})"
+                    "node agents need jobs placed on named nodes: use --policy fcfs, easy, "
+                    f"conservative (first-fit selection), qops, msb or mrt (got {self.policy}"
+                    + (
+                        f" with selection {self.policy_options['selection']}"
+                        if "selection" in self.policy_options
+                        else ""
+                    )
+                    + ")"
                 )
             if self.fence_seconds <= self.agent_timeout:
                 raise ValueError(

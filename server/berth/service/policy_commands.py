@@ -15,8 +15,8 @@ from berth.service.replan import places_on_nodes
 #: Why a pool policy is refused on real nodes (agents): a job's command runs on its
 #: nodes, which a pool policy does not choose.
 REAL_NODES_NEED_PLACEMENT = (
-    "real nodes (node agents) need jobs placed on named nodes: use fcfs, easy or "
-    "conservative with first-fit selection"
+    "real nodes (node agents) need jobs placed on named nodes: use fcfs, easy, "
+    "conservative (first-fit selection), qops, msb or mrt"
 )
 
 

@@ -17,7 +17,7 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.policies import make_policy
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NoNodes
-from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
+from berth.core.policies.nodes import NODE_POLICIES, make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.service.cluster import Cluster
 from berth.service.model import JobRecord, NodeState, moment
@@ -33,12 +33,10 @@ class Replan:
 
 
 def places_on_nodes(name: str, options: dict[str, object]) -> bool:
-    """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy and
-    conservative with first-fit selection); the others plan on the pool, and a started
-    job is then split over the nodes."""
-    return name in NODE_POLICIES and all(
-        key == "selection" and value == "ff" for key, value in options.items()
-    )
+    """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy,
+    conservative with first-fit selection, qops, msb, mrt); the others plan on the
+    pool, and a started job is then split over the nodes."""
+    return name in NODE_POLICIES and options.get("selection", "ff") == "ff"
 
 
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
@@ -50,7 +48,7 @@ def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> Liv
         if not everything:
             return NoNodes()
         up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
-        return NodeBackfill(name, up, everything)
+        return make_node_policy(name, up, everything, **options)
     return make_policy(name, ResourceSpace(cluster.schedulable_capacity()), **options)
 
 

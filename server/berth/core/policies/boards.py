@@ -99,12 +99,16 @@ class Board(Generic[E, Where]):
 class PoolBoard(Board[Waiting, int]):
     """A board on a copy of the pool's profile: a job holds its packed demand."""
 
-    def __init__(self, profile: Profile, space: ResourceSpace, waiting: Iterable[Waiting]) -> None:
+    def __init__(
+        self, profile: Profile, space: ResourceSpace, waiting: Iterable[Waiting], now: int
+    ) -> None:
         super().__init__((e.job.id, _start(e), e.demand) for e in waiting)
-        # The Filler keeps lower bounds of earliest starts while the profile only fills
-        # up (a rebuild places many jobs in a row); its release forgets them.
+        # The Filler keeps lower bounds of earliest starts from ``now`` while the profile
+        # only fills up (a rebuild places many jobs in a row); its release forgets them.
+        # They hold for searches from ``now`` only: MRT searches from later bounds.
         self.filler = Filler(profile.copy())
         self.space = space
+        self.now = now
 
     @property
     def profile(self) -> Profile:
@@ -124,6 +128,8 @@ class PoolBoard(Board[Waiting, int]):
         return start, entry.demand
 
     def place(self, entry: Waiting, after: int) -> int:
+        if after != self.now:
+            return super().place(entry, after)
         # The Filler's bounds find the same start as _find, faster.
         start = self.filler.place(entry.demand, entry.job.estimate, after)
         job_id = entry.job.id

@@ -86,7 +86,7 @@ class DeadlinePolicy(Conservative):
         if too_late is not None:
             return too_late
         deadline = self.rules.of[job.id] = self.rules.effective(job)
-        board = PoolBoard(self.profile, self.space, self.waiting.values())
+        board = PoolBoard(self.profile, self.space, self.waiting.values(), now)
         broken = self.admission(board, self.rules, self.scheduled(), entry, now)
         if broken is not None:
             del self.rules.of[job.id]

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.nodes import Need, NodePlan, Placement
+from berth.core.policies import policy_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
@@ -39,7 +40,16 @@ from berth.core.shapes import Shape, shape_of, shape_problem
 from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
-NODE_POLICIES: dict[str, int | None] = {"fcfs": 0, "easy": 1, "conservative": None}
+#: The deadline policies are conservative schedules with deadline admission
+#: (:mod:`berth.core.policies.node_deadline`).
+NODE_POLICIES: dict[str, int | None] = {
+    "fcfs": 0,
+    "easy": 1,
+    "conservative": None,
+    "qops": None,
+    "msb": None,
+    "mrt": None,
+}
 
 _DAWN = -(1 << 62)
 #: Entries the room log keeps before it starts again.
@@ -497,16 +507,27 @@ class NodeBackfill:
 
 
 def make_node_policy(
-    name: str, nodes: Mapping[str, Mapping[str, int]], **options: object
+    name: str,
+    nodes: Mapping[str, Mapping[str, int]],
+    configured: Mapping[str, Mapping[str, int]] | None = None,
+    **options: object,
 ) -> NodeBackfill:
-    """The node planner for policy ``name``; ``ValueError`` names what is not offered."""
+    """The node planner for policy ``name`` over ``nodes`` (those up; ``configured``:
+    all of them) with the policy's options; ``ValueError`` names what is not offered
+    or a bad option (as the pool policies' constructors do)."""
     if name not in NODE_POLICIES:
         raise ValueError(
             f"on a node cluster the policy must be one of {', '.join(NODE_POLICIES)} "
             f"(got {name!r}; the others plan on a pool: leave out --nodes)"
         )
-    if options:
-        raise ValueError(
-            f"on a node cluster, {name} takes no options yet (got {', '.join(sorted(options))})"
-        )
-    return NodeBackfill(name, nodes)
+    problem = policy_problem(name, options)
+    if problem is not None:
+        raise ValueError(problem[1])
+    if NODE_POLICIES[name] is None and name != "conservative":
+        from berth.core.policies.node_deadline import NodeDeadline
+
+        return NodeDeadline(name, nodes, configured, **options)  # type: ignore[arg-type]
+    selection = options.get("selection", "ff")
+    if selection != "ff":
+        raise ValueError(f"on a node cluster, {name} takes selection ff only (got {selection!r})")
+    return NodeBackfill(name, nodes, configured)

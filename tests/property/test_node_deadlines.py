@@ -1,0 +1,106 @@
+"""Deadline admission (QoPS, MSB, MRT) on named nodes keeps its promises.
+
+* On random node clusters and node-shaped jobs with exact estimates, every admitted job
+  completes by its deadline (real or artificial), on nodes never over-committed, with
+  whole slots; a rejection leaves the plan exactly as it was.
+* On one-cpu nodes (jobs given as cpus: whole nodes, counted), each policy admits the
+  same jobs and starts them at the same times as on the pool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.core.decisions import Reject, Reserve
+from berth.core.model import Job
+from berth.core.policies import make_policy
+from berth.core.policies.node_deadline import NODE_DEADLINE_POLICIES, NodeDeadline
+from berth.core.resources import ResourceSpace
+from berth.emulate.replay import replay
+from berth.emulate.workload import TraceJob
+from tests.property.strategies import workloads
+from tests.property.test_node_planner import check, node_clusters, node_jobs
+
+
+def with_deadlines(draw: st.DrawFn, jobs: list[TraceJob]) -> list[TraceJob]:
+    """Exact estimates; most jobs get a deadline of estimate + a random slack after
+    submit (often too tight, so that some are rejected)."""
+    result = []
+    for trace_job in jobs:
+        job = trace_job.job
+        deadline = None
+        if draw(st.integers(0, 4)) > 0:
+            deadline = job.submit + job.estimate + draw(st.integers(0, 3 * job.estimate + 12))
+        result.append(TraceJob(dataclasses.replace(job, deadline=deadline), job.estimate))
+    return result
+
+
+def _snapshot(policy: NodeDeadline) -> tuple[object, ...]:
+    plan = policy.plan
+    profiles = getattr(plan, "profiles", [plan.aggregate])
+    return (
+        [profile.steps() for profile in profiles],
+        {i: (e.start, e.placement) for i, e in policy.waiting.items()},
+        dict(policy.deadline_of),
+    )
+
+
+class Recording(NodeDeadline):
+    """Records each promise and whether each rejection left the plan unchanged."""
+
+    def __init__(self, name: str, nodes: dict[str, dict[str, int]]) -> None:
+        super().__init__(name, nodes)
+        self.promised: dict[int, int] = {}
+        self.unchanged_after_reject: list[bool] = []
+
+    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+        before = _snapshot(self)
+        decision = super().submit(job, now)
+        if isinstance(decision, Reject):
+            self.unchanged_after_reject.append(_snapshot(self) == before)
+        elif isinstance(decision, Reserve):
+            assert decision.completion is not None
+            self.promised[job.id] = decision.completion
+        return decision
+
+
+@pytest.mark.parametrize("name", NODE_DEADLINE_POLICIES)
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_every_admitted_job_meets_its_deadline_on_nodes(name: str, data: st.DataObject) -> None:
+    nodes = data.draw(node_clusters())
+    jobs = with_deadlines(data.draw, data.draw(node_jobs(nodes, most=16)))
+    policy = Recording(name, nodes)
+    records = replay(jobs, policy)
+    check(records, jobs, nodes, name)
+    by_id = {r.id: r for r in records}
+    for job_id, completion in policy.promised.items():
+        record = by_id[job_id]
+        assert record.end is not None
+        assert record.end <= completion, (job_id, record.end, completion)
+        deadline = next(t.job.deadline for t in jobs if t.job.id == job_id)
+        if deadline is not None:
+            assert completion == deadline
+    assert all(policy.unchanged_after_reject)
+    assert {r.id for r in records if r.status != "rejected"} == set(policy.promised)
+
+
+@pytest.mark.parametrize("name", NODE_DEADLINE_POLICIES)
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_on_one_cpu_nodes_each_deadline_policy_gives_the_pools_schedule(
+    name: str, data: st.DataObject
+) -> None:
+    cpus = data.draw(st.integers(1, 6))
+    capacity = {"cpus": cpus}
+    jobs = with_deadlines(data.draw, data.draw(workloads(capacity, max_jobs=14, max_time=10)))
+    pool = replay(jobs, make_policy(name, ResourceSpace(capacity)))
+    nodes = {f"n{i}": {"cpus": 1} for i in range(cpus)}
+    on_nodes = replay(jobs, NodeDeadline(name, nodes))
+    assert [(r.id, r.status, r.start, r.guarantee) for r in on_nodes] == [
+        (r.id, r.status, r.start, r.guarantee) for r in pool
+    ]
