@@ -1,9 +1,12 @@
 """One timeline: the daemon's engine on emulated nodes, driven the way the coordinator
-drives it (a batch per instant: due events, the instant's submissions, one pass), starts
-every job at the same time as ``berth emulate``'s replay of the same submissions, for
-every policy and backfill selection."""
+drives it (a batch per instant: due events, the instant's submissions, one pass), admits
+and starts every job at the same time as ``berth emulate``'s replay of the same
+submissions, for every policy and backfill selection, on one node or several, with
+deadlines."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,12 +50,16 @@ def _valid(jobs: list[TraceJob], capacity: dict[str, int]) -> list[TraceJob]:
 
 
 def daemon_starts(
-    jobs: list[TraceJob], capacity: dict[str, int], policy: str, options: dict[str, object]
+    jobs: list[TraceJob],
+    capacity: dict[str, int],
+    policy: str,
+    options: dict[str, object],
+    nodes: int = 1,
 ) -> dict[int, int | None]:
-    """Start times the live engine gives, batch by batch as the coordinator applies them."""
-    live = Engine.restore(
-        Snapshot(), EmulatedNodes(), 0, [NodeRecord("node001", dict(capacity))], policy, options
-    )
+    """Start times the live engine gives, batch by batch as the coordinator applies them
+    (``None``: never started, rejected at admission)."""
+    records = [NodeRecord(f"node{i:03d}", dict(capacity)) for i in range(1, nodes + 1)]
+    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, records, policy, options)
     for submit in sorted({t.job.submit for t in jobs}):
         with live.batch(submit):
             live.advance(submit)
@@ -71,18 +78,34 @@ def test_daemon_and_emulator_start_every_job_at_the_same_time(
 ) -> None:
     policy, options = variant
     capacity = data.draw(clusters())
+    nodes = data.draw(st.integers(1, 3))
     jobs = _valid(data.draw(workloads(capacity, max_jobs=10)), capacity)
     if not jobs:
         return
+    # Deadlines from submit + estimate on (the daemon refuses sooner ones outright), for
+    # the policies that admit by deadline (the daemon refuses a deadline the others do
+    # not promise; the replay has no such check).
+    deadlines = policy in ("qops", "msb", "mrt")
+    jobs = [
+        TraceJob(
+            dataclasses.replace(t.job, deadline=t.job.submit + t.job.estimate + slack),
+            t.runtime,
+        )
+        if deadlines and (slack := data.draw(st.one_of(st.none(), st.integers(0, 20)))) is not None
+        else t
+        for t in jobs
+    ]
     # The dry run is the daemon's computation: on nodes where the daemon places on nodes.
     planner: Policy
     if places_on_nodes(policy, options):
-        planner = make_node_policy(policy, {"node001": capacity})
+        named = {f"node{i:03d}": dict(capacity) for i in range(1, nodes + 1)}
+        planner = make_node_policy(policy, named, None, **options)
     else:
-        planner = make_policy(policy, ResourceSpace(capacity), **options)
+        pool = {name: amount * nodes for name, amount in capacity.items()}
+        planner = make_policy(policy, ResourceSpace(pool), **options)
     emulated = replay(jobs, planner)
     expected = {r.id: r.start for r in emulated}
-    assert daemon_starts(jobs, capacity, policy, options) == expected
+    assert daemon_starts(jobs, capacity, policy, options, nodes) == expected
 
 
 def test_same_instant_arrivals_share_one_pass() -> None:

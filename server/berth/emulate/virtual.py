@@ -16,14 +16,17 @@ from berth.service.model import JobRequest
 
 
 def trace_request(trace: TraceJob, partition: str | None = None) -> JobRequest:
-    """A trace job as a submission: its estimate the time limit, its runtime emulated."""
+    """A trace job as a submission: its estimate the time limit, its runtime emulated,
+    its deadline and its slots kept."""
     return JobRequest(
         name=str(trace.job.id),
         user=trace.job.user or "u",
         resources={n: a for n, a in trace.job.resources.items() if a},
         time_limit=trace.job.estimate,
+        deadline=trace.job.deadline,
         emulated_runtime=trace.runtime,
         partition=partition,
+        shape=trace.job.shape,
     )
 
 
