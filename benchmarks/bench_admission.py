@@ -7,6 +7,11 @@ one more job is timed ``--samples`` times, each on a fresh copy of the same sche
 
     .venv/bin/python benchmarks/bench_admission.py                 # qops, 100..3000
     .venv/bin/python benchmarks/bench_admission.py --policies qops,msb,mrt --sizes 100,300
+    .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0
+
+With ``--nodes N`` the policies plan on N named nodes of ``cpus=32,mem_gb=128`` (the node
+planner, as the daemon runs them on agents) and jobs ask for slots: 1-256 slots of 1-32
+cpus and 2 GB a cpu, so every decision is a set of placements on named nodes.
 
 Then the full replay the issue sets a target for: the first 5,000 CTC jobs at load 1.6
 (duplication), exact estimates, deadlines from EASY with S = 0.2, under QoPS (median of
@@ -24,7 +29,9 @@ import time
 from berth.core.model import Job
 from berth.core.policies import make_policy
 from berth.core.policies.deadline import DeadlinePolicy
+from berth.core.policies.node_deadline import NodeDeadline
 from berth.core.resources import ResourceSpace
+from berth.core.shapes import Shape
 from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
@@ -40,26 +47,46 @@ def _job(rng: random.Random, job_id: int, now: int, slack_factor: float) -> Job:
     return Job(job_id, now, estimate, {"cpus": cpus}, deadline=now + estimate + slack)
 
 
-def build(policy_name: str, waiting: int, seed: int) -> DeadlinePolicy:
+def _slots_job(rng: random.Random, job_id: int, now: int, slack_factor: float) -> Job:
+    """A job asking for slots on 32-cpu nodes (2 GB a cpu), sizes log-uniform."""
+    job = _job(rng, job_id, now, slack_factor)
+    per_cpu = rng.choice([1, 2, 4, 8, 16, 32])
+    count = max(1, round(2 ** rng.uniform(0, 8)))
+    shape = Shape(count, {"cpus": per_cpu, "mem_gb": 2 * per_cpu})
+    return Job(job.id, now, job.estimate, {}, deadline=job.deadline, shape=shape)
+
+
+def build(
+    policy_name: str, waiting: int, seed: int, nodes: int = 0
+) -> DeadlinePolicy | NodeDeadline:
     rng = random.Random(seed)
-    policy = make_policy(policy_name, ResourceSpace({"cpus": CPUS}))
-    assert isinstance(policy, DeadlinePolicy)
+    policy: DeadlinePolicy | NodeDeadline
+    make_job = _job
+    if nodes:
+        named = {f"n{i:04d}": {"cpus": 32, "mem_gb": 128} for i in range(nodes)}
+        policy = NodeDeadline(policy_name, named)
+        make_job = _slots_job
+    else:
+        built = make_policy(policy_name, ResourceSpace({"cpus": CPUS}))
+        assert isinstance(built, DeadlinePolicy)
+        policy = built
     job_id = 0
     while len(policy.waiting) < waiting:
         job_id += 1
         # Generous deadlines so the queue fills: the slack grows with the queue.
-        policy.submit(_job(rng, job_id, 0, slack_factor=len(policy.waiting) / 4 + 2), 0)
+        policy.submit(make_job(rng, job_id, 0, slack_factor=len(policy.waiting) / 4 + 2), 0)
         policy.schedule(0)
     return policy
 
 
-def measure(policy_name: str, waiting: int, samples: int) -> list[float]:
-    base = build(policy_name, waiting, seed=waiting)
+def measure(policy_name: str, waiting: int, samples: int, nodes: int = 0) -> list[float]:
+    base = build(policy_name, waiting, seed=waiting, nodes=nodes)
     rng = random.Random(7)
+    make_job = _slots_job if nodes else _job
     times = []
     for sample in range(samples):
         policy = copy.deepcopy(base)
-        job = _job(rng, 10**6 + sample, 0, slack_factor=rng.choice([1.0, 10.0, 100.0]))
+        job = make_job(rng, 10**6 + sample, 0, slack_factor=rng.choice([1.0, 10.0, 100.0]))
         started = time.perf_counter()
         policy.submit(job, 0)
         times.append(time.perf_counter() - started)
@@ -92,12 +119,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,300,1000,3000")
     parser.add_argument("--samples", type=int, default=21)
     parser.add_argument("--repeat", type=int, default=3, help="CTC replays (0: skip)")
+    parser.add_argument("--nodes", type=int, default=0, help="plan on N named 32-cpu nodes")
     args = parser.parse_args()
-    print(f"Admission decision time, {CPUS} cpus, median / p90 of {args.samples} decisions")
+    where = f"{args.nodes} nodes of cpus=32,mem_gb=128" if args.nodes else f"{CPUS} cpus"
+    print(f"Admission decision time, {where}, median / p90 of {args.samples} decisions")
     print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
     for policy_name in args.policies.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
-            times = sorted(measure(policy_name, size, args.samples))
+            times = sorted(measure(policy_name, size, args.samples, args.nodes))
             p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
             print(
                 f"  {policy_name:<6} {size:>8,} {statistics.median(times) * 1e3:>10.2f} "
