@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
+from berth.core.nodes import NodePlan
 from berth.core.policies import make_policy
 from berth.core.policies.node_deadline import NODE_DEADLINE_POLICIES, NodeDeadline
+from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
@@ -39,14 +41,33 @@ def with_deadlines(draw: st.DrawFn, jobs: list[TraceJob]) -> list[TraceJob]:
     return result
 
 
-def _snapshot(policy: NodeDeadline) -> tuple[object, ...]:
+def _from(profile: Profile, now: int) -> list[tuple[int, int]]:
+    """A profile's steps from ``now`` on (what it held before is past)."""
+    return [(now, profile.free_at(now))] + [(t, f) for t, f in profile.steps() if t > now]
+
+
+def _snapshot(policy: NodeDeadline, now: int) -> tuple[object, ...]:
+    """The plan as a schedule: every node's profile and placement when nodes are named;
+    the counted total and the starts when they are counted (an arrival that shares a
+    node names them first, which changes how the plan is kept, not what it holds)."""
     plan = policy.plan
-    profiles = getattr(plan, "profiles", [plan.aggregate])
+    named = isinstance(plan, NodePlan)
     return (
-        [profile.steps() for profile in profiles],
-        {i: (e.start, e.placement) for i, e in policy.waiting.items()},
+        named,
+        _from(plan.aggregate, now),
+        [_from(profile, now) for profile in plan.profiles] if named else None,
+        {i: (e.start, e.placement if named else None) for i, e in policy.waiting.items()},
         dict(policy.deadline_of),
     )
+
+
+def _same_schedule(before: tuple[object, ...], after: tuple[object, ...]) -> bool:
+    if before[0] == after[0]:
+        return before == after
+    # Counted before, named after: the totals, the starts and the deadlines are kept.
+    starts_before = {i: start for i, (start, _) in before[3].items()}  # type: ignore[attr-defined]
+    starts_after = {i: start for i, (start, _) in after[3].items()}  # type: ignore[attr-defined]
+    return (before[1], starts_before, before[4]) == (after[1], starts_after, after[4])
 
 
 class Recording(NodeDeadline):
@@ -58,10 +79,10 @@ class Recording(NodeDeadline):
         self.unchanged_after_reject: list[bool] = []
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        before = _snapshot(self)
+        before = _snapshot(self, now)
         decision = super().submit(job, now)
         if isinstance(decision, Reject):
-            self.unchanged_after_reject.append(_snapshot(self) == before)
+            self.unchanged_after_reject.append(_same_schedule(before, _snapshot(self, now)))
         elif isinstance(decision, Reserve):
             assert decision.completion is not None
             self.promised[job.id] = decision.completion

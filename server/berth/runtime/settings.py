@@ -96,16 +96,10 @@ class Settings(BaseSettings):
         if self.backend == "agents":
             if self.time_scale != 1:
                 raise ValueError("node agents run real processes: --time-scale must stay 1")
-            if self.policy in ("slack",) or self.policy_options.get("selection", "ff") != "ff":
+            if self.policy == "slack":
                 raise ValueError(
                     "node agents need jobs placed on named nodes: use --policy fcfs, easy, "
-                    f"conservative (first-fit selection), qops, msb or mrt (got {self.policy}"
-                    + (
-                        f" with selection {self.policy_options['selection']}"
-                        if "selection" in self.policy_options
-                        else ""
-                    )
-                    + ")"
+                    "conservative, qops, msb or mrt (got slack, which plans on a pool)"
                 )
             if self.fence_seconds <= self.agent_timeout:
                 raise ValueError(

@@ -16,7 +16,7 @@ from berth.service.replan import places_on_nodes
 #: nodes, which a pool policy does not choose.
 REAL_NODES_NEED_PLACEMENT = (
     "real nodes (node agents) need jobs placed on named nodes: use fcfs, easy, "
-    "conservative (first-fit selection), qops, msb or mrt"
+    "conservative, qops, msb or mrt"
 )
 
 

@@ -33,10 +33,11 @@ class Replan:
 
 
 def places_on_nodes(name: str, options: dict[str, object]) -> bool:
-    """Whether policy ``name`` with ``options`` plans on named nodes (fcfs, easy,
-    conservative with first-fit selection, qops, msb, mrt); the others plan on the
-    pool, and a started job is then split over the nodes."""
-    return name in NODE_POLICIES and options.get("selection", "ff") == "ff"
+    """Whether policy ``name`` plans on named nodes (every policy but slack, with any
+    selection); the others plan on the pool, and a started job is then split over the
+    nodes."""
+    del options  # every selection places on nodes
+    return name in NODE_POLICIES
 
 
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:

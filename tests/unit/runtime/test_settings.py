@@ -85,7 +85,6 @@ def test_a_bad_setting_is_one_line_naming_the_option(
     ("flags", "fragment"),
     [
         ({"policy": "slack"}, "need jobs placed on named nodes"),
-        ({"policy": "easy", "policy_options": {"selection": "bb"}}, "first-fit"),
         ({"time_scale": 60}, "--time-scale must stay 1"),
         ({"agent_timeout": 60, "fence_seconds": 30}, "fence_seconds must exceed"),
     ],
@@ -100,6 +99,10 @@ def test_agents_settings_that_cannot_work_are_refused(
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "qops", "msb", "mrt"])
 def test_agents_run_every_policy_that_places_on_nodes(tmp_path: Path, policy: str) -> None:
     assert load_settings(data_dir=tmp_path, backend="agents", policy=policy).policy == policy
+    balanced = load_settings(
+        data_dir=tmp_path, backend="agents", policy="easy", policy_options={"selection": "bb"}
+    )
+    assert balanced.policy_options == {"selection": "bb"}
 
 
 def test_agents_start_with_no_nodes_of_their_own(tmp_path: Path) -> None:

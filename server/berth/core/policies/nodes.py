@@ -27,13 +27,16 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from berth.core.catalog import SELECTIONS
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
+from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies import policy_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
+from berth.core.policies.node_select import backfill_by_selection, start_now_by_selection
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
@@ -100,6 +103,7 @@ class NodeBackfill:
         name: str,
         nodes: Mapping[str, Mapping[str, int]],
         configured: Mapping[str, Mapping[str, int]] | None = None,
+        selection: str = "ff",
     ) -> None:
         if name not in NODE_POLICIES:
             raise ValueError(f"on nodes, policy must be one of {', '.join(NODE_POLICIES)}")
@@ -121,6 +125,9 @@ class NodeBackfill:
             else NodePlan(self.space, capacities, _DAWN)
         )
         self.reserves_every_job = self.depth is None
+        if selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+        self.selector = NodeSelector(self.space, capacities, selection)
         self.waiting: dict[int, Planned] = {}
         self.running: dict[int, Planned] = {}
         #: Waiting jobs no node in ``nodes`` can hold, with why.
@@ -162,6 +169,8 @@ class NodeBackfill:
                 self._given_back(done.held, now, end)
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
+            if self.selector.rule != "ff":
+                start_now_by_selection(self, now)
             self._tighten(now)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
@@ -242,8 +251,12 @@ class NodeBackfill:
         return next_reserved_start(self._starts, self.waiting)
 
     def _backfill(self, head: Planned, reserved: int, now: int, started: list[Start]) -> None:
-        """See :func:`~berth.core.policies.node_easy.backfill`."""
-        backfill(self, head, reserved, now, started)
+        """See :func:`~berth.core.policies.node_easy.backfill` (first fit) and
+        :func:`~berth.core.policies.node_select.backfill_by_selection` (BL, BB)."""
+        if self.selector.rule == "ff":
+            backfill(self, head, reserved, now, started)
+        else:
+            backfill_by_selection(self, head, reserved, now, started)
 
     # ------------------------------------------------------------------ live shells
     @property
@@ -527,7 +540,4 @@ def make_node_policy(
         from berth.core.policies.node_deadline import NodeDeadline
 
         return NodeDeadline(name, nodes, configured, **options)  # type: ignore[arg-type]
-    selection = options.get("selection", "ff")
-    if selection != "ff":
-        raise ValueError(f"on a node cluster, {name} takes selection ff only (got {selection!r})")
-    return NodeBackfill(name, nodes, configured)
+    return NodeBackfill(name, nodes, configured, **options)  # type: ignore[arg-type]
