@@ -57,6 +57,28 @@ class Board(Generic[E, Where]):
         self._log.append((True, entry, start, where))
         return start
 
+    def put(self, entry: E, start: int, where: Where | None = None) -> bool:
+        """Reserve ``entry`` at ``start`` exactly: where it was (``where``, which must be
+        free then) or wherever it fits then; whether it does."""
+        if where is None:
+            found = self._at(entry, start)
+            if found is None:
+                return False
+            where = found
+        self._hold(entry, start, where)
+        job_id = self._id(entry)
+        self.starts[job_id], self.where[job_id] = start, where
+        self._log.append((True, entry, start, where))
+        return True
+
+    def shift(self, entry: E, delay: int) -> None:
+        """Move ``entry``'s reservation ``delay`` later, where it is (the caller knows it
+        is free there: every later reservation moves by as much)."""
+        job_id = self._id(entry)
+        start, where = self.starts[job_id], self.where[job_id]
+        self.take(entry)
+        self.put(entry, start + delay, where)
+
     def earliest(self, entry: E, after: int) -> int:
         """The earliest start ``>= after`` of ``entry`` on the board as it is."""
         return self._find(entry, after)[0]
@@ -82,11 +104,19 @@ class Board(Generic[E, Where]):
         """The job's request as the sum of its shares of the cluster, per resource."""
         raise NotImplementedError
 
+    def breakpoints(self, start: int, end: int) -> list[int]:
+        """Times in ``[start, end)`` where the cluster's free resources change."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ per kind
     def _id(self, entry: E) -> int:
         raise NotImplementedError
 
     def _find(self, entry: E, after: int) -> tuple[int, Where]:
+        raise NotImplementedError
+
+    def _at(self, entry: E, start: int) -> Where | None:
+        """Where ``entry`` fits at ``start`` for its whole estimate, if it does."""
         raise NotImplementedError
 
     def _hold(self, entry: E, start: int, where: Where) -> None:
@@ -114,6 +144,10 @@ class PoolBoard(Board[Waiting, int]):
     def profile(self) -> Profile:
         return self.filler.profile
 
+    def breakpoints(self, start: int, end: int) -> list[int]:
+        """Times in ``[start, end)`` where the cluster's free resources change."""
+        return self.profile.breakpoints(start, end)
+
     def size(self, entry: Waiting) -> float:
         amounts = self.space.unpack(entry.demand)
         capacity = self.space.capacity
@@ -126,6 +160,10 @@ class PoolBoard(Board[Waiting, int]):
         start = self.profile.earliest_start(entry.demand, entry.job.estimate, after)
         assert start is not None, "an admitted job always fits once everything has ended"
         return start, entry.demand
+
+    def _at(self, entry: Waiting, start: int) -> int | None:
+        fits = self.profile.fits_during(entry.demand, start, entry.job.estimate)
+        return entry.demand if fits else None
 
     def place(self, entry: Waiting, after: int) -> int:
         if after != self.now:

@@ -13,58 +13,17 @@ by its deadline on the nodes it is placed on. Pure: no clock, no I/O.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.core.nodes import Placement
 from berth.core.policies.admission import Admission
-from berth.core.policies.boards import Board
 from berth.core.policies.deadline_rules import Deadlines
-from berth.core.policies.nodes import NodeBackfill, Planned
-
-#: Where a job is on the node board: its placement and what it holds per node.
-OnNodes = tuple[Placement, dict[int, int]]
+from berth.core.policies.node_board import NodeBoard, commit
+from berth.core.policies.nodes import NodeBackfill
 
 #: The deadline policies the node planner runs.
 NODE_DEADLINE_POLICIES = ("qops", "msb", "mrt")
-
-
-class NodeBoard(Board[Planned, OnNodes]):
-    """The live node plan as a board: a job's place is a placement on named nodes."""
-
-    def __init__(self, policy: NodeBackfill) -> None:
-        super().__init__(
-            (job_id, e.start, (e.placement, e.held))
-            for job_id, e in policy.waiting.items()
-            if e.start is not None and e.placement is not None and e.held is not None
-        )
-        self.plan = policy.plan
-        space = policy.space
-        total = space.unpack(sum(self.plan.capacities))
-        self._unpack = space.unpack
-        self._total = {name: amount for name, amount in total.items() if amount}
-
-    def size(self, entry: Planned) -> float:
-        """The shares of the cluster's resources that the job holds where it is placed."""
-        amounts = self._unpack(sum(self.where[entry.job.id][1].values()))
-        return sum(amounts[name] / total for name, total in self._total.items())
-
-    def _id(self, entry: Planned) -> int:
-        return entry.job.id
-
-    def _find(self, entry: Planned, after: int) -> tuple[int, OnNodes]:
-        found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, after)
-        assert found is not None, "an admitted job always fits once all has ended"
-        start, placement = found
-        return start, (placement, self.plan.held(placement, entry.demand, entry.shape.exclusive))
-
-    def _hold(self, entry: Planned, start: int, where: OnNodes) -> None:
-        self.plan.reserve(where[1], start, entry.job.estimate)
-
-    def _give_back(self, entry: Planned, start: int, where: OnNodes) -> None:
-        self.plan.release(where[1], start, entry.job.estimate)
 
 
 class NodeDeadline(NodeBackfill):
@@ -111,7 +70,7 @@ class NodeDeadline(NodeBackfill):
             del self.rules.of[job.id]
             self._forget(job.id)
             return Reject(job.id, self.rules.explain(job.id, broken))
-        self._commit(board)
+        commit(self, board)
         entry.guarantee = deadline - job.estimate
         assert entry.start is not None
         return Reserve(
@@ -126,23 +85,6 @@ class NodeDeadline(NodeBackfill):
         """Drop a job :meth:`_admit` queued but admission refused."""
         del self.waiting[job_id], self._arrival[job_id]
         self.parked.pop(job_id, None)
-
-    def _commit(self, board: NodeBoard) -> None:
-        """Take the board's placements: every job that moved is re-read by the next
-        compression (the room it gave back is logged)."""
-        for job_id, start in board.starts.items():
-            entry = self.waiting[job_id]
-            placement, held = board.where[job_id]
-            if entry.held is held and entry.start == start:
-                continue
-            if entry.start is not None and entry.held is not None:
-                old_end = entry.start + entry.job.estimate
-                self._given_back(entry.held, entry.start, old_end)
-            if entry.start != start and entry.guarantee is not None:
-                self._replanned.add(job_id)
-            entry.start, entry.placement, entry.held = start, placement, held
-            entry.checked = -1
-            heapq.heappush(self._starts, (start, self._arrival[job_id], job_id))
 
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None

@@ -1,0 +1,87 @@
+"""The live node plan as a :class:`~berth.core.policies.boards.Board`.
+
+Deadline admission and slack-based insertion rearrange the waiting jobs' placements on
+the plan itself: taking a job out gives its nodes back, placing it finds its earliest
+placement, and every change is logged so that a rejected or priced option is undone
+exactly (no copy of the plan). :func:`commit` then gives the policy's entries the
+placements the board ended with. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+from berth.core.nodes import Placement
+from berth.core.policies.boards import Board
+from berth.core.policies.nodes import Planned
+
+if TYPE_CHECKING:
+    from berth.core.policies.nodes import NodeBackfill
+
+#: Where a job is on the node board: its placement and what it holds per node.
+OnNodes = tuple[Placement, dict[int, int]]
+
+
+class NodeBoard(Board[Planned, OnNodes]):
+    """The live node plan as a board: a job's place is a placement on named nodes."""
+
+    def __init__(self, policy: NodeBackfill) -> None:
+        super().__init__(
+            (job_id, e.start, (e.placement, e.held))
+            for job_id, e in policy.waiting.items()
+            if e.start is not None and e.placement is not None and e.held is not None
+        )
+        self.plan = policy.plan
+        space = policy.space
+        total = space.unpack(sum(self.plan.capacities))
+        self._unpack = space.unpack
+        self._total = {name: amount for name, amount in total.items() if amount}
+
+    def breakpoints(self, start: int, end: int) -> list[int]:
+        """Times in ``[start, end)`` where the cluster's free resources change."""
+        return self.plan.aggregate.breakpoints(start, end)
+
+    def size(self, entry: Planned) -> float:
+        """The shares of the cluster's resources that the job holds where it is placed."""
+        amounts = self._unpack(sum(self.where[entry.job.id][1].values()))
+        return sum(amounts[name] / total for name, total in self._total.items())
+
+    def _id(self, entry: Planned) -> int:
+        return entry.job.id
+
+    def _find(self, entry: Planned, after: int) -> tuple[int, OnNodes]:
+        found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, after)
+        assert found is not None, "an admitted job always fits once all has ended"
+        start, placement = found
+        return start, (placement, self.plan.held(placement, entry.demand, entry.shape.exclusive))
+
+    def _at(self, entry: Planned, start: int) -> OnNodes | None:
+        shape = entry.shape
+        placement = self.plan.place(shape, entry.demand, start, entry.job.estimate)
+        if placement is None:
+            return None
+        return placement, self.plan.held(placement, entry.demand, shape.exclusive)
+
+    def _hold(self, entry: Planned, start: int, where: OnNodes) -> None:
+        self.plan.reserve(where[1], start, entry.job.estimate)
+
+    def _give_back(self, entry: Planned, start: int, where: OnNodes) -> None:
+        self.plan.release(where[1], start, entry.job.estimate)
+
+
+def commit(policy: NodeBackfill, board: NodeBoard) -> None:
+    """Give the policy's waiting jobs the placements on ``board`` (the live plan): the
+    room a moved job gave back is logged, so the next compression reads it again."""
+    for job_id, start in board.starts.items():
+        entry = policy.waiting[job_id]
+        placement, held = board.where[job_id]
+        if entry.held is held and entry.start == start:
+            continue
+        if entry.start is not None and entry.held is not None:
+            policy._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
+        if entry.start != start and entry.guarantee is not None:
+            policy._replanned.add(job_id)
+        entry.start, entry.placement, entry.held = start, placement, held
+        entry.checked = -1
+        heapq.heappush(policy._starts, (start, policy._arrival[job_id], job_id))
