@@ -11,9 +11,8 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.policies import POLICY_OPTIONS, Policy, make_policy
+from berth.core.policies import POLICY_OPTIONS
 from berth.core.policies.nodes import make_node_policy
-from berth.core.resources import ResourceSpace
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
 from berth.emulate.virtual import trace_request
@@ -21,7 +20,6 @@ from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
 from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
-from berth.service.replan import places_on_nodes
 from tests.property.strategies import clusters, workloads
 from tests.support.builders import trace_job
 
@@ -95,15 +93,9 @@ def test_daemon_and_emulator_start_every_job_at_the_same_time(
         else t
         for t in jobs
     ]
-    # The dry run is the daemon's computation: on nodes where the daemon places on nodes.
-    planner: Policy
-    if places_on_nodes(policy, options):
-        named = {f"node{i:03d}": dict(capacity) for i in range(1, nodes + 1)}
-        planner = make_node_policy(policy, named, None, **options)
-    else:
-        pool = {name: amount * nodes for name, amount in capacity.items()}
-        planner = make_policy(policy, ResourceSpace(pool), **options)
-    emulated = replay(jobs, planner)
+    # The dry run is the daemon's computation: every policy on the named nodes.
+    named = {f"node{i:03d}": dict(capacity) for i in range(1, nodes + 1)}
+    emulated = replay(jobs, make_node_policy(policy, named, None, **options))
     expected = {r.id: r.start for r in emulated}
     assert daemon_starts(jobs, capacity, policy, options, nodes) == expected
 
@@ -121,8 +113,8 @@ def test_same_instant_arrivals_share_one_pass() -> None:
     ]
     # At 5, BB prefers job 5 (it balances job 1's cpu-heavy use); a pass run before job
     # 5 arrived would have started job 4 instead.
-    options: dict[str, object] = {"selection": "bb"}  # BB: the pool planner
-    emulated = replay(jobs, make_policy("easy", ResourceSpace(capacity), **options))
+    options: dict[str, object] = {"selection": "bb"}
+    emulated = replay(jobs, make_node_policy("easy", {"node001": capacity}, None, **options))
     starts = {r.id: r.start for r in emulated}
     assert (starts[4], starts[5]) == (8, 5)
     assert daemon_starts(jobs, capacity, "easy", options) == starts

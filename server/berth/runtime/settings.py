@@ -96,11 +96,6 @@ class Settings(BaseSettings):
         if self.backend == "agents":
             if self.time_scale != 1:
                 raise ValueError("node agents run real processes: --time-scale must stay 1")
-            if self.policy == "slack":
-                raise ValueError(
-                    "node agents need jobs placed on named nodes: use --policy fcfs, easy, "
-                    "conservative, qops, msb or mrt (got slack, which plans on a pool)"
-                )
             if self.fence_seconds <= self.agent_timeout:
                 raise ValueError(
                     "fence_seconds must exceed agent_timeout: an agent must not give up "

@@ -22,8 +22,6 @@ from berth.service.cluster import Cluster
 from berth.service.engine_base import EngineBase
 from berth.service.gang import GangPartition, GangSpec
 from berth.service.model import JobRecord, RequestError
-from berth.service.policy_commands import REAL_NODES_NEED_PLACEMENT
-from berth.service.replan import places_on_nodes
 
 #: The partition of every job that names none, and of every node no partition names.
 DEFAULT_PARTITION = "default"
@@ -206,8 +204,6 @@ class PartitionCommands(EngineBase):
             if policy is not None:
                 option, message = policy
                 raise RequestError("invalid", message, "policy" if option is None else "options")
-            if not self.backend.in_process and not places_on_nodes(spec.policy, spec.options):
-                raise RequestError("invalid", REAL_NODES_NEED_PLACEMENT, "policy")
             unknown = [n for n in spec.nodes if n not in self.cluster.nodes]
             if not spec.nodes or unknown:
                 raise RequestError(

@@ -1,7 +1,8 @@
 """Switching a backfilling partition's policy, keeping every guarantee given.
 
-The new policy is rebuilt from the records (a replan); a switch that would break a
-guarantee, or drop the slots jobs asked for, is refused naming them unless forced. A
+The new policy is rebuilt from the records (a replan) on the nodes, as every policy
+plans on named nodes; a switch that would break a guarantee is refused naming the jobs
+unless forced. A
 part of :class:`~berth.service.engine.Engine`. No I/O.
 """
 
@@ -10,14 +11,6 @@ from __future__ import annotations
 from berth.core.policies import policy_problem
 from berth.service.engine_base import EngineBase
 from berth.service.model import RequestError
-from berth.service.replan import places_on_nodes
-
-#: Why a pool policy is refused on real nodes (agents): a job's command runs on its
-#: nodes, which a pool policy does not choose.
-REAL_NODES_NEED_PLACEMENT = (
-    "real nodes (node agents) need jobs placed on named nodes: use fcfs, easy, "
-    "conservative, qops, msb or mrt"
-)
 
 
 class PolicyCommands(EngineBase):
@@ -39,23 +32,6 @@ class PolicyCommands(EngineBase):
         if problem is not None:
             option, message = problem
             raise RequestError("invalid", message, "policy" if option is None else "options")
-        if not places_on_nodes(name, options) and not self.backend.in_process:
-            raise RequestError("invalid", REAL_NODES_NEED_PLACEMENT, "policy")
-        if not places_on_nodes(name, options) and not force:
-            shaped = [
-                r.id
-                for r in self.jobs.values()
-                if r.shape is not None and not r.final and r.partition == partition
-            ]
-            if shaped:
-                raise RequestError(
-                    "conflict",
-                    f"policy {name} plans on a pool and cannot honour slots, but job(s) "
-                    f"{', '.join(map(str, shaped[:10]))}{', ...' if len(shaped) > 10 else ''} "
-                    "asked for slots (force=true switches anyway; they are then planned by "
-                    "their totals)",
-                    "policy",
-                )
         try:
             replan = self._replan(name, options, now, keep_plan=False, partition=partition)
         except (ValueError, TypeError) as error:

@@ -14,11 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from berth.core.decisions import Reject, Reserve
-from berth.core.policies import make_policy
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NoNodes
-from berth.core.policies.nodes import NODE_POLICIES, make_node_policy
-from berth.core.resources import ResourceSpace
+from berth.core.policies.nodes import make_node_policy
 from berth.service.cluster import Cluster
 from berth.service.model import JobRecord, NodeState, moment
 
@@ -32,25 +30,15 @@ class Replan:
     broken: list[str]
 
 
-def places_on_nodes(name: str, options: dict[str, object]) -> bool:
-    """Whether policy ``name`` plans on named nodes (every policy but slack, with any
-    selection); the others plan on the pool, and a started job is then split over the
-    nodes."""
-    del options  # every selection places on nodes
-    return name in NODE_POLICIES
-
-
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
-    """The policy over the nodes that are up; ValueError for bad options, or for a pool
-    policy with no node up."""
-    if places_on_nodes(name, options):
-        # With no node up, jobs wait (unplanned, with a reason) for nodes to come back.
-        everything = {n.name: n.resources for n in cluster.nodes.values()}
-        if not everything:
-            return NoNodes()
-        up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
-        return make_node_policy(name, up, everything, **options)
-    return make_policy(name, ResourceSpace(cluster.schedulable_capacity()), **options)
+    """The policy over the nodes that are up (every policy plans on named nodes);
+    ValueError for a bad policy or option."""
+    # With no node at all, jobs wait (unplanned, with a reason) for nodes to come.
+    everything = {n.name: n.resources for n in cluster.nodes.values()}
+    if not everything:
+        return NoNodes()
+    up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
+    return make_node_policy(name, up, everything, **options)
 
 
 def replan(

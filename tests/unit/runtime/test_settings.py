@@ -84,7 +84,6 @@ def test_a_bad_setting_is_one_line_naming_the_option(
 @pytest.mark.parametrize(
     ("flags", "fragment"),
     [
-        ({"policy": "slack"}, "need jobs placed on named nodes"),
         ({"time_scale": 60}, "--time-scale must stay 1"),
         ({"agent_timeout": 60, "fence_seconds": 30}, "fence_seconds must exceed"),
     ],
@@ -96,8 +95,8 @@ def test_agents_settings_that_cannot_work_are_refused(
         load_settings(data_dir=tmp_path, backend="agents", **flags)
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "qops", "msb", "mrt"])
-def test_agents_run_every_policy_that_places_on_nodes(tmp_path: Path, policy: str) -> None:
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative", "qops", "msb", "mrt", "slack"])
+def test_agents_run_every_policy_on_their_nodes(tmp_path: Path, policy: str) -> None:
     assert load_settings(data_dir=tmp_path, backend="agents", policy=policy).policy == policy
     balanced = load_settings(
         data_dir=tmp_path, backend="agents", policy="easy", policy_options={"selection": "bb"}

@@ -127,15 +127,13 @@ class RealNodes(EmulatedNodes):
     in_process = False
 
 
-def test_real_nodes_refuse_policies_that_do_not_place_on_nodes() -> None:
+def test_real_nodes_take_every_backfilling_policy() -> None:
+    """Every policy plans on named nodes, so agents' nodes take each of them, with any
+    selection, as the default partition's policy or a partition's."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
     live = Engine.restore(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
-    with pytest.raises(RequestError) as pool:
-        live.create_partition(BackfillSpec("p", ["node003"], "slack"), 0)
-    assert pool.value.field == "policy"
-    assert "named nodes" in pool.value.message
-    live.change_policy("conservative", {"selection": "bb"}, 0)  # BB places on nodes too
-    live.create_partition(BackfillSpec("p", ["node003"], "easy"), 0)
-    with pytest.raises(RequestError):
-        live.change_policy("slack", {}, 0, partition="p")
-    live.change_policy("mrt", {}, 0, partition="p")  # deadline admission places on nodes
+    live.create_partition(BackfillSpec("p", ["node003"], "slack"), 0)
+    live.change_policy("conservative", {"selection": "bb"}, 0)
+    live.change_policy("mrt", {}, 0, partition="p")
+    live.change_policy("easy", {"selection": "bl"}, 0, partition="p")
+    assert live.policy_spec("p") == ("easy", {"selection": "bl"})

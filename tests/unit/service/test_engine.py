@@ -261,32 +261,20 @@ def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
     assert waiting.guaranteed_start is None
 
 
-def test_switching_to_a_pool_policy_with_slot_jobs_waiting_is_refused_unless_forced() -> None:
+@pytest.mark.parametrize("policy", ["qops", "slack"])
+def test_switching_policy_keeps_slot_jobs_on_named_nodes(policy: str) -> None:
+    """QoPS and slack plan on the nodes: a waiting slot job keeps a placement of its
+    slots. QoPS promises its artificial deadline, later than conservative's start, so
+    that switch is forced; slack keeps the promise given as the job's bound."""
     live = engine()
     live.submit(request(cpus=32, limit=100), now=0)
     shaped = JobRequest("t", "alice", {"cpus": 8}, 100, shape=Shape(2, {"cpus": 4}, 2))
     waiting, _ = live.submit(shaped, now=0)
-    assert waiting.state is JobState.PENDING
-    with pytest.raises(RequestError, match=rf"job\(s\) {waiting.id} asked for slots") as caught:
-        live.change_policy("slack", {}, 10)
-    assert caught.value.code == "conflict"
-    assert live.policy_name == "conservative"
-    live.change_policy("slack", {}, 10, force=True)
-    assert live.policy_name == "slack"
-
-
-def test_switching_to_qops_admits_slot_jobs_on_named_nodes() -> None:
-    """QoPS plans on the nodes: a waiting slot job is admitted with a placement and a
-    deadline promise (its artificial deadline: later than conservative's start, hence
-    the switch is forced)."""
-    live = engine()
-    live.submit(request(cpus=32, limit=100), now=0)
-    shaped = JobRequest("t", "alice", {"cpus": 8}, 100, shape=Shape(2, {"cpus": 4}, 2))
-    waiting, _ = live.submit(shaped, now=0)
-    with pytest.raises(RequestError, match="could only be promised"):
-        live.change_policy("qops", {}, 10)
-    live.change_policy("qops", {}, 10, force=True)
-    assert live.policy_name == "qops"
+    if policy == "qops":
+        with pytest.raises(RequestError, match="could only be promised"):
+            live.change_policy(policy, {}, 10)
+    live.change_policy(policy, {}, 10, force=policy == "qops")
+    assert live.policy_name == policy
     assert live.policy.places_on_nodes
     nodes = live.policy.planned_nodes(waiting.id)
     assert nodes is not None

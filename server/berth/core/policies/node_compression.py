@@ -1,7 +1,8 @@
 """Conservative compression on a node plan, whole or in slices.
 
 When room is given back (a job ended early, was cancelled, or moved), each waiting job
-may now start earlier. :func:`compress` moves each, in arrival order, to its earliest
+may now start earlier. :func:`compress` moves each, in the policy's compression order
+(arrival order; slack: its heuristic's), to its earliest
 placement before its current start, in passes until none moves; it can stop between two
 questions when the shell's ``stop()`` says so, and goes on from the same job at the
 next call, so the daemon compresses in bounded slices between commands while the
@@ -40,7 +41,7 @@ def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = N
     a new start must be earlier than the latest end of that room. The same result
     as whole passes, for a fraction of the work.
     """
-    entries = [entry for entry in policy.waiting.values() if entry.start is not None]
+    entries = [entry for entry in policy.compression_order() if entry.start is not None]
     whole_window = not policy.plan.looks_before_start
     resume, moved = policy.compress_resume
     policy.compress_resume = (None, False)

@@ -81,11 +81,6 @@ class NodeDeadline(NodeBackfill):
             completion=deadline,
         )
 
-    def _forget(self, job_id: int) -> None:
-        """Drop a job :meth:`_admit` queued but admission refused."""
-        del self.waiting[job_id], self._arrival[job_id]
-        self.parked.pop(job_id, None)
-
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
     ) -> Reserve | Reject | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from berth.core.catalog import SELECTIONS
@@ -43,8 +43,8 @@ from berth.core.shapes import Shape, shape_of, shape_problem
 from berth.core.whole_nodes import CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
-#: The deadline policies are conservative schedules with deadline admission
-#: (:mod:`berth.core.policies.node_deadline`).
+#: The deadline policies and slack are conservative schedules with their own admission
+#: (:mod:`berth.core.policies.node_deadline`, :mod:`berth.core.policies.node_slack`).
 NODE_POLICIES: dict[str, int | None] = {
     "fcfs": 0,
     "easy": 1,
@@ -52,6 +52,7 @@ NODE_POLICIES: dict[str, int | None] = {
     "qops": None,
     "msb": None,
     "mrt": None,
+    "slack": None,
 }
 
 _DAWN = -(1 << 62)
@@ -205,6 +206,11 @@ class NodeBackfill:
         self._arrivals += 1
         self._arrival[job.id] = self._arrivals
         return entry
+
+    def _forget(self, job_id: int) -> None:
+        """Drop a job :meth:`_admit` queued but its policy's admission refused."""
+        del self.waiting[job_id], self._arrival[job_id]
+        self.parked.pop(job_id, None)
 
     def _problems(self, shape: Shape) -> tuple[str | None, str | None]:
         """Why no configured node set could ever hold ``shape``, and why the nodes up
@@ -437,6 +443,10 @@ class NodeBackfill:
             entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
             plan.reserve(entry.held, entry.start, entry.job.estimate)
 
+    def compression_order(self) -> Iterable[Planned]:
+        """The order compression asks waiting jobs in: arrival order here."""
+        return self.waiting.values()
+
     def _tighten(self, now: int) -> None:
         """Conservative compresses after room was given back: at once, or (``deferred``)
         later, in the slices the shell asks for with :meth:`improve`."""
@@ -536,6 +546,10 @@ def make_node_policy(
     problem = policy_problem(name, options)
     if problem is not None:
         raise ValueError(problem[1])
+    if name == "slack":
+        from berth.core.policies.node_slack import NodeSlack
+
+        return NodeSlack(nodes, configured, **options)  # type: ignore[arg-type]
     if NODE_POLICIES[name] is None and name != "conservative":
         from berth.core.policies.node_deadline import NodeDeadline
 
