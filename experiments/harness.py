@@ -73,12 +73,18 @@ def start_cache(path: Path, args: argparse.Namespace) -> None:
         print(f"{path.name}: set aside, every run is made again", file=sys.stderr)
 
 
-def write_generated(page: Path, generated: str, title: str) -> None:
-    """Replace the generated part of ``page`` (created with ``title`` if missing)."""
-    text = page.read_text() if page.exists() else f"# {title}\n\n{BEGIN}\n{END}\n"
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    page.write_text(f"{head}{BEGIN}\n{generated}\n{END}{tail}")
+def write_generated(page: Path, generated: str, title: str, block: str = "") -> None:
+    """Replace the generated part of ``page`` (created with ``title`` if missing); a
+    page with several has them named (``block``: ``<!-- BEGIN GENERATED nodes -->``),
+    each appended at the end when first written."""
+    begin = BEGIN if not block else BEGIN.replace(" -->", f" {block} -->")
+    end = END if not block else END.replace(" -->", f" {block} -->")
+    text = page.read_text() if page.exists() else f"# {title}\n\n{begin}\n{end}\n"
+    if begin not in text:
+        text = f"{text.rstrip()}\n\n{begin}\n{end}\n"
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
+    page.write_text(f"{head}{begin}\n{generated}\n{end}{tail}")
 
 
 def parse_arguments(description: str | None) -> argparse.Namespace:

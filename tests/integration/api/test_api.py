@@ -420,13 +420,27 @@ def test_slot_requests_no_node_set_can_hold_are_refused_naming_the_field(
     assert words in error_of(answer)["message"]
 
 
-def test_a_pool_policy_refuses_slots_rather_than_ignore_them(api: Api) -> None:
+def test_deadline_admission_places_slots_on_named_nodes(api: Api) -> None:
+    """Under QoPS a slot job is admitted with a deadline promise and a plan that names
+    the nodes holding its whole slots (no policy plans a pool in the daemon)."""
     changed = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "qops"})
     assert changed.status_code == 200
-    answer = api.submit(time_limit=100, slots={"count": 2, "per_slot": {"cpus": 2}})
-    assert answer.status_code == 422
-    assert error_of(answer)["field"] == "slots"
-    assert "plans on a pool" in error_of(answer)["message"]
+    api.submit(resources={"cpus": 32}, time_limit=1000)  # fills the 4 nodes
+    now = api.call("GET", "/healthz").json()["now"]
+    answer = api.submit(
+        time_limit=100,
+        slots={"count": 3, "per_slot": {"cpus": 4}},
+        nodes={"count": 2},
+        deadline=now + 5000,
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["accepted"] is True
+    job = answer.json()["job"]
+    assert job["guaranteed_start"] == now + 5000 - 100  # completion by the deadline
+    planned = {w["job_id"]: w for w in api.call("GET", "/v1/schedule").json()["planned"]}
+    nodes = planned[job["job_id"]]["nodes"]
+    assert len(nodes) == 2
+    assert sorted(held["cpus"] for held in nodes.values()) == [4, 8]
 
 
 def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) -> None:

@@ -400,3 +400,22 @@ def test_requests_are_checked_against_the_nodes_as_they_are_after_a_change() -> 
         live.submit(request(cpus=1, gpus=1), now=0)
     live.add_node("gpu01", {"cpus": 8, "gpus": 2}, now=0)
     assert live.submit(request(cpus=1, gpus=1), now=0)[0].state is JobState.RUNNING
+
+
+def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job() -> None:
+    """QoPS on two nodes: two admitted jobs are promised completion by 160 on one node
+    each once the running job ends at 100; draining either node would leave one of them
+    ending at 200, so the drain is refused, naming it, unless forced."""
+    live = engine("qops", count=2)
+    live.submit(request(cpus=16, limit=100), now=0)
+    first, _ = live.submit(request(cpus=8, limit=50, deadline=160), now=0)
+    second, _ = live.submit(request(cpus=8, limit=50, deadline=160), now=0)
+    assert (first.guaranteed_start, second.guaranteed_start) == (110, 110)
+    nodes = {next(iter(live.policy.planned_nodes(j.id) or {})) for j in (first, second)}
+    assert nodes == {"node001", "node002"}
+    with pytest.raises(RequestError, match=r"could only be promised .*, 40 s later") as caught:
+        live.drain("node002", "disk", 10)
+    assert caught.value.code == "conflict"
+    assert live.cluster.nodes["node002"].state is NodeState.UP
+    live.advance(100)
+    assert {first.start_time, second.start_time} == {100}

@@ -538,14 +538,10 @@ def make_node_policy(
     """The node planner for policy ``name`` over ``nodes`` (those up; ``configured``:
     all of them) with the policy's options; ``ValueError`` names what is not offered
     or a bad option (as the pool policies' constructors do)."""
-    if name not in NODE_POLICIES:
-        raise ValueError(
-            f"on a node cluster the policy must be one of {', '.join(NODE_POLICIES)} "
-            f"(got {name!r}; the others plan on a pool: leave out --nodes)"
-        )
     problem = policy_problem(name, options)
     if problem is not None:
         raise ValueError(problem[1])
+    assert name in NODE_POLICIES, "every registered policy plans on nodes"
     if name == "slack":
         from berth.core.policies.node_slack import NodeSlack
 
