@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-talby reproduce-leinberger reproduce-zhou clean
+.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -78,12 +78,20 @@ reproduce-feitelson-weil: $(STAMP)
 reproduce-qops: $(STAMP)
 	$(BIN)/python experiments/qops.py
 
+# QoPS, MSB and MRT on named nodes beside the pool (36 runs, about two minutes).
+reproduce-qops-nodes: $(STAMP)
+	$(BIN)/python experiments/qops_nodes.py
+
 # Results are cached per run in experiments/results/; a re-run only redraws the page.
 reproduce-talby: $(STAMP)
 	$(BIN)/python experiments/talby_feitelson.py
 
 reproduce-leinberger: $(STAMP)
 	$(BIN)/python experiments/leinberger.py
+
+# BL and BB on 100 nodes of K resources (20 runs, about ten minutes on two cores).
+reproduce-leinberger-nodes: $(STAMP)
+	$(BIN)/python experiments/leinberger_nodes.py
 
 # About half an hour of CPU (the 20,000-job replays); cached per run.
 reproduce-zhou: $(STAMP)

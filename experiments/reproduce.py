@@ -26,7 +26,9 @@ PAGES = (
     ("talby_feitelson.py", "talby-feitelson.json", "docs/results/talby-feitelson.md"),
     ("zhou_brent_walsh.py", "zhou-brent-walsh.json", "docs/results/zhou-brent-walsh.md"),
     ("leinberger.py", "leinberger.json", "docs/results/leinberger.md"),
+    ("leinberger_nodes.py", "leinberger_nodes.json", "docs/results/leinberger.md"),
     ("qops.py", "qops.json", "docs/results/qops.md"),
+    ("qops_nodes.py", "qops_nodes.json", "docs/results/qops.md"),
 )
 
 
