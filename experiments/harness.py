@@ -96,3 +96,23 @@ def parse_arguments(description: str | None) -> argparse.Namespace:
         "--fresh", action="store_true", help="run everything again (the cache is set aside)"
     )
     return parser.parse_args()
+
+
+def run_and_render(
+    description: str | None,
+    cache_path: Path,
+    configurations: Callable[[], Sequence[Any]],
+    key: Callable[[Any], str],
+    run_one: Callable[[Any], tuple[str, Report]],
+    render: Callable[[dict[str, Report]], str],
+    page: tuple[Path, str, str],
+) -> None:
+    """A reproduction's command line: run what the cache lacks (unless ``--render``),
+    then rewrite the generated block of ``page`` (path, title, block name)."""
+    args = parse_arguments(description)
+    cache = load_cache(cache_path)
+    if not args.render:
+        start_cache(cache_path, args)
+        cache = run_missing(cache_path, configurations(), key, run_one, args.workers)
+    path, title, block = page
+    write_generated(path, render(cache), title, block=block)

@@ -31,7 +31,8 @@ from berth.emulate.traces import read_workload
 from berth.emulate.workload import TraceJob
 from berth.emulate.workload import Workload as Trace
 from berth.runtime.main import find_shared_trace
-from harness import load_cache, parse_arguments, run_missing, start_cache, write_generated
+from harness import load_cache, run_and_render
+from leinberger import VARIANTS as POOL_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "leinberger_nodes.json"
@@ -45,13 +46,8 @@ UNITS = 4
 KS = (2, 4)
 DISTRIBUTIONS = ("uniform", "exponential")
 QUEUE = 64
-VARIANTS = {
-    "FF-EASY": ("easy", "ff"),
-    "BL-EASY": ("easy", "bl"),
-    "BB-EASY": ("easy", "bb"),
-    "FF-CONS": ("conservative", "ff"),
-    "BB-CONS": ("conservative", "bb"),
-}
+#: The pool page's variants but slack (its O(n^3) insertion on nodes is left out here).
+VARIANTS = {name: spec for name, spec in POOL_VARIANTS.items() if "SLACK" not in name}
 Config = tuple[int, str, str]  # K, distribution, variant
 
 
@@ -170,12 +166,8 @@ def render(cache: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    args = parse_arguments(__doc__)
-    cache = load_cache(CACHE)
-    if not args.render:
-        start_cache(CACHE, args)
-        cache = run_missing(CACHE, configurations(), key, run_one, args.workers)
-    write_generated(PAGE, render(cache), "Leinberger reproduction", block="nodes")
+    page = (PAGE, "Leinberger reproduction", "nodes")
+    run_and_render(__doc__, CACHE, configurations, key, run_one, render, page)
 
 
 if __name__ == "__main__":

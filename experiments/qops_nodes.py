@@ -29,7 +29,7 @@ from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload
 from berth.runtime.main import find_shared_trace
-from harness import load_cache, parse_arguments, run_missing, start_cache, write_generated
+from harness import run_and_render
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "qops_nodes.json"
@@ -131,12 +131,8 @@ def render(cache: dict[str, dict[str, object]]) -> str:
 
 
 def main() -> None:
-    args = parse_arguments(__doc__)
-    cache = load_cache(CACHE)
-    if not args.render:
-        start_cache(CACHE, args)
-        cache = run_missing(CACHE, configurations(), key, run_one, args.workers)
-    write_generated(PAGE, render(cache), "QoPS reproduction", block="nodes")
+    page = (PAGE, "QoPS reproduction", "nodes")
+    run_and_render(__doc__, CACHE, configurations, key, run_one, render, page)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 from tests.property.strategies import clusters, workloads
 from tests.support.checks import peak_use
+from tests.support.promises import assert_deadlines_kept
 
 DEADLINE_POLICIES = ["qops", "msb", "mrt"]
 
@@ -80,14 +81,7 @@ def test_every_admitted_job_meets_its_deadline(policy_name: str, data: st.DataOb
     jobs = data.draw(deadline_workloads(capacity))
     policy = _recording(policy_name)(ResourceSpace(capacity))
     records = {r.id: r for r in replay(jobs, policy)}
-    for job_id, completion in policy.promised.items():
-        record = records[job_id]
-        assert record.end is not None
-        assert record.end <= completion, (job_id, record.end, completion)
-        deadline = next(t.job.deadline for t in jobs if t.job.id == job_id)
-        if deadline is not None:
-            assert completion == deadline
+    assert_deadlines_kept(policy.promised, records, jobs)
     assert all(policy.unchanged_after_reject)
-    assert {r.id for r in records.values() if r.status != "rejected"} == set(policy.promised)
     peak = peak_use(records, capacity)
     assert all(peak[name] <= capacity[name] for name in capacity)

@@ -4,62 +4,38 @@
   parameters: a waiting job's bound never moves and its reservation never passes it,
   every job starts no later than its bound, on nodes never over-committed, with whole
   slots.
-* On one-cpu nodes (jobs given as cpus: whole nodes, counted), with exact estimates,
-  every job starts when the pool's slack policy starts it.
+* On one-cpu nodes (jobs given as cpus: whole nodes, counted), every job starts when
+  the pool's slack policy starts it, once the pool compresses in passes until no job
+  moves, as the node planner does (slack leaves room a second pass can use).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.decisions import Reject, Reserve, Start
-from berth.core.model import Job
-from berth.core.policies import make_policy
 from berth.core.policies.node_slack import NodeSlack
+from berth.core.policies.slack import SlackBackfilling
 from berth.core.policies.slack_pricing import HEURISTICS
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 from tests.property.strategies import workloads
 from tests.property.test_node_planner import check, node_clusters, node_jobs
+from tests.support.promises import BoundChecks, RepeatedCompression
 
 PRIORITIES = st.sampled_from([0.0, 0.25, 0.5, 1.0])
 
 
-class CheckedNodeSlack(NodeSlack):
+class CheckedNodeSlack(BoundChecks, NodeSlack):
     """Slack on nodes that checks its own promises after every event."""
 
-    bounds: dict[int, int | None]
 
-    def _check(self) -> None:
-        if not hasattr(self, "bounds"):
-            self.bounds = {}
-        for job_id, entry in self.waiting.items():
-            if entry.start is None:
-                continue
-            bound = self.planned_bound(job_id)
-            first = self.bounds.setdefault(job_id, bound)
-            assert bound == first, f"job {job_id}: bound moved from {first} to {bound}"
-            assert bound is None or entry.start <= bound, (job_id, entry.start, bound)
-
-    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        decision = super().submit(job, now)
-        self._check()
-        return decision
-
-    def complete(self, job_ids: Sequence[int], now: int) -> None:
-        super().complete(job_ids, now)
-        self._check()
-
-    def schedule(self, now: int) -> list[Start]:
-        started = super().schedule(now)
-        self._check()
-        return started
+class RepeatedSlack(RepeatedCompression, SlackBackfilling):
+    """The pool's slack policy compressing as the node planner does."""
 
 
 def with_priorities(draw: st.DrawFn, jobs: list[TraceJob]) -> list[TraceJob]:
@@ -104,9 +80,8 @@ def test_on_one_cpu_nodes_slack_gives_the_pools_schedule(
 ) -> None:
     cpus = data.draw(st.integers(1, 6))
     capacity = {"cpus": cpus}
-    drawn = data.draw(workloads(capacity, max_jobs=14, max_time=10))
-    jobs = with_priorities(data.draw, [TraceJob(t.job, t.job.estimate) for t in drawn])
-    pool = replay(jobs, make_policy("slack", ResourceSpace(capacity), heuristic=heuristic))
+    jobs = with_priorities(data.draw, data.draw(workloads(capacity, max_jobs=14, max_time=10)))
+    pool = replay(jobs, RepeatedSlack(ResourceSpace(capacity), heuristic=heuristic))
     nodes = {f"n{i}": {"cpus": 1} for i in range(cpus)}
     on_nodes = replay(jobs, NodeSlack(nodes, heuristic=heuristic))
     assert [(r.id, r.status, r.start, r.guarantee) for r in on_nodes] == [

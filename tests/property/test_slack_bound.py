@@ -10,50 +10,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.decisions import Reject, Reserve, Start
-from berth.core.model import Job
 from berth.core.policies.slack import HEURISTICS, SlackBackfilling
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from tests.property.strategies import clusters, workloads
 from tests.support.checks import peak_use
+from tests.support.promises import BoundChecks
 
 PRIORITIES = st.sampled_from([0.0, 0.25, 0.5, 1.0])
 
 
-class _CheckedSlack(SlackBackfilling):
+class _CheckedSlack(BoundChecks, SlackBackfilling):
     """Slack backfilling that checks its own promises after every event."""
-
-    bounds: dict[int, int | None]
-
-    def _check(self) -> None:
-        if not hasattr(self, "bounds"):
-            self.bounds = {}
-        for job_id, entry in self.waiting.items():
-            bound = self.planned_bound(job_id)
-            first = self.bounds.setdefault(job_id, bound)
-            assert bound == first, f"job {job_id}: bound moved from {first} to {bound}"
-            assert entry.start is not None
-            assert bound is None or entry.start <= bound, (job_id, entry.start, bound)
-
-    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        decision = super().submit(job, now)
-        self._check()
-        return decision
-
-    def complete(self, job_ids: Sequence[int], now: int) -> None:
-        super().complete(job_ids, now)
-        self._check()
-
-    def schedule(self, now: int) -> list[Start]:
-        started = super().schedule(now)
-        self._check()
-        return started
 
 
 @settings(max_examples=150, deadline=None)

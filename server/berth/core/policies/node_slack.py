@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -31,17 +32,12 @@ class NodeSlack(SlackPricing, NodeBackfill):
         self,
         nodes: Mapping[str, Mapping[str, int]],
         configured: Mapping[str, Mapping[str, int]] | None = None,
-        heuristic: str = "ast",
-        slack_factor: float = 3.0,
-        awt: float = 2401.0,
-        alpha_u: float = 1.0,
-        alpha_t: float = 1.0,
-        alpha_p: float = 1.0,
-        alpha_f: float = 1.0,
         selection: str = "ff",
+        **options: Any,
     ) -> None:
+        """``options``: :meth:`~SlackPricing.init_slack`'s, as on the pool."""
         NodeBackfill.__init__(self, "slack", nodes, configured, selection)
-        self.init_slack(heuristic, slack_factor, awt, alpha_u, alpha_t, alpha_p, alpha_f)
+        self.init_slack(**options)
         totals = self.space.unpack(sum(self.plan.capacities))
         self._totals = {name: amount for name, amount in totals.items() if amount}
 

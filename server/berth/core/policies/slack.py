@@ -28,6 +28,7 @@ it is placed and never moves, so no job starts after it. Pure: time is an argume
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
@@ -51,20 +52,11 @@ class SlackBackfilling(SlackPricing, Conservative):
 
     name = "slack"
 
-    def __init__(
-        self,
-        space: ResourceSpace,
-        heuristic: str = "ast",
-        slack_factor: float = 3.0,
-        awt: float = 2401.0,
-        alpha_u: float = 1.0,
-        alpha_t: float = 1.0,
-        alpha_p: float = 1.0,
-        alpha_f: float = 1.0,
-        selection: str = "ff",
-    ) -> None:
+    def __init__(self, space: ResourceSpace, selection: str = "ff", **options: Any) -> None:
+        """``options``: :meth:`~SlackPricing.init_slack`'s (heuristic, slack_factor, awt,
+        alpha_u, alpha_t, alpha_p, alpha_f)."""
         Conservative.__init__(self, space, selection)
-        self.init_slack(heuristic, slack_factor, awt, alpha_u, alpha_t, alpha_p, alpha_f)
+        self.init_slack(**options)
 
     def _size(self, demand: int) -> float:
         """A job's ``n``: its largest share of any resource (processors / total for K=1)."""

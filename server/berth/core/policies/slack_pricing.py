@@ -97,14 +97,15 @@ class SlackPricing:
 
     def init_slack(
         self,
-        heuristic: str,
-        slack_factor: float,
-        awt: float,
-        alpha_u: float,
-        alpha_t: float,
-        alpha_p: float,
-        alpha_f: float,
+        heuristic: str = "ast",
+        slack_factor: float = 3.0,
+        awt: float = 2401.0,
+        alpha_u: float = 1.0,
+        alpha_t: float = 1.0,
+        alpha_p: float = 1.0,
+        alpha_f: float = 1.0,
     ) -> None:
+        """The options (Talby & Feitelson's names and defaults), each checked."""
         if heuristic not in HEURISTICS:
             raise ValueError(
                 f"slack heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}"
