@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COUNTxNAME=AMOUNT,...",
         help="a node cluster instead of a pool, e.g. --nodes 16xcpus=32,mem_gb=128 --nodes "
         "2xcpus=32,mem_gb=256,gpus=4 (repeatable; jobs get whole slots on named nodes; "
-        "policies fcfs, easy, conservative)",
+        "every policy and selection)",
     )
     emulate_cmd.add_argument("--out", type=path_arg, help="write per-job results as JSONL here")
     emulate_cmd.add_argument("--out-swf", type=path_arg, help="write the replay as an SWF trace")
