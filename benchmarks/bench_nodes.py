@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from berth.core.model import Job
 from berth.core.policies import make_policy
-from berth.core.policies.nodes import make_node_policy
+from berth.core.policies.node_registry import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.traces import read_workload

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.core.model import Job
-from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill, make_node_policy
+from berth.core.policies.node_registry import make_node_policy
+from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
 from berth.core.shapes import Shape
 from berth.emulate.replay import JobRecord, replay
 from berth.emulate.workload import TraceJob

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.core.policies import POLICY_OPTIONS
-from berth.core.policies.nodes import make_node_policy
+from berth.core.policies.node_registry import make_node_policy
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
 from berth.emulate.virtual import trace_request

@@ -68,7 +68,7 @@ def run_jobs(
     ``capacity``, or on named ``nodes`` (the node planner) when given."""
     policy: Policy
     if nodes:
-        from berth.core.policies.nodes import make_node_policy  # only for node clusters
+        from berth.core.policies.node_registry import make_node_policy  # only for node clusters
 
         policy = make_node_policy(policy_name, nodes, None, **(policy_options or {}))
     else:

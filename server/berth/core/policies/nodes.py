@@ -32,10 +32,10 @@ from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
-from berth.core.policies import policy_problem
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
+from berth.core.policies.node_naming import name_nodes
 from berth.core.policies.node_select import backfill_by_selection, start_now_by_selection
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
@@ -419,29 +419,8 @@ class NodeBackfill:
                     entry.checked = -1
 
     def _name_nodes(self, now: int) -> None:
-        """Leave counting for a plan that names every node: a job that shares nodes
-        arrives. Every reservation keeps its start, on the nodes of the colouring."""
-        counted = self.plan
-        assert isinstance(counted, CountedPlan)
-        colours = counted.colouring()
-        plan = NodePlan(self.space, counted.capacities, _DAWN)
-        for entry in self.running.values():
-            assert entry.start is not None
-            left = entry.start + entry.job.estimate - now
-            if entry.held and left > 0:
-                plan.reserve(entry.held, now, left)
-        self.plan = plan
-        self._room_logs.clear()  # kept per summed profile: this plan's from now on
-        for entry in self.waiting.values():
-            entry.need = plan.need(entry.shape, entry.demand)
-            entry.log = self._log_of(entry)
-            entry.checked = -1  # asked of the counted plan, not of this one
-            if entry.held is None or entry.start is None:
-                continue
-            nodes = colours[id(entry.held)]
-            entry.placement = counted.named_placement(nodes, entry.shape, entry.demand)
-            entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
-            plan.reserve(entry.held, entry.start, entry.job.estimate)
+        """See :func:`~berth.core.policies.node_naming.name_nodes`."""
+        name_nodes(self, now)
 
     def compression_order(self) -> Iterable[Planned]:
         """The order compression asks waiting jobs in: arrival order here."""
@@ -527,27 +506,3 @@ class NodeBackfill:
                 known = unpacked[amount] = {n: a for n, a in self.space.unpack(amount).items() if a}
             out[names[index]] = known
         return out
-
-
-def make_node_policy(
-    name: str,
-    nodes: Mapping[str, Mapping[str, int]],
-    configured: Mapping[str, Mapping[str, int]] | None = None,
-    **options: object,
-) -> NodeBackfill:
-    """The node planner for policy ``name`` over ``nodes`` (those up; ``configured``:
-    all of them) with the policy's options; ``ValueError`` names what is not offered
-    or a bad option (as the pool policies' constructors do)."""
-    problem = policy_problem(name, options)
-    if problem is not None:
-        raise ValueError(problem[1])
-    assert name in NODE_POLICIES, "every registered policy plans on nodes"
-    if name == "slack":
-        from berth.core.policies.node_slack import NodeSlack
-
-        return NodeSlack(nodes, configured, **options)  # type: ignore[arg-type]
-    if NODE_POLICIES[name] is None and name != "conservative":
-        from berth.core.policies.node_deadline import NodeDeadline
-
-        return NodeDeadline(name, nodes, configured, **options)  # type: ignore[arg-type]
-    return NodeBackfill(name, nodes, configured, **options)  # type: ignore[arg-type]
