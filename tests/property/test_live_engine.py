@@ -10,6 +10,7 @@ store and restored, as after a crash), under conservative backfilling, QoPS and 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -124,3 +125,13 @@ def test_qops_engine_keeps_promises_across_restarts(script: list[tuple[object, .
 @given(commands)
 def test_slack_engine_keeps_promises_across_restarts(script: list[tuple[object, ...]]) -> None:
     play("slack", script)
+
+
+@pytest.mark.parametrize("policy", ["msb", "mrt"])
+@settings(max_examples=40, deadline=None)
+@given(script=commands)
+def test_deadline_engines_keep_promises_across_restarts(
+    policy: str, script: list[tuple[object, ...]]
+) -> None:
+    """MSB and MRT on named nodes: a restart puts every waiting job back on its nodes."""
+    play(policy, script)

@@ -343,6 +343,7 @@ class Engine(
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
             record.planned_start = decision.start
+            record.planned_nodes = self.lanes[record.partition].policy.named_plan(record.id)
             reason = decision.reason
         self._set_state(record, JobState.PENDING, reason)
         self.counters["accepted"] += 1
@@ -382,6 +383,7 @@ class Engine(
             if self.start_lags.starts(record, max(now, self._advanced_to)):
                 self.counters["guarantee_broken"] += 1
             record.start_time = record.planned_start = now
+            record.planned_nodes = None
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
             self._intend(StartOn.of(record, now))
@@ -391,6 +393,7 @@ class Engine(
             moved = self.pending.get(job_id)
             if moved is not None:
                 moved.planned_start = timeline.policy.planned_start(job_id)
+                moved.planned_nodes = timeline.policy.named_plan(job_id)
                 self._touch(moved)
 
     def _ended_in_lanes(self, job_ids: list[int], now: int) -> None:
@@ -440,6 +443,7 @@ class Engine(
             record.start_time = record.end_time = record.launched_at = None
             record.exit_code = record.exit_signal = None
             record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+            record.planned_nodes = None
             record.allocation = {}
             self.counters["requeued"] += 1
             self._emit("job.requeued", now, record.id, times=record.requeued)
@@ -470,6 +474,7 @@ class Engine(
                 )
                 record.end_time = now
                 record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+                record.planned_nodes = None
                 self._emit("job.rejected", now, job_id, reason=record.state_reason)
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
@@ -502,6 +507,7 @@ class Engine(
                 )
                 record.guaranteed_start, record.guaranteed_end = guarantee, completion
             record.planned_start = policy.planned_start(job_id)
+            record.planned_nodes = policy.named_plan(job_id)
             self._touch(record)
         policy.take_replanned()
         self.version += 1

@@ -38,6 +38,7 @@ class JobCommands(EngineBase):
         self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
         record.guaranteed_start = record.guaranteed_end = record.planned_start = None
+        record.planned_nodes = None
         self._emit("job.held", now, job_id, reason=reason)
         self._pass(now)
         return record

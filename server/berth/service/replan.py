@@ -68,6 +68,9 @@ def replan(
         )
     decisions: dict[int, Reserve | Reject | None] = {}
     broken: list[str] = []
+    pending = list(pending)
+    if keep_plan:  # each back on the nodes it was planned on, where they are still free
+        policy.remember_nodes({r.id: r.planned_nodes for r in pending if r.planned_nodes})
     for record in pending:
         decision = policy.adopt_waiting(
             record.as_job(),

@@ -48,6 +48,7 @@ JOB_COLUMNS = (
     "suspended_at",
     "suspended_for",
     "account",
+    "planned_nodes",
 )
 
 
@@ -57,6 +58,11 @@ def job_row(job: JobRecord) -> dict[str, object]:
     row["resources"] = dict(job.resources)
     row["allocation"] = {node: dict(amounts) for node, amounts in job.allocation.items()}
     row["shape"] = None if job.shape is None else shape_row(job.shape)
+    row["planned_nodes"] = (
+        None
+        if job.planned_nodes is None
+        else {node: dict(amounts) for node, amounts in job.planned_nodes.items()}
+    )
     return row
 
 
@@ -75,6 +81,8 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["requeued"] = int(row.get("requeued") or 0)
     values["suspended_for"] = int(row.get("suspended_for") or 0)
     values["account"] = row.get("account") or row["user"]
+    planned = row.get("planned_nodes")
+    values["planned_nodes"] = None if planned is None else {n: dict(a) for n, a in planned.items()}
     shape = row.get("shape")
     values["shape"] = (
         None

@@ -72,6 +72,8 @@ JOBS = sa.Table(
     sa.Column("suspended_for", sa.BigInteger, nullable=False, server_default="0"),
     # The account charged (migration 0008, which set it to the user's name on older jobs).
     sa.Column("account", sa.String(100), index=True),
+    # Where a waiting job's reservation is held (migration 0009).
+    sa.Column("planned_nodes", sa.JSON),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -156,6 +156,10 @@ class LivePolicy(Policy, Protocol):
 
     def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
 
+    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
+
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None: ...
+
     def take_replanned(self) -> set[int]: ...
 
     def wait_reason(self, job_id: int) -> str | None: ...
@@ -280,8 +284,17 @@ class QueuePolicy:
         policies that plan the pool as a whole."""
         return None
 
+    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None:
+        """Where a waiting job's reservation is held, when a restart must put it back
+        there; ``None`` on the pool."""
+        return None
+
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None:
+        """Where waiting jobs about to be adopted were planned; the pool needs none."""
+
     def take_replanned(self) -> set[int]:
-        """Ids of waiting jobs whose reserved start changed since the last call."""
+        """Ids of waiting jobs whose reserved start (or planned nodes) changed since the
+        last call."""
         return set()
 
     def wait_reason(self, job_id: int) -> str | None:

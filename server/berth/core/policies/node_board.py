@@ -80,7 +80,7 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
             continue
         if entry.start is not None and entry.held is not None:
             policy._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
-        if entry.start != start and entry.guarantee is not None:
+        if entry.guarantee is not None:  # a new start, or new nodes: the shell records it
             policy._replanned.add(job_id)
         entry.start, entry.placement, entry.held = start, placement, held
         entry.checked = -1

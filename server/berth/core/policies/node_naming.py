@@ -1,20 +1,25 @@
-"""Leaving counting: a counted plan of identical nodes becomes a plan that names them.
+"""Node names in the node planner: leaving counting, and placements kept by name.
 
-A :class:`~berth.core.whole_nodes.CountedPlan` is exact while every job takes whole
-identical nodes. When a job that would share a node arrives, the policy's plan becomes a
-:class:`~berth.core.nodes.NodePlan`: running jobs keep the nodes they hold, and every
-reservation keeps its start, on the nodes of the counted plan's colouring. Pure.
+* A :class:`~berth.core.whole_nodes.CountedPlan` is exact while every job takes whole
+  identical nodes. When a job that would share a node arrives, the policy's plan becomes
+  a :class:`~berth.core.nodes.NodePlan` (:func:`name_nodes`): running jobs keep the nodes
+  they hold, and every reservation keeps its start, on the nodes of the colouring.
+* A restart puts each waiting job back on the nodes it was planned on
+  (:func:`kept_placement`), by name: another placement at the same start could take
+  nodes that a job adopted later was promised. Pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from berth.core.nodes import NodePlan
+from berth.core.nodes import NodePlan, Placement
+from berth.core.shapes import slots_in
 from berth.core.whole_nodes import CountedPlan
 
 if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill
+    from berth.core.policies.nodes import NodeBackfill, Planned
 
 _DAWN = -(1 << 62)
 
@@ -40,6 +45,41 @@ def name_nodes(policy: NodeBackfill, now: int) -> None:
         if entry.held is None or entry.start is None:
             continue
         nodes = colours[id(entry.held)]
+        policy._replanned.add(entry.job.id)  # its nodes are named from now on
         entry.placement = counted.named_placement(nodes, entry.shape, entry.demand)
         entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
         plan.reserve(entry.held, entry.start, entry.job.estimate)
+
+
+def kept_placement(
+    policy: NodeBackfill, entry: Planned, nodes: Mapping[str, Mapping[str, int]], start: int
+) -> Placement | None:
+    """The placement holding what ``nodes`` name (node -> resources) from ``start`` for
+    the job's estimate, if every one of those nodes is in the plan and has it free then
+    (whole slots); ``None`` otherwise, or on a counted plan (which names no reservation:
+    counting is exact without names)."""
+    plan = policy.plan
+    if not isinstance(plan, NodePlan) or not nodes:
+        return None
+    index = policy.node_index
+    space = policy.space
+    per_slot = entry.shape.per_slot
+    placement: Placement = {}
+    for name, amounts in nodes.items():
+        at = index.get(name)
+        if at is None or any(r not in space.capacity for r in amounts):
+            return None
+        amount = space.pack(amounts)
+        if not plan.profiles[at].fits_during(amount, start, entry.job.estimate):
+            return None
+        if entry.shape.exclusive:
+            placement[at] = slots_in(plan.capacities[at], entry.demand, entry.shape.count)
+        else:
+            slots = {amounts.get(r, 0) // a for r, a in per_slot.items() if a}
+            if len(slots) != 1 or 0 in slots:
+                return None  # not whole slots of this job
+            placement[at] = slots.pop()
+    if sum(placement.values()) < entry.shape.count and not entry.shape.exclusive:
+        return None
+    held = plan.held(placement, entry.demand, entry.shape.exclusive)
+    return placement if held == {i: space.pack(nodes[policy.node_names[i]]) for i in held} else None

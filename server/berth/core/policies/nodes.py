@@ -35,7 +35,7 @@ from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
-from berth.core.policies.node_naming import name_nodes
+from berth.core.policies.node_naming import kept_placement, name_nodes
 from berth.core.policies.node_select import backfill_by_selection, start_now_by_selection
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
@@ -118,6 +118,9 @@ class NodeBackfill:
                 names[resource] = max(names.get(resource, 0), amount)
         self.space = ResourceSpace(names)
         self.node_names = list(nodes)
+        self.node_index = {name: i for i, name in enumerate(self.node_names)}
+        #: Where waiting jobs being adopted were planned (see :meth:`remember_nodes`).
+        self.kept_nodes: dict[int, Mapping[str, Mapping[str, int]]] = {}
         capacities = [self.space.pack(nodes[n]) for n in self.node_names]
         # Identical nodes are counted, not named, until a job would share a node.
         self.plan: NodePlan | CountedPlan = (
@@ -283,7 +286,7 @@ class NodeBackfill:
     ) -> None:
         """Take over a running job with what it holds per node (``placement``); what it
         holds on nodes this plan does not cover (draining) is not counted."""
-        index = {name: i for i, name in enumerate(self.node_names)}
+        index = self.node_index
         kept = {
             index[name]: self.space.pack(
                 {n: a for n, a in amounts.items() if n in self.space.capacity}
@@ -314,7 +317,10 @@ class NodeBackfill:
             return None
         placement = None
         if start is not None and start >= now:
-            placement = self.plan.place(entry.shape, entry.demand, start, job.estimate)
+            nodes = self.kept_nodes.get(job.id)
+            placement = None if nodes is None else kept_placement(self, entry, nodes, start)
+            if placement is None:
+                placement = self.plan.place(entry.shape, entry.demand, start, job.estimate)
         if start is None or placement is None:
             self._reserve_earliest(entry, now)
         else:
@@ -325,7 +331,18 @@ class NodeBackfill:
         entry.guarantee = guarantee if kept else entry.start
         return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
 
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None:
+        """Before adopting a queue: where each waiting job was planned (by node name),
+        to be put back there at its old start if those nodes are still free."""
+        self.kept_nodes = dict(planned)
+
+    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None:
+        """A waiting job's planned nodes when the plan names them (a counted plan's are
+        only a colouring, and a restart needs none to be exact)."""
+        return self.planned_nodes(job_id) if isinstance(self.plan, NodePlan) else None
+
     def settle(self, now: int, tighten: bool = True) -> None:
+        self.kept_nodes = {}
         self.plan.forget_before(now)
         if tighten and self.depth is None:
             self._compress(now)
