@@ -115,7 +115,7 @@ def run_one(config: Config) -> tuple[str, dict[str, Any]]:
     names = resource_names(k)
     nodes = {f"n{i:03d}": dict.fromkeys(names, UNITS) for i in range(NODES)}
     started = time.perf_counter()
-    totals = {name: NODES * UNITS for name in names}
+    totals = dict.fromkeys(names, NODES * UNITS)
     options: dict[str, object] = {"selection": selection}
     result = run_jobs(arrivals, policy, totals, policy_options=options, nodes=nodes)
     report = dict(result.report)
