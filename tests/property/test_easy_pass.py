@@ -52,8 +52,8 @@ class PassesInSlices(NodeBackfill):
     """Deferred EASY whose passes stop after a few questions; at each instant the shell
     (here, this loop; the daemon's writer) runs passes until none is under way."""
 
-    def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
-        super().__init__("easy", nodes)
+    def __init__(self, nodes: dict[str, dict[str, int]], size: int, selection: str = "ff") -> None:
+        super().__init__("easy", nodes, None, selection)
         self.deferred = True
         self.pass_stop = EveryFewQuestions(size)
         self.slices = 0
@@ -67,15 +67,17 @@ class PassesInSlices(NodeBackfill):
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), size=st.integers(1, 3))
+@given(data=st.data(), size=st.integers(1, 3), selection=st.sampled_from(["ff", "bl", "bb"]))
 def test_a_pass_in_slices_places_for_real_and_starts_every_job(
-    data: st.DataObject, size: int
+    data: st.DataObject, size: int, selection: str
 ) -> None:
+    """FF, BL and BB passes cut into slices of a few questions (BL and BB start the best
+    candidate found when a slice ends)."""
     from tests.property.test_node_planner import check
 
     nodes = data.draw(blocky_clusters())
     jobs = data.draw(node_jobs(nodes, 30))
-    policy = PassesInSlices(nodes, size)
+    policy = PassesInSlices(nodes, size, selection)
     records = replay(jobs, policy)
     check(records, jobs, nodes, "easy")  # every admitted job ran; no node over-committed
 
@@ -97,4 +99,24 @@ def test_a_pass_does_stop_and_go_on() -> None:
     records = {r.id: r for r in replay(jobs, policy)}
     assert policy.slices >= 2
     assert [records[i].start for i in range(3, 7)] == [1, 1, 11, 11]
+    assert records[2].start == 100
+
+
+def test_a_balanced_pass_stops_and_goes_on() -> None:
+    """The same cluster under BB, a pass stopped after each question: every pass starts
+    the one candidate it found, and the four short jobs start over several slices."""
+    from berth.core.model import Job
+    from berth.core.shapes import Shape
+    from berth.emulate.workload import TraceJob
+
+    nodes = {"a": {"cpus": 2}, "b": {"cpus": 2}}
+    jobs = [
+        TraceJob(Job(1, 0, 100, {}, shape=Shape(2, {"cpus": 1})), 100),
+        TraceJob(Job(2, 0, 50, {}, shape=Shape(4, {"cpus": 1})), 50),
+    ]
+    jobs += [TraceJob(Job(i, 1, 10, {}, shape=Shape(1, {"cpus": 1})), 10) for i in range(3, 7)]
+    policy = PassesInSlices(nodes, 1, "bb")
+    records = {r.id: r for r in replay(jobs, policy)}
+    assert policy.slices >= 2
+    assert sorted(records[i].start for i in range(3, 7)) == [1, 1, 11, 11]
     assert records[2].start == 100

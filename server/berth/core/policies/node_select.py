@@ -36,25 +36,44 @@ def backfill_by_selection(
     policy: NodeBackfill, head: Planned, reserved: int, now: int, started: list[Start]
 ) -> None:
     """EASY with BL or BB: the best-scoring job that has a placement now beside the
-    head's reservation starts first, until none has one."""
+    head's reservation starts first, until none has one.
+
+    Deferred (the daemon), the pass stops once ``pass_stop()`` says so, after one
+    question at least: the best candidate found so far starts, and the next pass goes
+    on from the job it stopped at (``backfill_resume``), as EASY's first-fit pass does;
+    the jobs before that one wait for the pass after (EASY promises nothing)."""
     plan = policy.plan
     eligible = [
         e for e in policy.waiting.values() if e is not head and e.job.id not in policy.parked
     ]
     rule = policy.selector.rule
+    stop = policy.pass_stop if policy.deferred else None
+    resume, policy.backfill_resume = policy.backfill_resume, None
+    if resume is not None:
+        eligible = eligible[next((i for i, e in enumerate(eligible) if e.job.id == resume), 0) :]
+    asked = False
     while eligible:
         candidates: list[tuple[Planned, Placement, dict[int, int]]] = []
+        cut: Planned | None = None  # the first job this pass did not ask
         for entry in eligible:
+            if asked and stop is not None and stop():
+                cut = entry
+                break
+            asked = True
             shape = entry.shape
             placement = plan.place(shape, entry.demand, now, entry.job.estimate)
             if placement is not None:
                 held = plan.held(placement, entry.demand, shape.exclusive)
                 candidates.append((entry, placement, held))
+        if candidates:
+            entry, placement, _ = candidates[_pick(policy, now, [c[2] for c in candidates])]
+            reason = f"backfilled ({rule}) beside the head's reservation at {at(reserved)}"
+            started.append(policy._launch(entry, now, placement, reason))
+        if cut is not None:
+            policy.backfill_resume = cut.job.id  # where the next pass goes on
+            return
         if not candidates:
             return
-        entry, placement, _ = candidates[_pick(policy, now, [c[2] for c in candidates])]
-        reason = f"backfilled ({rule}) beside the head's reservation at {at(reserved)}"
-        started.append(policy._launch(entry, now, placement, reason))
         eligible = [c[0] for c in candidates if c[0] is not entry]
 
 
