@@ -1,4 +1,4 @@
-"""Where a waiting job's reservation is held: its planned nodes.
+"""Where a waiting job's reservation is held: its planned nodes (slots per node).
 
 Every policy plans on named nodes, and a placement is part of a promise: a restart
 must put each waiting job back on the nodes it was planned on (another placement at the

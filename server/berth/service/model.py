@@ -101,9 +101,9 @@ class JobRecord:
     guaranteed_start: int | None = None
     guaranteed_end: int | None = None
     planned_start: int | None = None
-    #: Where a waiting job's reservation is held (node -> resources), so that a restart
-    #: puts it back there; ``None``: no placement planned (or not recorded).
-    planned_nodes: dict[str, dict[str, int]] | None = None
+    #: Where a waiting job's reservation is held (slots per node), so that a restart
+    #: puts it back there; ``None``: no named placement planned (or not recorded).
+    planned_nodes: dict[str, int] | None = None
     allocation: dict[str, dict[str, int]] = field(default_factory=dict)
     shape: Shape | None = None
     chdir: str | None = None

@@ -58,11 +58,7 @@ def job_row(job: JobRecord) -> dict[str, object]:
     row["resources"] = dict(job.resources)
     row["allocation"] = {node: dict(amounts) for node, amounts in job.allocation.items()}
     row["shape"] = None if job.shape is None else shape_row(job.shape)
-    row["planned_nodes"] = (
-        None
-        if job.planned_nodes is None
-        else {node: dict(amounts) for node, amounts in job.planned_nodes.items()}
-    )
+    row["planned_nodes"] = None if job.planned_nodes is None else dict(job.planned_nodes)
     return row
 
 
@@ -82,7 +78,7 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["suspended_for"] = int(row.get("suspended_for") or 0)
     values["account"] = row.get("account") or row["user"]
     planned = row.get("planned_nodes")
-    values["planned_nodes"] = None if planned is None else {n: dict(a) for n, a in planned.items()}
+    values["planned_nodes"] = None if planned is None else {n: int(k) for n, k in planned.items()}
     shape = row.get("shape")
     values["shape"] = (
         None

@@ -156,9 +156,9 @@ class LivePolicy(Policy, Protocol):
 
     def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
 
-    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
+    def named_plan(self, job_id: int) -> dict[str, int] | None: ...
 
-    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None: ...
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None: ...
 
     def take_replanned(self) -> set[int]: ...
 
@@ -284,12 +284,12 @@ class QueuePolicy:
         policies that plan the pool as a whole."""
         return None
 
-    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None:
-        """Where a waiting job's reservation is held, when a restart must put it back
-        there; ``None`` on the pool."""
+    def named_plan(self, job_id: int) -> dict[str, int] | None:
+        """Where a waiting job's reservation is held (slots per node), when a restart
+        must put it back there; ``None`` on the pool."""
         return None
 
-    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None:
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None:
         """Where waiting jobs about to be adopted were planned; the pool needs none."""
 
     def take_replanned(self) -> set[int]:

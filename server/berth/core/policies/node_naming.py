@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from berth.core.nodes import NodePlan, Placement
-from berth.core.shapes import slots_in
 from berth.core.whole_nodes import CountedPlan
 
 if TYPE_CHECKING:
@@ -52,34 +51,28 @@ def name_nodes(policy: NodeBackfill, now: int) -> None:
 
 
 def kept_placement(
-    policy: NodeBackfill, entry: Planned, nodes: Mapping[str, Mapping[str, int]], start: int
+    policy: NodeBackfill, entry: Planned, nodes: Mapping[str, int], start: int
 ) -> Placement | None:
-    """The placement holding what ``nodes`` name (node -> resources) from ``start`` for
-    the job's estimate, if every one of those nodes is in the plan and has it free then
-    (whole slots); ``None`` otherwise, or on a counted plan (which names no reservation:
+    """The placement of ``nodes`` (slots per node name) if every one of those nodes is
+    in the plan and has room for what the job holds there from ``start`` for its
+    estimate; ``None`` otherwise, or on a counted plan (which names no reservation:
     counting is exact without names)."""
     plan = policy.plan
     if not isinstance(plan, NodePlan) or not nodes:
         return None
     index = policy.node_index
-    space = policy.space
-    per_slot = entry.shape.per_slot
     placement: Placement = {}
-    for name, amounts in nodes.items():
+    for name, slots in nodes.items():
         at = index.get(name)
-        if at is None or any(r not in space.capacity for r in amounts):
+        if at is None or slots < 1:
             return None
-        amount = space.pack(amounts)
-        if not plan.profiles[at].fits_during(amount, start, entry.job.estimate):
-            return None
-        if entry.shape.exclusive:
-            placement[at] = slots_in(plan.capacities[at], entry.demand, entry.shape.count)
-        else:
-            slots = {amounts.get(r, 0) // a for r, a in per_slot.items() if a}
-            if len(slots) != 1 or 0 in slots:
-                return None  # not whole slots of this job
-            placement[at] = slots.pop()
+        placement[at] = slots
     if sum(placement.values()) < entry.shape.count and not entry.shape.exclusive:
         return None
     held = plan.held(placement, entry.demand, entry.shape.exclusive)
-    return placement if held == {i: space.pack(nodes[policy.node_names[i]]) for i in held} else None
+    profiles = plan.profiles
+    if all(
+        profiles[i].fits_during(amount, start, entry.job.estimate) for i, amount in held.items()
+    ):
+        return placement
+    return None

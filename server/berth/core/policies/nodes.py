@@ -120,7 +120,7 @@ class NodeBackfill:
         self.node_names = list(nodes)
         self.node_index = {name: i for i, name in enumerate(self.node_names)}
         #: Where waiting jobs being adopted were planned (see :meth:`remember_nodes`).
-        self.kept_nodes: dict[int, Mapping[str, Mapping[str, int]]] = {}
+        self.kept_nodes: dict[int, Mapping[str, int]] = {}
         capacities = [self.space.pack(nodes[n]) for n in self.node_names]
         # Identical nodes are counted, not named, until a job would share a node.
         self.plan: NodePlan | CountedPlan = (
@@ -331,15 +331,19 @@ class NodeBackfill:
         entry.guarantee = guarantee if kept else entry.start
         return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
 
-    def remember_nodes(self, planned: Mapping[int, Mapping[str, Mapping[str, int]]]) -> None:
-        """Before adopting a queue: where each waiting job was planned (by node name),
-        to be put back there at its old start if those nodes are still free."""
+    def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None:
+        """Before adopting a queue: where each waiting job was planned (slots per node
+        name), to be put back there at its old start if those nodes are still free."""
         self.kept_nodes = dict(planned)
 
-    def named_plan(self, job_id: int) -> dict[str, dict[str, int]] | None:
-        """A waiting job's planned nodes when the plan names them (a counted plan's are
-        only a colouring, and a restart needs none to be exact)."""
-        return self.planned_nodes(job_id) if isinstance(self.plan, NodePlan) else None
+    def named_plan(self, job_id: int) -> dict[str, int] | None:
+        """A waiting job's planned slots per node, when the plan names its nodes (a
+        counted plan's are only a colouring, and a restart needs none to be exact)."""
+        entry = self.waiting.get(job_id)
+        if entry is None or entry.placement is None or not isinstance(self.plan, NodePlan):
+            return None
+        names = self.node_names
+        return {names[index]: slots for index, slots in entry.placement.items()}
 
     def settle(self, now: int, tighten: bool = True) -> None:
         self.kept_nodes = {}
