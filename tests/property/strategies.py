@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import strategies as st
 
 from berth.emulate.workload import TraceJob
@@ -47,3 +49,16 @@ def workloads(
             )
         )
     return sorted(jobs, key=lambda t: (t.job.submit, t.job.id))
+
+
+def with_deadlines(draw: st.DrawFn, jobs: list[TraceJob], spare: int = 20) -> list[TraceJob]:
+    """``jobs`` with exact estimates; most get a deadline of estimate + a random slack
+    (up to 3 estimates + ``spare``) after submit, often too tight, so some are refused."""
+    result = []
+    for drawn in jobs:
+        job = drawn.job
+        deadline = None
+        if draw(st.integers(0, 4)) > 0:
+            deadline = job.submit + job.estimate + draw(st.integers(0, 3 * job.estimate + spare))
+        result.append(TraceJob(dataclasses.replace(job, deadline=deadline), job.estimate))
+    return result

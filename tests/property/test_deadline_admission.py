@@ -6,22 +6,18 @@ a rejection leaves the schedule exactly as it was, and no resource is over-commi
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.decisions import Reject, Reserve
-from berth.core.model import Job
 from berth.core.policies import policy_class
 from berth.core.policies.deadline import DeadlinePolicy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
-from tests.property.strategies import clusters, workloads
+from tests.property.strategies import clusters, with_deadlines, workloads
 from tests.support.checks import peak_use
-from tests.support.promises import assert_deadlines_kept
+from tests.support.promises import RecordsPromises, assert_deadlines_kept
 
 DEADLINE_POLICIES = ["qops", "msb", "mrt"]
 
@@ -29,16 +25,7 @@ DEADLINE_POLICIES = ["qops", "msb", "mrt"]
 @st.composite
 def deadline_workloads(draw: st.DrawFn, capacity: dict[str, int]) -> list[TraceJob]:
     """Exact estimates; most jobs get a deadline of estimate + a random slack after submit."""
-    jobs = draw(workloads(capacity, max_jobs=25, max_time=30))
-    result = []
-    for trace_job in jobs:
-        job = trace_job.job
-        deadline = None
-        if draw(st.integers(0, 4)) > 0:
-            deadline = job.submit + job.estimate + draw(st.integers(0, 3 * job.estimate + 20))
-        exact = dataclasses.replace(job, deadline=deadline)
-        result.append(TraceJob(exact, job.estimate))
-    return result
+    return with_deadlines(draw, draw(workloads(capacity, max_jobs=25, max_time=30)))
 
 
 def _snapshot(policy: DeadlinePolicy) -> tuple[object, ...]:
@@ -54,21 +41,9 @@ def _recording(name: str) -> type[DeadlinePolicy]:
     assert isinstance(base, type)
     assert issubclass(base, DeadlinePolicy)
 
-    class Recording(base):  # type: ignore[valid-type,misc]
-        def __init__(self, space: ResourceSpace) -> None:
-            super().__init__(space)
-            self.promised: dict[int, int] = {}
-            self.unchanged_after_reject: list[bool] = []
-
-        def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-            before = _snapshot(self)
-            decision = super().submit(job, now)
-            if isinstance(decision, Reject):
-                self.unchanged_after_reject.append(_snapshot(self) == before)
-            elif isinstance(decision, Reserve):
-                assert decision.completion is not None
-                self.promised[job.id] = decision.completion
-            return decision
+    class Recording(RecordsPromises, base):  # type: ignore[valid-type,misc]
+        def snapshot(self, now: int) -> object:
+            return _snapshot(self)
 
     return Recording
 

@@ -10,14 +10,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.decisions import Reject, Reserve
-from berth.core.model import Job
 from berth.core.nodes import NodePlan
 from berth.core.policies import policy_class
 from berth.core.policies.node_deadline import NODE_DEADLINE_POLICIES, NodeDeadline
@@ -25,22 +21,9 @@ from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
-from tests.property.strategies import workloads
+from tests.property.strategies import with_deadlines, workloads
 from tests.property.test_node_planner import check, node_clusters, node_jobs
-from tests.support.promises import RepeatedCompression, assert_deadlines_kept
-
-
-def with_deadlines(draw: st.DrawFn, jobs: list[TraceJob]) -> list[TraceJob]:
-    """Exact estimates; most jobs get a deadline of estimate + a random slack after
-    submit (often too tight, so that some are rejected)."""
-    result = []
-    for trace_job in jobs:
-        job = trace_job.job
-        deadline = None
-        if draw(st.integers(0, 4)) > 0:
-            deadline = job.submit + job.estimate + draw(st.integers(0, 3 * job.estimate + 12))
-        result.append(TraceJob(dataclasses.replace(job, deadline=deadline), job.estimate))
-    return result
+from tests.support.promises import RecordsPromises, RepeatedCompression, assert_deadlines_kept
 
 
 def _from(profile: Profile, now: int) -> list[tuple[int, int]]:
@@ -72,23 +55,16 @@ def _same_schedule(before: tuple[object, ...], after: tuple[object, ...]) -> boo
     return (before[1], starts_before, before[4]) == (after[1], starts_after, after[4])
 
 
-class Recording(NodeDeadline):
+class Recording(RecordsPromises, NodeDeadline):
     """Records each promise and whether each rejection left the plan unchanged."""
 
-    def __init__(self, name: str, nodes: dict[str, dict[str, int]]) -> None:
-        super().__init__(name, nodes)
-        self.promised: dict[int, int] = {}
-        self.unchanged_after_reject: list[bool] = []
+    def snapshot(self, now: int) -> object:
+        return _snapshot(self, now)
 
-    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
-        before = _snapshot(self, now)
-        decision = super().submit(job, now)
-        if isinstance(decision, Reject):
-            self.unchanged_after_reject.append(_same_schedule(before, _snapshot(self, now)))
-        elif isinstance(decision, Reserve):
-            assert decision.completion is not None
-            self.promised[job.id] = decision.completion
-        return decision
+    def same(self, before: object, after: object) -> bool:
+        assert isinstance(before, tuple)
+        assert isinstance(after, tuple)
+        return _same_schedule(before, after)
 
 
 @pytest.mark.parametrize("name", NODE_DEADLINE_POLICIES)
@@ -96,7 +72,7 @@ class Recording(NodeDeadline):
 @given(data=st.data())
 def test_every_admitted_job_meets_its_deadline_on_nodes(name: str, data: st.DataObject) -> None:
     nodes = data.draw(node_clusters())
-    jobs = with_deadlines(data.draw, data.draw(node_jobs(nodes, most=16)))
+    jobs = with_deadlines(data.draw, data.draw(node_jobs(nodes, most=16)), spare=12)
     policy = Recording(name, nodes)
     records = replay(jobs, policy)
     check(records, jobs, nodes, name)

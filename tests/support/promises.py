@@ -74,3 +74,30 @@ class RepeatedCompression:
             super().compress(now)  # type: ignore[misc]
             if self.moved_up == before:
                 return
+
+
+class RecordsPromises:
+    """Mixed into a deadline policy: each admission's promised completion, and whether
+    each rejection left the schedule as it was (``snapshot`` and ``same`` say what the
+    schedule is and when two are alike)."""
+
+    promised: dict[int, int]
+    unchanged_after_reject: list[bool]
+
+    def snapshot(self, now: int) -> object:
+        raise NotImplementedError
+
+    def same(self, before: object, after: object) -> bool:
+        return before == after
+
+    def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+        if not hasattr(self, "promised"):
+            self.promised, self.unchanged_after_reject = {}, []
+        before = self.snapshot(now)
+        decision: Reserve | Reject | None = super().submit(job, now)  # type: ignore[misc]
+        if isinstance(decision, Reject):
+            self.unchanged_after_reject.append(self.same(before, self.snapshot(now)))
+        elif isinstance(decision, Reserve):
+            assert decision.completion is not None
+            self.promised[job.id] = decision.completion
+        return decision
