@@ -1,4 +1,5 @@
-"""Hypothesis: conservative compression on nodes, deferred and run in slices.
+"""Hypothesis: conservative compression on nodes (and BL/BB's moves to now), deferred
+and run in slices.
 
 The daemon defers compression after job ends and runs it in slices between commands
 (:meth:`NodeBackfill.improve`). Two properties:
@@ -26,10 +27,11 @@ from tests.support.stops import EveryFewQuestions
 
 
 class SlicedToTheEnd(NodeBackfill):
-    """Deferred compression, finished in small slices right after each end."""
+    """Deferred compression (and BL/BB moves), finished in small slices right after
+    each end."""
 
-    def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
-        super().__init__("conservative", nodes)
+    def __init__(self, nodes: dict[str, dict[str, int]], size: int, selection: str = "ff") -> None:
+        super().__init__("conservative", nodes, None, selection)
         self.deferred = True
         self.stop = EveryFewQuestions(size)
         self.slices = 0
@@ -41,10 +43,10 @@ class SlicedToTheEnd(NodeBackfill):
 
 
 class LeftUnfinished(NodeBackfill):
-    """Deferred compression: one slice per end, arrival and pass, never more."""
+    """Deferred compression (and BL/BB moves): one slice per end, arrival and pass."""
 
-    def __init__(self, nodes: dict[str, dict[str, int]], size: int) -> None:
-        super().__init__("conservative", nodes)
+    def __init__(self, nodes: dict[str, dict[str, int]], size: int, selection: str = "ff") -> None:
+        super().__init__("conservative", nodes, None, selection)
         self.deferred = True
         self.stop = EveryFewQuestions(size)
 
@@ -61,24 +63,31 @@ class LeftUnfinished(NodeBackfill):
         return super().schedule(now)
 
 
+SELECTIONS = st.sampled_from(["ff", "bl", "bb"])
+
+
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), size=st.integers(1, 3))
-def test_a_compression_in_slices_is_the_whole_compression(data: st.DataObject, size: int) -> None:
+@given(data=st.data(), size=st.integers(1, 3), selection=SELECTIONS)
+def test_a_compression_in_slices_is_the_whole_compression(
+    data: st.DataObject, size: int, selection: str
+) -> None:
     nodes = data.draw(node_clusters())
     jobs = data.draw(node_jobs(nodes, 30))
-    whole = replay(jobs, NodeBackfill("conservative", nodes))
-    sliced = replay(jobs, SlicedToTheEnd(nodes, size))
+    whole = replay(jobs, NodeBackfill("conservative", nodes, None, selection))
+    sliced = replay(jobs, SlicedToTheEnd(nodes, size, selection))
     assert [(r.id, r.start, r.guarantee, r.nodes) for r in sliced] == [
         (r.id, r.start, r.guarantee, r.nodes) for r in whole
     ]
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), size=st.integers(1, 3))
-def test_an_unfinished_compression_breaks_no_promise(data: st.DataObject, size: int) -> None:
+@given(data=st.data(), size=st.integers(1, 3), selection=SELECTIONS)
+def test_an_unfinished_compression_breaks_no_promise(
+    data: st.DataObject, size: int, selection: str
+) -> None:
     nodes = data.draw(node_clusters())
     jobs = data.draw(node_jobs(nodes, 30))
-    records = replay(jobs, LeftUnfinished(nodes, size))
+    records = replay(jobs, LeftUnfinished(nodes, size, selection))
     check(records, jobs, nodes, "conservative")
 
 

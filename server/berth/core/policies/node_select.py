@@ -17,6 +17,8 @@ Pure: no clock, no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from berth.core.decisions import Start, at
@@ -77,16 +79,39 @@ def backfill_by_selection(
         eligible = [c[0] for c in candidates if c[0] is not entry]
 
 
-def start_now_by_selection(policy: NodeBackfill, now: int) -> None:
+@dataclass(slots=True)
+class SelectionRound:
+    """A conservative BL/BB round under way in the daemon: the jobs asked so far, and
+    those of them that could start now (with what they would hold)."""
+
+    asked: set[int] = field(default_factory=set)
+    movable: list[tuple[Planned, dict[int, int]]] = field(default_factory=list)
+
+
+def start_now_by_selection(
+    policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = None
+) -> bool:
     """Conservative with BL or BB: move up to ``now`` the reserved jobs that can start
-    now, the best-scoring first, asking the others again after each move."""
+    now, the best-scoring first, asking the others again after each move; whether it is
+    done. With ``stop`` (the daemon's slices) it stops after a question once ``stop()``
+    says so and goes on from ``policy.selection_round`` at the next call; a job found
+    movable in an earlier slice is asked again before it moves (the plan may have
+    changed in between)."""
     plan = policy.plan
+    current = policy.selection_round or SelectionRound()
+    policy.selection_round = None
+    asked = False
     while True:
-        movable: list[tuple[Planned, dict[int, int]]] = []
-        for entry in policy.waiting.values():
+        for entry in list(policy.waiting.values()):
+            job_id = entry.job.id
             old, held = entry.start, entry.held
-            if old is None or old <= now or held is None:
+            if job_id in current.asked or old is None or old <= now or held is None:
                 continue
+            if asked and stop is not None and stop():
+                policy.selection_round = current
+                return False
+            asked = True
+            current.asked.add(job_id)
             estimate = entry.job.estimate
             if entry.need is not None:
                 # Necessary (and, on a counted plan, what ``earlier`` takes as given):
@@ -99,9 +124,13 @@ def start_now_by_selection(policy: NodeBackfill, now: int) -> None:
                 continue
             # Only asked: put its reservation back as it was.
             plan.reserve(held, old, estimate)
-            movable.append((entry, plan.held(found[1], entry.demand, entry.shape.exclusive)))
-        if not movable:
-            return
-        chosen = movable[_pick(policy, now, [m[1] for m in movable])][0]
-        moved = policy._move_earlier(chosen, now, now + 1)
-        assert moved, "it could start now a moment ago, and nothing has changed since"
+            held_now = plan.held(found[1], entry.demand, entry.shape.exclusive)
+            current.movable.append((entry, held_now))
+        movable = [(e, h) for e, h in current.movable if e.job.id in policy.waiting]
+        current = SelectionRound()
+        while movable:
+            chosen = movable.pop(_pick(policy, now, [m[1] for m in movable]))[0]
+            if policy._move_earlier(chosen, now, now + 1):
+                break  # one moved: the others are asked again
+        else:
+            return True

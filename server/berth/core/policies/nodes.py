@@ -36,7 +36,11 @@ from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
 from berth.core.policies.node_naming import kept_placement, name_nodes
-from berth.core.policies.node_select import backfill_by_selection, start_now_by_selection
+from berth.core.policies.node_select import (
+    SelectionRound,
+    backfill_by_selection,
+    start_now_by_selection,
+)
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
@@ -153,6 +157,8 @@ class NodeBackfill:
         #: running whole at each end (the emulator).
         self.deferred = False
         self._improve_due = False
+        #: Deferred BL/BB: the round of "who starts now" under way (None: none due).
+        self.selection_round: SelectionRound | None = None
         #: Where a compression stopped by its shell goes on: the job it stopped at, and
         #: whether its pass had moved any job before it.
         self.compress_resume: tuple[int | None, bool] = (None, False)
@@ -174,7 +180,7 @@ class NodeBackfill:
         self.plan.forget_before(now)
         if job_ids and self.depth is None:
             if self.selector.rule != "ff":
-                start_now_by_selection(self, now)
+                self._select_now(now)
             self._tighten(now)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
@@ -455,14 +461,25 @@ class NodeBackfill:
         else:
             self._compress(now)
 
+    def _select_now(self, now: int) -> None:
+        """BL/BB moves to now after jobs end: at once, or (``deferred``) in slices."""
+        if self.deferred:
+            self.selection_round = self.selection_round or SelectionRound()
+        else:
+            start_now_by_selection(self, now)
+
     @property
     def improvement_due(self) -> bool:
-        return self._improve_due or self.backfill_resume is not None
+        due = self._improve_due or self.selection_round is not None
+        return due or self.backfill_resume is not None
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
-        """Go on with a deferred compression until ``stop()`` says the slice is over;
-        whether it is done (a guarantee is an upper bound: a compression not yet done
-        breaks no promise, it only keeps reservations later than they could be)."""
+        """Go on with deferred BL/BB moves, then a deferred compression, until
+        ``stop()`` says the slice is over; whether all is done (a guarantee is an upper
+        bound: work not yet done breaks no promise, it only keeps reservations later
+        than they could be)."""
+        if self.selection_round is not None and not start_now_by_selection(self, now, stop):
+            return False
         if self._improve_due:
             self._improve_due = not self._compress(now, stop)
         return not self.improvement_due  # an EASY pass under way goes on in the next pass
