@@ -65,6 +65,10 @@ class RoomLog:
         self._highs.clear()
 
 
+#: Entries a room log keeps before it starts again (the node planner's logs).
+LOG_LIMIT = 1 << 16
+
+
 class RoomLogs:
     """A :class:`RoomLog` for each set of nodes some jobs can use (keyed by anything
     hashable that names the set; the node planner uses the set's summed profile).

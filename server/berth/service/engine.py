@@ -392,9 +392,7 @@ class Engine(
         for job_id in timeline.policy.take_replanned():
             moved = self.pending.get(job_id)
             if moved is not None:
-                moved.planned_start = timeline.policy.planned_start(job_id)
-                moved.planned_nodes = timeline.policy.named_plan(job_id)
-                self._touch(moved)
+                self._take_plan(moved, timeline.policy)
 
     def _ended_in_lanes(self, job_ids: list[int], now: int) -> None:
         """Tell each backfilling partition's timeline which of its jobs ended."""
@@ -442,8 +440,7 @@ class Engine(
             record.requeued += 1
             record.start_time = record.end_time = record.launched_at = None
             record.exit_code = record.exit_signal = None
-            record.guaranteed_start = record.guaranteed_end = record.planned_start = None
-            record.planned_nodes = None
+            record.drop_plan()
             record.allocation = {}
             self.counters["requeued"] += 1
             self._emit("job.requeued", now, record.id, times=record.requeued)
@@ -473,8 +470,7 @@ class Engine(
                     record, JobState.REJECTED, f"dropped when capacity changed: {decision.reason}"
                 )
                 record.end_time = now
-                record.guaranteed_start = record.guaranteed_end = record.planned_start = None
-                record.planned_nodes = None
+                record.drop_plan()
                 self._emit("job.rejected", now, job_id, reason=record.state_reason)
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
@@ -506,11 +502,15 @@ class Engine(
                     guaranteed_end=completion,
                 )
                 record.guaranteed_start, record.guaranteed_end = guarantee, completion
-            record.planned_start = policy.planned_start(job_id)
-            record.planned_nodes = policy.named_plan(job_id)
-            self._touch(record)
+            self._take_plan(record, policy)
         policy.take_replanned()
         self.version += 1
+
+    def _take_plan(self, record: JobRecord, policy: LivePolicy) -> None:
+        """Record where the policy now plans a waiting job (start and nodes)."""
+        record.planned_start = policy.planned_start(record.id)
+        record.planned_nodes = policy.named_plan(record.id)
+        self._touch(record)
 
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:

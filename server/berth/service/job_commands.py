@@ -37,8 +37,7 @@ class JobCommands(EngineBase):
         record = _in_state(self.job(job_id), JobState.PENDING, "held")
         self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
-        record.guaranteed_start = record.guaranteed_end = record.planned_start = None
-        record.planned_nodes = None
+        record.drop_plan()
         self._emit("job.held", now, job_id, reason=reason)
         self._pass(now)
         return record

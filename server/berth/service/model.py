@@ -169,6 +169,11 @@ class JobRecord:
             shape=self.shape,
         )
 
+    def drop_plan(self) -> None:
+        """Forget the job's promise and plan: its guarantee, planned start and nodes."""
+        self.guaranteed_start = self.guaranteed_end = self.planned_start = None
+        self.planned_nodes = None
+
     @property
     def final(self) -> bool:
         return self.state in FINAL_STATES

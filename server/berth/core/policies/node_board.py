@@ -33,10 +33,8 @@ class NodeBoard(Board[Planned, OnNodes]):
             if e.start is not None and e.placement is not None and e.held is not None
         )
         self.plan = policy.plan
-        space = policy.space
-        total = space.unpack(sum(self.plan.capacities))
-        self._unpack = space.unpack
-        self._total = {name: amount for name, amount in total.items() if amount}
+        self._unpack = policy.space.unpack
+        self._total = policy.totals
 
     def breakpoints(self, start: int, end: int) -> list[int]:
         """Times in ``[start, end)`` where the cluster's free resources change."""

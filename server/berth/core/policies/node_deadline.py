@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from berth.core.decisions import Reject, Reserve, Start
+from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
 from berth.core.policies.admission import Admission
 from berth.core.policies.deadline_rules import Deadlines
@@ -67,8 +67,7 @@ class NodeDeadline(NodeBackfill):
         broken = self.admission(board, self.rules, order, entry, now)
         if broken is not None:
             board.undo(0)
-            del self.rules.of[job.id]
-            self._forget(job.id)
+            self._forget(job.id)  # and its deadline
             return Reject(job.id, self.rules.explain(job.id, broken))
         commit(self, board)
         entry.guarantee = deadline - job.estimate
@@ -102,14 +101,5 @@ class NodeDeadline(NodeBackfill):
             job.id, decision.start, entry.guarantee, decision.reason, completion=deadline
         )
 
-    def withdraw(self, job_id: int, now: int) -> bool:
-        withdrawn = super().withdraw(job_id, now)
-        if withdrawn:
-            self.rules.of.pop(job_id, None)
-        return withdrawn
-
-    def schedule(self, now: int) -> list[Start]:
-        started = super().schedule(now)
-        for start in started:
-            self.rules.of.pop(start.job_id, None)
-        return started
+    def _left_queue(self, job_id: int) -> None:
+        self.rules.of.pop(job_id, None)

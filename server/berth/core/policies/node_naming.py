@@ -1,9 +1,10 @@
-"""Node names in the node planner: leaving counting, and placements kept by name.
+"""Node names in the node planner: placements by name, leaving counting, placements kept.
 
 * A :class:`~berth.core.whole_nodes.CountedPlan` is exact while every job takes whole
   identical nodes. When a job that would share a node arrives, the policy's plan becomes
   a :class:`~berth.core.nodes.NodePlan` (:func:`name_nodes`): running jobs keep the nodes
   they hold, and every reservation keeps its start, on the nodes of the colouring.
+* :func:`describe` says a placement by node name (what a ``Start`` carries).
 * A restart puts each waiting job back on the nodes it was planned on
   (:func:`kept_placement`), by name: another placement at the same start could take
   nodes that a job adopted later was promised. Pure.
@@ -76,3 +77,19 @@ def kept_placement(
     ):
         return placement
     return None
+
+
+def describe(policy: NodeBackfill, entry: Planned) -> dict[str, Mapping[str, int]]:
+    """A placement as node name -> resources held there. Nodes holding the same
+    amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
+    64 alike; a what-if copy of the policy copies it like any other state)."""
+    assert entry.held is not None
+    out: dict[str, Mapping[str, int]] = {}
+    unpacked = policy._unpacked
+    names = policy.node_names
+    for index, amount in policy.plan.names(entry.held).items():
+        known = unpacked.get(amount)
+        if known is None:
+            known = unpacked[amount] = {n: a for n, a in policy.space.unpack(amount).items() if a}
+        out[names[index]] = known
+    return out

@@ -18,7 +18,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from berth.core.decisions import Reject, Reserve, Start
+from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
 from berth.core.policies.node_board import NodeBoard, commit
 from berth.core.policies.nodes import NodeBackfill, Planned
@@ -38,14 +38,12 @@ class NodeSlack(SlackPricing, NodeBackfill):
         """``options``: :meth:`~SlackPricing.init_slack`'s, as on the pool."""
         NodeBackfill.__init__(self, "slack", nodes, configured, selection)
         self.init_slack(**options)
-        totals = self.space.unpack(sum(self.plan.capacities))
-        self._totals = {name: amount for name, amount in totals.items() if amount}
 
     def _size(self, entry: Planned) -> float:
         """A job's ``n``: its largest share of any resource of the nodes up."""
         amounts = self.space.unpack(entry.demand)
         count = entry.shape.count
-        return max(amounts[name] * count / total for name, total in self._totals.items())
+        return max(amounts[name] * count / total for name, total in self.totals.items())
 
     def compression_order(self) -> Iterable[Planned]:
         return self.permutation(self.by_start(list(self.waiting.values())), DUMMY_PRIORITY)
@@ -64,11 +62,11 @@ class NodeSlack(SlackPricing, NodeBackfill):
         others = [e for e in self.waiting.values() if e is not entry]
         by_start = self.by_start(others)
         size = self._size(entry)
-        plan = self.cheapest(NodeBoard(self), by_start, entry, size, now, priority)
+        board = NodeBoard(self)
+        plan = self.cheapest(board, by_start, entry, size, now, priority)  # board left as was
         if plan.slot is None:
             self._reserve_earliest(entry, now)
         else:
-            board = NodeBoard(self)
             self.insert(board, by_start, entry, plan, now, priority)
             commit(self, board)
             placement = self.plan.place(entry.shape, entry.demand, plan.slot, job.estimate)
@@ -110,14 +108,5 @@ class NodeSlack(SlackPricing, NodeBackfill):
             job.id, entry.start, state.bound, "taken over with its reservation and slack"
         )
 
-    def withdraw(self, job_id: int, now: int) -> bool:
-        withdrawn = super().withdraw(job_id, now)
-        if withdrawn:
-            self.state.pop(job_id, None)
-        return withdrawn
-
-    def schedule(self, now: int) -> list[Start]:
-        started = super().schedule(now)
-        for start in started:
-            self.state.pop(start.job_id, None)
-        return started
+    def _left_queue(self, job_id: int) -> None:
+        self.state.pop(job_id, None)

@@ -22,7 +22,6 @@ A :class:`~berth.core.decisions.Start` carries the placement. Pure: no clock, no
 
 from __future__ import annotations
 
-import copy
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,14 +34,15 @@ from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
-from berth.core.policies.node_naming import kept_placement, name_nodes
+from berth.core.policies.node_fork import fork
+from berth.core.policies.node_naming import describe, kept_placement, name_nodes
 from berth.core.policies.node_select import (
     SelectionRound,
     backfill_by_selection,
     start_now_by_selection,
 )
 from berth.core.resources import ResourceSpace
-from berth.core.room_log import RoomLog, RoomLogs
+from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
 from berth.core.whole_nodes import CountedPlan, identical
 
@@ -60,8 +60,6 @@ NODE_POLICIES: dict[str, int | None] = {
 }
 
 _DAWN = -(1 << 62)
-#: Entries the room log keeps before it starts again.
-_LOG_LIMIT = 1 << 16
 
 #: How the reason of a job that only drained or down nodes could hold begins.
 WAITS_FOR_NODES = "waits for nodes that are drained or down"
@@ -126,6 +124,8 @@ class NodeBackfill:
         #: Where waiting jobs being adopted were planned (see :meth:`remember_nodes`).
         self.kept_nodes: dict[int, Mapping[str, int]] = {}
         capacities = [self.space.pack(nodes[n]) for n in self.node_names]
+        #: What the nodes up hold together, per resource they have.
+        self.totals = {n: a for n, a in self.space.unpack(sum(capacities)).items() if a}
         # Identical nodes are counted, not named, until a job would share a node.
         self.plan: NodePlan | CountedPlan = (
             CountedPlan(self.space, capacities, _DAWN)
@@ -149,7 +149,7 @@ class NodeBackfill:
         self._unpacked: dict[int, Mapping[str, int]] = {}
         #: Per summed profile (the nodes some slots need): the room given back on those
         #: nodes (completions, cancels, moves), in order.
-        self._room_logs = RoomLogs(_LOG_LIMIT)
+        self._room_logs = RoomLogs(LOG_LIMIT)
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
@@ -220,6 +220,11 @@ class NodeBackfill:
         """Drop a job :meth:`_admit` queued but its policy's admission refused."""
         del self.waiting[job_id], self._arrival[job_id]
         self.parked.pop(job_id, None)
+        self._left_queue(job_id)
+
+    def _left_queue(self, job_id: int) -> None:
+        """A job left the queue (started, withdrawn, refused): what a policy keeps per
+        waiting job (a deadline, a slack state) goes with it."""
 
     def _problems(self, shape: Shape) -> tuple[str | None, str | None]:
         """Why no configured node set could ever hold ``shape``, and why the nodes up
@@ -365,6 +370,7 @@ class NodeBackfill:
         del self._arrival[job_id]
         self.parked.pop(job_id, None)
         self._replanned.discard(job_id)
+        self._left_queue(job_id)
         if entry.start is not None and entry.held is not None:
             self.plan.release(entry.held, entry.start, entry.job.estimate)
             self._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
@@ -390,28 +396,8 @@ class NodeBackfill:
         return self.parked.get(job_id)
 
     def fork(self) -> NodeBackfill:
-        """A copy to drive forward (a forecast), independent of this policy. Under EASY
-        and FCFS on a plan that names nodes, only what driving it changes is copied: the
-        plan (:meth:`NodePlan.fork`), the queue and running entries (their placements and
-        holdings are replaced, never changed in place, so they are shared); a deep copy
-        of 20,000 waiting jobs on 1,024 nodes took over half a second. Otherwise (a
-        counted plan, whose bookings are keyed by object identity; conservative's room
-        logs) a deep copy."""
-        if self.depth is None or isinstance(self.plan, CountedPlan):
-            return copy.deepcopy(self)
-        twin = copy.copy(self)
-        twin.plan = plan = self.plan.fork()
-        twin.waiting = {job_id: copy.copy(entry) for job_id, entry in self.waiting.items()}
-        twin.running = {job_id: copy.copy(entry) for job_id, entry in self.running.items()}
-        twin.parked = dict(self.parked)
-        twin._replanned = set(self._replanned)
-        twin._room_logs = RoomLogs(_LOG_LIMIT)
-        twin._starts = list(self._starts)
-        twin._arrival = dict(self._arrival)
-        for entry in twin.waiting.values():
-            entry.need = plan.need(entry.shape, entry.demand)
-            entry.log = twin._log_of(entry)
-        return twin
+        """See :func:`~berth.core.policies.node_fork.fork`."""
+        return fork(self)
 
     # ------------------------------------------------------------------ internals
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
@@ -520,6 +506,7 @@ class NodeBackfill:
         del self.waiting[job.id]
         del self._arrival[job.id]
         self._replanned.discard(job.id)
+        self._left_queue(job.id)
         if not reserved:
             self._hold(entry, now, placement)
         assert entry.placement is not None
@@ -531,16 +518,5 @@ class NodeBackfill:
         return Start(job.id, now, reason, self.describe(entry))
 
     def describe(self, entry: Planned) -> dict[str, Mapping[str, int]]:
-        """A placement as node name -> resources held there. Nodes holding the same
-        amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
-        64 alike; a what-if copy of the policy copies it like any other state)."""
-        assert entry.held is not None
-        out: dict[str, Mapping[str, int]] = {}
-        unpacked = self._unpacked
-        names = self.node_names
-        for index, amount in self.plan.names(entry.held).items():
-            known = unpacked.get(amount)
-            if known is None:
-                known = unpacked[amount] = {n: a for n, a in self.space.unpack(amount).items() if a}
-            out[names[index]] = known
-        return out
+        """See :func:`~berth.core.policies.node_naming.describe`."""
+        return describe(self, entry)
