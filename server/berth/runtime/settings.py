@@ -122,12 +122,12 @@ def load_settings(config: Path | None = None, **flags: Any) -> Settings:
     Raises ``ValueError`` with one line per problem, each naming the setting as a flag,
     an environment variable and a TOML key, and what it accepts (never pydantic's dump).
     """
+    import tomllib
+
     from pydantic import ValidationError
 
     if config is not None and not config.is_file():
         raise ValueError(f"config file {config} does not exist")
-    import tomllib
-
     try:
         return _load(config, flags)
     except ValidationError as error:
@@ -154,7 +154,8 @@ def _problem_line(problem: Any) -> str:
     if kind == "value_error":
         message = str(context.get("error", message.removeprefix("Value error, ")))
     elif kind in _LIMITS:
-        message = _limit_message(kind, context)
+        key, reads = _LIMITS[kind]
+        message = f"must be {reads} {context.get(key)}"
     elif kind == "literal_error":
         message = f"must be {context.get('expected', 'one of the listed values')}"
     else:
@@ -183,18 +184,13 @@ _FLAGS = {
     "tokens_file": "",
 }
 
+#: pydantic's bound errors: the context key of the bound, and how it reads.
 _LIMITS = {
-    "greater_than": "gt",
-    "greater_than_equal": "ge",
-    "less_than": "lt",
-    "less_than_equal": "le",
+    "greater_than": ("gt", ">"),
+    "greater_than_equal": ("ge", ">="),
+    "less_than": ("lt", "<"),
+    "less_than_equal": ("le", "<="),
 }
-_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
-
-
-def _limit_message(kind: str, context: Any) -> str:
-    key = _LIMITS[kind]
-    return f"must be {_WORDS[key]} {context.get(key)}"
 
 
 def _load(config: Path | None, flags: dict[str, Any]) -> Settings:

@@ -2,8 +2,7 @@
 
 The new policy is rebuilt from the records (a replan) on the nodes, as every policy
 plans on named nodes; a switch that would break a guarantee is refused naming the jobs
-unless forced. A
-part of :class:`~berth.service.engine.Engine`. No I/O.
+unless forced. A part of :class:`~berth.service.engine.Engine`. No I/O.
 """
 
 from __future__ import annotations
