@@ -52,9 +52,7 @@ class Board(Generic[E, Where]):
         """Reserve ``entry`` at its earliest start ``>= after`` and return that start."""
         start, where = self._find(entry, after)
         self._hold(entry, start, where)
-        job_id = self._id(entry)
-        self.starts[job_id], self.where[job_id] = start, where
-        self._log.append((True, entry, start, where))
+        self._placed(entry, start, where)
         return start
 
     def put(self, entry: E, start: int, where: Where | None = None) -> bool:
@@ -66,10 +64,14 @@ class Board(Generic[E, Where]):
                 return False
             where = found
         self._hold(entry, start, where)
+        self._placed(entry, start, where)
+        return True
+
+    def _placed(self, entry: E, start: int, where: Where) -> None:
+        """Record (and log) a reservation just held on the board."""
         job_id = self._id(entry)
         self.starts[job_id], self.where[job_id] = start, where
         self._log.append((True, entry, start, where))
-        return True
 
     def shift(self, entry: E, delay: int) -> None:
         """Move ``entry``'s reservation ``delay`` later, where it is (the caller knows it
@@ -170,9 +172,7 @@ class PoolBoard(Board[Waiting, int]):
             return super().place(entry, after)
         # The Filler's bounds find the same start as _find, faster.
         start = self.filler.place(entry.demand, entry.job.estimate, after)
-        job_id = entry.job.id
-        self.starts[job_id], self.where[job_id] = start, entry.demand
-        self._log.append((True, entry, start, entry.demand))
+        self._placed(entry, start, entry.demand)
         return start
 
     def _hold(self, entry: Waiting, start: int, where: int) -> None:
