@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from berth_client.efficiency import job_lines, usage_columns
 from berth_client.errors import BerthError
 
 if TYPE_CHECKING:
@@ -343,12 +344,13 @@ def run_usage(args: argparse.Namespace) -> int:
         return 0
     print(f"usage from {when(answer['since'])} to {when(answer['until'])}")
     rows = answer[f"{args.by}s"]
-    names = sorted({k for row in rows for k in row if k.endswith("_seconds")})
+    measured = ("used_cpu_seconds", "measured_cpus_seconds")
+    names = sorted({k for row in rows for k in row if k.endswith("_seconds")} - set(measured))
     hours_header = " ".join(f"{n[:-8].upper() + '-HOURS':>12}" for n in names)
-    print(f"{args.by.upper():12} {'JOBS':>7} {hours_header}")
+    print(f"{args.by.upper():12} {'JOBS':>7} {hours_header} {'USED-CPU-H':>12} {'CPU-EFF':>8}")
     for row in rows:
         hours = " ".join(f"{row.get(n, 0) / 3600:>12,.1f}" for n in names)
-        print(f"{row[args.by][:12]:12} {int(row['jobs']):>7} {hours}")
+        print(f"{row[args.by][:12]:12} {int(row['jobs']):>7} {hours} {usage_columns(row)}")
     return 0
 
 
@@ -362,8 +364,12 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     now = start["computed_at"]
     for key, value in job.items():
+        if key == "usage":
+            continue
         shown = when(value, now) if key in TIME_FIELDS and isinstance(value, int) else value
         print(f"{key:>18}: {shown}")
+    for label, text in job_lines(job):
+        print(f"{label:>18}: {text}")
     print(f"{'predicted_start':>18}: {when(start['predicted_start'], now)}  ({start['based_on']})")
     if start["blocked_by"]:
         print(f"{'blocked_by':>18}: {start['blocked_by']}")
@@ -408,13 +414,14 @@ def run_admin(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(answer, indent=2))
         return 0
-    print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} REASON")
+    print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} {'CONFINEMENT':40} REASON")
     for row in answer["agents"]:
         heard = row["seconds_since_heard"]
         heard_text = "never" if heard is None else f"{span(int(heard))} ago"
+        confined = row.get("confinement") or "-"
         print(
             f"{row['name'][:16]:16} {row['state']:8} {heard_text:>10} {row['running_jobs']:>5} "
-            f"{row['reason']}"
+            f"{confined:40} {row['reason']}"
         )
     delays = answer["launch_delay_seconds"]
     if delays.get("count"):

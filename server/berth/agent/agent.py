@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from berth.agent import cgroups
 from berth.agent.jobs import LocalJobs, job_key
-from berth.agent.launch import LaunchRefused, build_spec
+from berth.agent.launch import LaunchRefused, build_spec, confinement
 from berth.agent.proc import boot_id
 
 log = logging.getLogger("berth.agent")
@@ -54,6 +55,10 @@ class AgentConfig:
     boot_id: str = field(default_factory=boot_id)
     #: A root agent runs every job as this account instead of the submitter's.
     run_as: str | None = None
+    #: Confine jobs in cgroups where the agent can (False: never; jobs run unconfined).
+    cgroups: bool = True
+    #: The most tasks (processes and threads) one job may have on this node.
+    pids_max: int = 4096
 
 
 class DaemonLink:
@@ -148,6 +153,23 @@ class Agent:
         self.registered = False
         total = config.resources.get("gpus", 0)
         self.gpu_count = int(total)
+        self.confinement = (
+            cgroups.probe(config.name)
+            if config.cgroups
+            else cgroups.Probe(None, "turned off (--no-cgroups)")
+        )
+        if self.confinement.layout is not None:
+            self._clear_stale_cgroups(self.confinement.layout)
+
+    def _clear_stale_cgroups(self, layout: cgroups.Layout) -> None:
+        """Kill and remove the cgroups of jobs whose shepherds are gone."""
+        from berth.agent.confine import clear_stale
+
+        running = set(self.jobs.running())
+        for key in cgroups.stale_jobs(layout):
+            if key not in running:
+                log.warning("removing the cgroup of job %s: its shepherd is gone", key)
+                clear_stale(layout.spec(key))
 
     # ------------------------------------------------------------------ protocol
     def _body(self, wait: float) -> dict[str, Any]:
@@ -157,6 +179,7 @@ class Agent:
             "resources": self.config.resources,
             "jobs": self.jobs.reports(),
             "wait": wait,
+            "confinement": self.confinement.describe(),
         }
 
     def exchange(self, link: DaemonLink, path: str, wait: float) -> bool:
@@ -219,14 +242,27 @@ class Agent:
         try:
             if wanted_gpus > len(free):
                 raise LaunchRefused(f"asks for {wanted_gpus} GPUs, {len(free)} are free here")
+            gpus = free[:wanted_gpus]
             spec = build_spec(
                 order,
                 self.config.name,
-                free[:wanted_gpus],
+                gpus,
                 self.kill_grace,
                 str(self.config.workdir),
                 self.config.run_as,
             )
+            if self.confinement.layout is not None:
+                spec.update(
+                    confinement(
+                        self.confinement.layout,
+                        job_key(job_id, attempt),
+                        order,
+                        self.config.resources,
+                        gpus,
+                        self.jobs.cores_in_use(),
+                        self.config.pids_max,
+                    )
+                )
         except LaunchRefused as refusal:
             log.warning("job %s refused: %s", job_id, refusal)
             self.jobs.refuse(job_id, attempt, str(refusal))
@@ -310,6 +346,19 @@ class Agent:
             self.config.workdir,
             len(self.jobs.running()),
         )
+        layout = self.confinement.layout
+        if layout is None:
+            log.warning("jobs run unconfined: %s", self.confinement.reason)
+        else:
+            log.info("jobs are confined: %s, cores %s", layout.describe(), list(layout.cores))
+            declared = int(self.config.resources.get("cpus", 0))
+            if declared > len(layout.cores):
+                log.warning(
+                    "this node declares %d cpus on %d cores: jobs share cores (their cpu "
+                    "quota still holds where the cpu controller is there)",
+                    declared,
+                    len(layout.cores),
+                )
         watcher = threading.Thread(target=self._watcher, name="watcher", daemon=True)
         watcher.start()
         try:
@@ -319,6 +368,8 @@ class Agent:
             watcher.join(timeout=2)
             with self.lock:
                 self.jobs.close()  # the launcher leaves; the jobs run on
+            if self.confinement.layout is not None:
+                cgroups.release(self.confinement.layout)  # where no job is left
 
 
 def _error(answer: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from berth.agent.confine import clear_stale
 from berth.agent.launcher import Launcher
 from berth.agent.proc import alive, read_json, write_json
 from berth.agent.shepherd import spawn
@@ -84,6 +85,8 @@ class LocalJob:
     ended: dict[str, Any] | None
     suspended: bool = False
     gpus: tuple[int, ...] = ()
+    #: The cores its cgroup pins it to (none: unconfined).
+    cores: tuple[int, ...] = ()
 
     def report(self) -> dict[str, Any]:
         """The job as the agent reports it in a sync."""
@@ -130,6 +133,7 @@ class LocalJobs:
         job.suspended = marker.exists()
         spec = read_json(jobdir / "spec.json") or {}
         job.gpus = tuple(spec.get("gpus") or ())
+        job.cores = tuple((spec.get("limits") or {}).get("cores") or ())
         self.jobs[job.key] = job
         self._created[job.key] = jobdir.stat().st_mtime
         if job.ended is None:
@@ -158,6 +162,9 @@ class LocalJobs:
         if pid is not None and alive(pid, ticks):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)  # the job's own group: nothing outlives it
+        cgroup = (read_json(job.jobdir / "spec.json") or {}).get("cgroup")
+        if cgroup:  # and whatever is left in its cgroup, which goes too
+            clear_stale(cgroup)
         ended = {
             "state": "NODE_FAIL",
             "reason": reason,
@@ -180,7 +187,8 @@ class LocalJobs:
         self._children[key] = self._spawn(jobdir)
         self._created[key] = time.time()
         gpus = tuple(spec.get("gpus") or ())
-        self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus)
+        cores = tuple((spec.get("limits") or {}).get("cores") or ())
+        self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus, cores=cores)
 
     def _spawn(self, jobdir: Path) -> ShepherdHandle:
         """A shepherd for ``jobdir``, from the launcher (or forked here if it cannot)."""
@@ -203,6 +211,15 @@ class LocalJobs:
 
     def gpus_in_use(self) -> set[int]:
         return {g for job in self.jobs.values() if job.ended is None for g in job.gpus}
+
+    def cores_in_use(self) -> dict[int, int]:
+        """How many running jobs each core is pinned for."""
+        held: dict[int, int] = {}
+        for job in self.jobs.values():
+            if job.ended is None:
+                for core in job.cores:
+                    held[core] = held.get(core, 0) + 1
+        return held
 
     def signal(self, key: str, sig: signal.Signals, reason: str = "") -> bool:
         """Send ``sig`` to the job's shepherd (verified by its start time)."""

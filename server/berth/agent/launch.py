@@ -18,6 +18,8 @@ import pwd
 from dataclasses import dataclass
 from typing import Any
 
+from berth.agent.cgroups import Layout, pick_cores
+
 #: Environment variables of the agent that a job must not inherit.
 PRIVATE = ("BERTH_AGENT_TOKEN", "BERTH_TOKEN")
 
@@ -102,3 +104,30 @@ def build_spec(
         "groups": account.groups,
         "gpus": gpus,
     }
+
+
+def confinement(
+    layout: Layout,
+    key: str,
+    order: dict[str, Any],
+    node: dict[str, int],
+    gpus: list[int],
+    held: dict[int, int],
+    pids_max: int,
+) -> dict[str, Any]:
+    """The spec's ``cgroup`` and ``limits`` for one job: its cores (free ones first),
+    a cpu quota of the cpus it holds here, its ``mem_gb`` (the node's memory when it
+    asked for none: a job never takes more than the node has), the task limit, and the
+    node's GPUs it was not given."""
+    cpus = int(order.get("cpus") or 0)
+    mem_gb = int(order.get("mem_gb") or 0)
+    memory_gb = mem_gb or int(node.get("mem_gb", 0))
+    limits = {
+        "cores": pick_cores(layout.cores, held, cpus),
+        "cpus": cpus,
+        "mem_gb": mem_gb,
+        "memory_bytes": memory_gb * 2**30 if memory_gb else None,
+        "pids_max": pids_max,
+        "hidden_gpus": [g for g in range(int(node.get("gpus", 0))) if g not in gpus],
+    }
+    return {"cgroup": layout.spec(key), "limits": limits}

@@ -12,14 +12,20 @@ pid is never mistaken for them), then waits for one of:
 * the job exits: ``COMPLETED`` (status 0) or ``FAILED`` (exit code or signal kept);
 * its time limit passes (time suspended does not count): ``TIMEOUT``;
 * ``SIGTERM`` from the agent (a cancel, or the agent fencing itself): ``CANCELLED``;
-* ``SIGUSR1`` / ``SIGUSR2`` from the agent: stop / continue the whole group.
+* ``SIGUSR1`` / ``SIGUSR2`` from the agent: freeze / thaw the job's cgroup, or without
+  a freezer stop / continue the whole group.
 
-Ending the job is: ``SIGCONT`` and ``SIGTERM`` to the group, the grace period, then
-``SIGKILL``. When the main process is gone, whatever it left behind is killed too: the
-rest of its process group, and (the shepherd being a child subreaper) every descendant
-that moved to a session of its own. No process of the job survives its end. Last, the
-end is written to ``JOBDIR/exit.json`` atomically; the agent reports it to the daemon
-and deletes the directory only once the daemon has acknowledged it.
+Where the agent found cgroups, the job is born in a cgroup of its own
+(:mod:`berth.agent.confine`) that holds it to its cores, memory and task count.
+Ending the job is: ``SIGCONT`` and ``SIGTERM`` to the group (and to every process of its
+cgroup), the grace period, then ``SIGKILL``. When the main process is gone, whatever it
+left behind is killed too: the rest of its process group, every descendant that moved
+to a session of its own (the shepherd is a child subreaper), and whatever is left in its
+cgroup. No process of the job survives its end. Its usage is read (CPU seconds, peak
+memory; from the cgroup, else from the kernel's account of the shepherd's children), a
+job the out-of-memory killer struck ends ``OUT_OF_MEMORY``, and the cgroup is removed.
+Last, the end is written to ``JOBDIR/exit.json`` atomically; the agent reports it to
+the daemon and deletes the directory only once the daemon has acknowledged it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import ctypes
 import fcntl
 import gc
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -37,6 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from berth.agent.confine import JobCgroup
 from berth.agent.proc import my_children, read_json, start_ticks, write_json
 
 #: Signals the shepherd takes synchronously (blocked, then waited for).
@@ -114,6 +122,10 @@ class Shepherd:
         self.caught: list[int] = []
         #: ``shepherd.lock``, held while this shepherd lives.
         self._lock: int | None = None
+        #: The job's cgroup (None: the agent found none; the job runs unconfined).
+        self.cgroup = JobCgroup(spec["cgroup"]) if spec.get("cgroup") else None
+        #: Whether a suspend froze the cgroup (else it stopped the process group).
+        self.frozen = False
 
     def _catch(self, number: int, _frame: object) -> None:
         self.caught.append(number)
@@ -136,6 +148,15 @@ class Shepherd:
         except OSError as error:
             return f"cannot open the output file: {error}"
 
+        if self.cgroup is not None:
+            try:
+                self.cgroup.create(spec.get("limits") or {})
+                self.cgroup.enter()  # the job is born inside; the shepherd leaves below
+            except OSError as error:
+                stdout.close()
+                if stderr is not stdout:
+                    stderr.close()
+                return f"cannot confine the job in its cgroup: {error}"
         # The job must start with the default signal mask, which it inherits: the
         # watched signals are unblocked for the moment of the start only (one caught
         # then is kept by _caught and handled first). No Python runs in the child
@@ -159,6 +180,8 @@ class Shepherd:
             return f"cannot start the command: {error}"
         finally:
             signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+            if self.cgroup is not None:
+                self.cgroup.leave()  # freezing the job must not freeze its shepherd
             stdout.close()
             if stderr is not stdout:
                 stderr.close()
@@ -217,12 +240,22 @@ class Shepherd:
                 self._reap()
 
     def _end(self) -> None:
-        """SIGCONT and SIGTERM to the group, the grace period, then SIGKILL."""
-        _signal_group(self.pid, signal.SIGCONT)
+        """SIGCONT and SIGTERM to the group and the cgroup, the grace period, then
+        SIGKILL."""
+        self._thaw()
         _signal_group(self.pid, signal.SIGTERM)
+        for pid in self.cgroup.pids() if self.cgroup is not None else ():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
         self._reap()
         self._wait_for_main(self.grace)
         _signal_group(self.pid, signal.SIGKILL)
+
+    def _thaw(self) -> None:
+        if self.frozen and self.cgroup is not None:
+            self.cgroup.freeze(False)
+            self.frozen = False
+        _signal_group(self.pid, signal.SIGCONT)
 
     def _sweep(self) -> None:
         """Kill whatever of the job is left: its group, then re-parented descendants."""
@@ -242,7 +275,8 @@ class Shepherd:
                     os.killpg(os.getpgid(child), signal.SIGKILL)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(child, signal.SIGKILL)
-            if group_empty and not strays and self.status is not None:
+            emptied = self.cgroup is None or self.cgroup.kill_all()
+            if group_empty and not strays and emptied and self.status is not None:
                 return
             time.sleep(0.01)  # let the killed die before looking again
 
@@ -278,10 +312,14 @@ class Shepherd:
         if number == signal.SIGCHLD:
             self._reap()
         elif number == signal.SIGUSR1 and self.suspended_since is None:
-            _signal_group(self.pid, signal.SIGSTOP)
+            # A frozen cgroup holds every process of the job, also a child that left
+            # the process group or catches SIGSTOP's companions; without one, SIGSTOP.
+            self.frozen = self.cgroup is not None and self.cgroup.freeze(True)
+            if not self.frozen:
+                _signal_group(self.pid, signal.SIGSTOP)
             self.suspended_since = time.time()
         elif number == signal.SIGUSR2 and self.suspended_since is not None:
-            _signal_group(self.pid, signal.SIGCONT)
+            self._thaw()
             self.suspended_total += time.time() - self.suspended_since
             self.suspended_since = None
         elif number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -318,11 +356,17 @@ class Shepherd:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _become_subreaper()
         problem = self._start()
+        usage: dict[str, int | float] = {}
         if problem is not None:
             state, reason = "FAILED", problem
         else:
             state, reason = self.watch()
             self._sweep()
+            usage = self._usage()
+            if usage.pop("oom_kills", 0) and state not in ("CANCELLED", "TIMEOUT"):
+                state, reason = "OUT_OF_MEMORY", self._oom_reason()
+        if self.cgroup is not None:
+            self.cgroup.remove()
         status = self.status
         write_json(
             self.jobdir / "exit.json",
@@ -333,8 +377,33 @@ class Shepherd:
                 "signal": -status if status is not None and status < 0 else None,
                 "started_at": self.started_at or None,
                 "ended_at": time.time(),
+                "usage": usage,
             },
         )
+
+    def _usage(self) -> dict[str, int | float]:
+        """What the job used: its cgroup's account where the kernel keeps one, else the
+        account of the shepherd's waited-for children (all the job's processes: the
+        shepherd reaps orphans too), whose peak is the largest single process's."""
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        usage: dict[str, int | float] = {
+            "cpu_seconds": children.ru_utime + children.ru_stime,
+            "peak_memory_bytes": children.ru_maxrss * 1024,
+        }
+        if self.cgroup is not None:
+            usage.update(self.cgroup.usage())
+        usage["cpu_seconds"] = round(float(usage["cpu_seconds"]), 3)
+        gpus = self.spec.get("gpus") or []
+        if gpus:
+            usage["gpus"] = len(gpus)
+        return usage
+
+    def _oom_reason(self) -> str:
+        limits = self.spec.get("limits") or {}
+        limit = limits.get("memory_bytes")
+        asked = f" (mem_gb={limits['mem_gb']})" if limits.get("mem_gb") else ""
+        size = f"{int(limit) / 2**30:g} GiB" if limit else "its memory limit"
+        return f"killed by the out-of-memory killer on reaching its memory limit of {size}{asked}"
 
 
 def spawn(jobdir: Path) -> int:

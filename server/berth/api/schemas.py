@@ -3,13 +3,12 @@ time unless the daemon runs an emulated cluster with ``--time-scale``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Self
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from berth.core.shapes import Shape
-from berth.service.agents import AgentReport, JobReport
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.rows import shape_row
@@ -186,6 +185,10 @@ class JobOut(BaseModel):
     suspended: bool = Field(False, description="gang partitions: stopped until its row runs")
     suspended_seconds: int = Field(0, description="time spent suspended (not run time)")
     account: str = Field("", description="the account its use is charged to")
+    usage: dict[str, float] | None = Field(
+        None,
+        description="measured on its node (agents): cpu_seconds, peak_memory_bytes, gpus",
+    )
 
     @classmethod
     def of(cls, job: JobRecord) -> Self:
@@ -221,6 +224,7 @@ class JobOut(BaseModel):
             suspended=job.suspended_at is not None,
             suspended_seconds=job.suspended_for,
             account=job.account or job.user,
+            usage=job.usage,
         )
 
 
@@ -432,96 +436,3 @@ class DryRunOut(BaseModel):
 
 
 NodeName = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")]
-
-
-class JobReportIn(BaseModel):
-    """One job attempt an agent holds: running, suspended, or ended and how."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    job_id: int = Field(..., ge=1, le=(1 << 62))
-    attempt: int = Field(0, ge=0, le=1_000_000)
-    state: Literal["RUNNING", "SUSPENDED", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED",
-                   "NODE_FAIL"]  # fmt: skip
-    reason: str | None = Field(None, max_length=2000)
-    exit_code: int | None = Field(None, ge=0, le=255)
-    signal: int | None = Field(None, ge=1, le=128)
-    started_at: float | None = Field(None, ge=0, le=1e12, allow_inf_nan=False)
-    ended_at: float | None = Field(None, ge=0, le=1e12, allow_inf_nan=False)
-
-
-class AgentIn(BaseModel):
-    """A node agent's register or sync request: the whole truth of its node."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: NodeName
-    boot_id: str = Field(..., min_length=1, max_length=100)
-    resources: dict[ResourceName, Capacity] = Field(
-        ..., min_length=1, max_length=MAX_RESOURCE_KINDS
-    )
-    jobs: list[JobReportIn] = Field(default_factory=list, max_length=100_000)
-    wait: float = Field(0.0, ge=0.0, le=300.0, description="hold the answer this long at most")
-
-    def report(self, register: bool) -> AgentReport:
-        jobs = tuple(
-            JobReport(
-                j.job_id, j.attempt, j.state, j.reason or "", j.exit_code, j.signal, j.started_at
-            )
-            for j in self.jobs
-        )
-        return AgentReport(self.name, self.boot_id, dict(self.resources), jobs, register)
-
-
-class OrderOut(BaseModel):
-    job_id: int
-    attempt: int
-    run: bool = Field(description="this node runs the command (the first of the allocation)")
-    suspended: bool
-    name: str
-    user: str
-    command: str | None
-    time_limit: int
-    submit_time: int
-    nodes: list[str]
-    cpus: int
-    gpus: int
-    chdir: str | None
-    output: str | None
-    error: str | None
-
-
-class AgentOut(BaseModel):
-    """The whole wish of the daemon for the node."""
-
-    node: str
-    jobs: list[OrderOut]
-    acknowledged: list[str] = Field(description="job attempts (id.attempt) the agent may forget")
-    settings: dict[str, float]
-
-
-class NodeTokenIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: NodeName
-
-
-class NodeTokenOut(BaseModel):
-    name: str
-    token: str = Field(description="shown once; the daemon keeps only its SHA-256 digest")
-
-
-class AgentStatus(BaseModel):
-    name: str
-    state: str
-    reason: str
-    boot_id: str
-    seconds_since_heard: float | None
-    running_jobs: int
-
-
-class AgentsOut(BaseModel):
-    agents: list[AgentStatus]
-    total: int = Field(0, description="agents' nodes in all (``agents`` is one page)")
-    launch_delay_seconds: dict[str, float | int] = Field(
-        description="from a start's commit to its process running: count, p50, p99, max"
-    )

@@ -44,6 +44,7 @@ END_STATES = {
     "TIMEOUT": JobState.TIMEOUT,
     "CANCELLED": JobState.CANCELLED,
     "NODE_FAIL": JobState.NODE_FAIL,
+    "OUT_OF_MEMORY": JobState.OUT_OF_MEMORY,
 }
 
 
@@ -72,6 +73,7 @@ class JobReport:
     exit_code: int | None = None
     signal: int | None = None
     started_at: float | None = None
+    usage: dict[str, float] | None = None
 
     @property
     def key(self) -> str:
@@ -87,6 +89,8 @@ class AgentReport:
     resources: dict[str, int]
     jobs: tuple[JobReport, ...]
     register: bool = False
+    #: How the agent confines jobs (``cgroup v1: cpuset, memory, ...``, ``unconfined: ...``).
+    confinement: str = ""
 
 
 @dataclass(slots=True)
@@ -95,6 +99,7 @@ class AgentLink:
 
     boot_id: str  # "" until an agent registers after a daemon start
     last_seen: float
+    confinement: str = ""
 
 
 @dataclass(slots=True)
@@ -269,7 +274,7 @@ def apply_report(
     node = engine.cluster.nodes[report.name]
     if node.state is NodeState.DOWN and node.reason.startswith(SILENT):
         engine.resume_node(report.name, now)  # its agent talks again
-    agents.links[report.name] = AgentLink(report.boot_id, seen_at)
+    agents.links[report.name] = AgentLink(report.boot_id, seen_at, report.confinement)
     reported = {job.key: job for job in report.jobs}
     for record in list(engine.running.values()):
         if first_node(record) != report.name:
@@ -301,6 +306,7 @@ def apply_report(
                     job.reason or job.state.lower(),
                     job.exit_code,
                     job.signal,
+                    job.usage,
                 )
             )
     if agents.ended:
@@ -329,6 +335,7 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
                 "submit_time": record.submit_time,
                 "nodes": list(record.allocation),
                 "cpus": share.get("cpus", 0),
+                "mem_gb": share.get("mem_gb", 0),
                 "gpus": share.get("gpus", 0),
                 "chdir": record.chdir,
                 "output": record.output,

@@ -65,6 +65,7 @@ END_EVENT = {
     JobState.TIMEOUT: "job.killed",
     JobState.CANCELLED: "job.cancelled",
     JobState.NODE_FAIL: "job.node_fail",
+    JobState.OUT_OF_MEMORY: "job.out_of_memory",
 }
 
 
@@ -235,9 +236,11 @@ class Engine(
             if ended.state is JobState.COMPLETED and overran:
                 continue  # it overran: the kill below ends it at its limit
             record.exit_code, record.exit_signal = ended.exit_code, ended.signal
+            record.usage = ended.usage
             self._end(
                 record, ended.state, min(max(ended.time, record.start_time), now), ended.reason
             )
+            self.counters.update(record.measured_counts())
             done.append(ended.job_id)
         for record in list(self.running.values()):
             limit_at = record.limit_at
@@ -439,7 +442,7 @@ class Engine(
         for record in records:
             record.requeued += 1
             record.start_time = record.end_time = record.launched_at = None
-            record.exit_code = record.exit_signal = None
+            record.exit_code = record.exit_signal = record.usage = None
             record.drop_plan()
             record.allocation = {}
             self.counters["requeued"] += 1

@@ -17,7 +17,7 @@ from berth.core.shapes import Shape
 
 
 class JobState(StrEnum):
-    """Lifecycle of a job; the last six are final."""
+    """Lifecycle of a job; the last seven are final."""
 
     PENDING = "PENDING"
     HELD = "HELD"
@@ -28,6 +28,7 @@ class JobState(StrEnum):
     CANCELLED = "CANCELLED"
     REJECTED = "REJECTED"  # refused at admission (or dropped when capacity was lost)
     NODE_FAIL = "NODE_FAIL"  # killed because a node it ran on went down
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"  # killed on reaching its memory limit (node agents)
 
 
 FINAL_STATES = frozenset(
@@ -38,6 +39,7 @@ FINAL_STATES = frozenset(
         JobState.CANCELLED,
         JobState.REJECTED,
         JobState.NODE_FAIL,
+        JobState.OUT_OF_MEMORY,
     }
 )
 
@@ -113,6 +115,9 @@ class JobRecord:
     #: How the command ended on its node (agents): exit status, or the killing signal.
     exit_code: int | None = None
     exit_signal: int | None = None
+    #: What it used, as its node measured it (agents): ``cpu_seconds``,
+    #: ``peak_memory_bytes``, ``gpus``; ``None``: not measured (emulated nodes).
+    usage: dict[str, float] | None = None
     #: Wall time (Unix seconds) at which an agent reported the process running.
     launched_at: float | None = None
     #: Times the job was queued again after a node failure.
@@ -126,6 +131,18 @@ class JobRecord:
     suspended_for: int = 0
     #: The account its use is charged to (``berth usage --by account``; "": the user's).
     account: str = ""
+
+    def measured_counts(self) -> dict[str, float]:
+        """What an ended job adds to the daemon's usage counters (``/metrics``): its
+        measured CPU seconds beside the cpu-seconds it held; nothing if not measured."""
+        if not self.usage or "cpu_seconds" not in self.usage or self.start_time is None:
+            return {}
+        held = max((self.end_time or self.start_time) - self.start_time, 0)
+        return {
+            "measured_jobs": 1,
+            "used_cpu_seconds": float(self.usage["cpu_seconds"]),
+            "measured_cpus_seconds": float(self.resources.get("cpus", 0) * held),
+        }
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:

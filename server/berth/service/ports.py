@@ -49,6 +49,8 @@ class Ended:
     reason: str = "exited"
     exit_code: int | None = None
     signal: int | None = None
+    #: What it used, as its node measured it (see ``JobRecord.usage``).
+    usage: dict[str, float] | None = None
 
 
 class NodeBackend(Protocol):

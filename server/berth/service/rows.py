@@ -49,6 +49,7 @@ JOB_COLUMNS = (
     "suspended_for",
     "account",
     "planned_nodes",
+    "usage",
 )
 
 
@@ -123,16 +124,25 @@ def event_from_row(row: dict[str, Any]) -> EventRow:
 
 
 def tally_usage(
-    ended: Iterable[tuple[str, Mapping[str, int], int, int]],
+    ended: Iterable[tuple[str, Mapping[str, int], int, int, Mapping[str, float] | None]],
 ) -> dict[str, dict[str, float]]:
-    """Usage per group from ``(group, resources, start, end)`` of ended jobs: how many
-    jobs, and each resource times the seconds it was held (``cpus`` -> ``cpus_seconds``)."""
+    """Usage per group from ``(group, resources, start, end, measured)`` of ended jobs:
+    how many jobs, and each resource times the seconds it was held (``cpus`` ->
+    ``cpus_seconds``); of the jobs their nodes measured (agents), how many
+    (``measured_jobs``), the CPU seconds they used (``used_cpu_seconds``) and the
+    cpu-seconds they held (``measured_cpus_seconds``: their efficiency's denominator)."""
     totals: dict[str, dict[str, float]] = {}
-    for group, resources, start, end in ended:
+    for group, resources, start, end, measured in ended:
         mine = totals.setdefault(group, {"jobs": 0.0})
         mine["jobs"] += 1
         held = max(end - start, 0)
         for name, amount in resources.items():
             key = f"{name}_seconds"
             mine[key] = mine.get(key, 0.0) + amount * held
+        if measured and "cpu_seconds" in measured:
+            mine["measured_jobs"] = mine.get("measured_jobs", 0.0) + 1
+            used = float(measured["cpu_seconds"])
+            mine["used_cpu_seconds"] = mine.get("used_cpu_seconds", 0.0) + used
+            allocated = resources.get("cpus", 0) * held
+            mine["measured_cpus_seconds"] = mine.get("measured_cpus_seconds", 0.0) + allocated
     return totals

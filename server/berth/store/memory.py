@@ -50,7 +50,8 @@ class MemoryStore:
     def usage(
         self, since: int, until: int, by: UsageBy, where: JobFilter
     ) -> dict[str, dict[str, float]]:
-        ended = [(str(r.get(by) or r["user"]), r["resources"], r["start_time"], r["end_time"])
+        ended = [(str(r.get(by) or r["user"]), r["resources"], r["start_time"], r["end_time"],
+                  r.get("usage"))
                  for r in self.jobs.values() if where.admits(r)
                  and isinstance(r["start_time"], int) and isinstance(r["end_time"], int)
                  and since <= r["end_time"] < until]  # fmt: skip

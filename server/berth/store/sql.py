@@ -74,6 +74,8 @@ JOBS = sa.Table(
     sa.Column("account", sa.String(100), index=True),
     # Where a waiting job's reservation is held (migration 0009).
     sa.Column("planned_nodes", sa.JSON),
+    # What the job used, as its node measured it (migration 0010).
+    sa.Column("usage", sa.JSON),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 
@@ -208,14 +210,16 @@ class SqlStore:
         until)`` (the ``end_time`` index finds them): jobs and resource-seconds."""
         group = JOBS.c.account if by == "account" else JOBS.c.user
         query = _filtered(
-            sa.select(group, JOBS.c.resources, JOBS.c.start_time, JOBS.c.end_time).where(
+            sa.select(
+                group, JOBS.c.resources, JOBS.c.start_time, JOBS.c.end_time, JOBS.c.usage
+            ).where(
                 JOBS.c.end_time >= since, JOBS.c.end_time < until, JOBS.c.start_time.is_not(None)
             ),
             where,
         )
         with self.engine.connect() as conn:
             rows = conn.execution_options(stream_results=True).execute(query)
-            return tally_usage((row[0], row[1], row[2], row[3]) for row in rows)
+            return tally_usage((row[0], row[1], row[2], row[3], row[4]) for row in rows)
 
     def history(self, where: JobFilter, before: int | None, limit: int) -> list[JobRecord]:
         """Stored jobs that pass ``where``, newest first, numbered below ``before``."""

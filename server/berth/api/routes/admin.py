@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from berth.api.agent_schemas import NodeTokenIn, NodeTokenOut
 from berth.api.auth import digest, new_token
 from berth.api.deps import DaemonDep, JobId, OperatorDep
 from berth.api.schemas import (
@@ -14,8 +15,6 @@ from berth.api.schemas import (
     NodeAdd,
     NodeChange,
     NodeOut,
-    NodeTokenIn,
-    NodeTokenOut,
     PolicyIn,
     PolicyOut,
     PriorityIn,

@@ -14,9 +14,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
+from berth.api.agent_schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
 from berth.api.auth import Principal, Role
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep, PageDep
-from berth.api.schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
 from berth.api.waiters import Waiters
 from berth.service.agents import AgentNodes, Synced, quiet, render_wish
 from berth.service.commands import AgentSync
@@ -111,6 +111,7 @@ async def status(daemon: DaemonDep, _: OperatorDep, page: PageDep) -> AgentsOut:
                     boot_id=link.boot_id if link is not None else "",
                     seconds_since_heard=None if link is None else round(seen - link.last_seen, 3),
                     running_jobs=sum(1 for r in engine.running.values() if name in r.allocation),
+                    confinement=link.confinement if link is not None else "",
                 )
             )
         delays = sorted(agents.launch_delays)

@@ -265,6 +265,24 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
         [(f'{{state="{s.value}"}}', engine.counters[s.value.lower()]) for s in ended],
     )
     metric(
+        "berth_jobs_measured_total",
+        "counter",
+        "Ended jobs whose usage their node measured (agents).",
+        [("", engine.counters["measured_jobs"])],
+    )
+    metric(
+        "berth_job_cpu_used_seconds_total",
+        "counter",
+        "CPU seconds the measured jobs used (their cgroups', or their processes').",
+        [("", engine.counters["used_cpu_seconds"])],
+    )
+    metric(
+        "berth_job_cpu_allocated_seconds_total",
+        "counter",
+        "Cpu-seconds the measured jobs held: used / allocated is the CPU efficiency.",
+        [("", engine.counters["measured_cpus_seconds"])],
+    )
+    metric(
         "berth_scheduling_pass_seconds",
         "gauge",
         "Duration of the last batch's scheduling pass.",

@@ -1,0 +1,250 @@
+"""Where an agent's jobs are confined: finding usable cgroups and laying out their tree.
+
+An agent confines each job in a cgroup of its own, ``<base>/job-<id>.<attempt>``, under
+a base of its own, ``berth-<node>``, beside the cgroup the agent was started in. Which
+hierarchy is used, the first that works:
+
+* **cgroup v2** (production machines: systemd with ``Delegate=yes``, or a root agent):
+  the unified hierarchy, when it offers at least one of ``cpuset``, ``memory``,
+  ``pids``, ``cpu``. v2 lets no cgroup with controllers for its children hold a process,
+  so an agent started in a non-root cgroup first moves that cgroup's processes into a
+  leaf, ``berth-agents``, and its shepherds live there.
+* **cgroup v1**: one hierarchy per controller (``cpuset``, ``memory``, ``freezer``,
+  ``pids``, ``cpu``, ``cpuacct``, ``devices``), each that is mounted and writable.
+* **none**: not root and nothing delegated, or no controller at all. The agent says so
+  once at start and to the daemon (``berth admin agents``), and runs jobs unconfined.
+
+This module only decides and prepares the tree; :mod:`berth.agent.confine` holds one
+job's cgroup (limits, freezing, killing, usage), used by the job's shepherd.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The v1 controllers the agent uses, when mounted.
+V1_CONTROLLERS = ("cpuset", "memory", "freezer", "pids", "cpu", "cpuacct", "devices")
+#: The v2 controllers the agent enables for its jobs, when offered.
+V2_CONTROLLERS = ("cpuset", "memory", "pids", "cpu")
+#: The leaf of a v2 cgroup whose own processes had to move out of it.
+V2_LEAF = "berth-agents"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """An agent's cgroups: the version, each controller's base directory (v1), or the
+    one base under ``"unified"`` (v2), and the cores its jobs may be pinned to."""
+
+    version: int
+    bases: dict[str, str]
+    controllers: tuple[str, ...]
+    cores: tuple[int, ...]
+    #: Where the shepherds live (each job's shepherd returns there once the job started).
+    homes: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line for the log and for ``berth admin agents``."""
+        return f"cgroup v{self.version}: {', '.join(self.controllers)}"
+
+    def job_dirs(self, key: str) -> dict[str, str]:
+        return {name: os.path.join(base, f"job-{key}") for name, base in self.bases.items()}
+
+    def spec(self, key: str) -> dict[str, Any]:
+        """What a job's shepherd needs to build and leave its cgroup."""
+        return {
+            "version": self.version,
+            "dirs": self.job_dirs(key),
+            "homes": dict(self.homes),
+            "controllers": list(self.controllers),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """The outcome of looking for cgroups: a layout, or why there is none."""
+
+    layout: Layout | None
+    reason: str
+
+    def describe(self) -> str:
+        if self.layout is not None:
+            return self.layout.describe()
+        return f"unconfined: {self.reason}"
+
+
+def _mounts(mounts: Path) -> list[tuple[str, str, set[str]]]:
+    """``(type, mount point, options)`` of every cgroup mount."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in mounts.read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 4 and fields[2] in ("cgroup", "cgroup2"):
+                found.append((fields[2], fields[1], set(fields[3].split(","))))
+    return found
+
+
+def _own_paths(proc_cgroup: Path) -> dict[str, str]:
+    """This process's cgroup in each hierarchy: controller (or ``"unified"``) -> path."""
+    paths: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in proc_cgroup.read_text().splitlines():
+            _id, controllers, path = line.split(":", 2)
+            if not controllers:
+                paths["unified"] = path
+            for name in controllers.split(","):
+                if name:
+                    paths[name] = path
+    return paths
+
+
+def _make(directory: str) -> bool:
+    """Create ``directory`` (a cgroup); False if this agent may not."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(os.path.join(directory, "cgroup.procs"), os.W_OK)
+
+
+def _copy(parent: str, child: str, names: tuple[str, ...]) -> None:
+    """v1 cpuset: a cgroup takes no process until its cpus and mems are set."""
+    for name in names:
+        source = os.path.join(parent, name)
+        target = os.path.join(child, name.replace("effective_", ""))
+        value = Path(source).read_text().strip()
+        if not Path(target).read_text().strip():
+            Path(target).write_text(value)
+
+
+def parse_cpu_list(text: str) -> tuple[int, ...]:
+    """``0-3,8`` -> ``(0, 1, 2, 3, 8)``."""
+    cores: list[int] = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        first, _dash, last = part.partition("-")
+        cores.extend(range(int(first), int(last or first) + 1))
+    return tuple(cores)
+
+
+def _affinity() -> tuple[int, ...]:
+    if hasattr(os, "sched_getaffinity"):
+        return tuple(sorted(os.sched_getaffinity(0)))
+    return tuple(range(os.cpu_count() or 1))
+
+
+def probe(
+    name: str,
+    mounts: Path = Path("/proc/self/mounts"),
+    proc_cgroup: Path = Path("/proc/self/cgroup"),
+) -> Probe:
+    """Find the cgroups this agent can confine its jobs with, and prepare its base."""
+    found = _mounts(mounts)
+    own = _own_paths(proc_cgroup)
+    for kind, point, _options in found:
+        if kind != "cgroup2":
+            continue
+        layout = _v2(name, point, own.get("unified", "/"))
+        if layout is not None:
+            return Probe(layout, "")
+    v1 = {
+        controller: point
+        for kind, point, options in found
+        if kind == "cgroup"
+        for controller in V1_CONTROLLERS
+        if controller in options
+    }
+    if v1:
+        layout = _v1(name, v1, own)
+        if layout is not None:
+            return Probe(layout, "")
+        return Probe(None, "cgroups are not writable here (run the agent as root)")
+    return Probe(None, "no cgroup controller is mounted")
+
+
+def _v2(name: str, point: str, own: str) -> Layout | None:
+    here = os.path.join(point, own.lstrip("/"))
+    try:
+        offered = set(Path(here, "cgroup.controllers").read_text().split())
+    except OSError:
+        return None
+    controllers = tuple(c for c in V2_CONTROLLERS if c in offered)
+    if not controllers or not os.access(os.path.join(here, "cgroup.procs"), os.W_OK):
+        return None
+    home = here
+    try:
+        if own != "/":  # a v2 cgroup with controllers for its children holds no process
+            home = os.path.join(here, V2_LEAF)
+            os.makedirs(home, exist_ok=True)
+            for pid in Path(here, "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    Path(home, "cgroup.procs").write_text(pid)
+        enable = " ".join(f"+{c}" for c in controllers)
+        Path(here, "cgroup.subtree_control").write_text(enable)
+        base = os.path.join(here, f"berth-{name}")
+        os.makedirs(base, exist_ok=True)
+        Path(base, "cgroup.subtree_control").write_text(enable)
+    except OSError:
+        return None
+    cores = _affinity()
+    if "cpuset" in controllers:
+        with contextlib.suppress(OSError):
+            cores = parse_cpu_list(Path(base, "cpuset.cpus.effective").read_text()) or cores
+    return Layout(2, {"unified": base}, (*controllers, "freeze"), cores, {"unified": home})
+
+
+def _v1(name: str, points: dict[str, str], own: dict[str, str]) -> Layout | None:
+    bases: dict[str, str] = {}
+    homes: dict[str, str] = {}
+    for controller, point in points.items():
+        here = os.path.join(point, own.get(controller, "/").lstrip("/"))
+        base = os.path.join(here, f"berth-{name}")
+        if not _make(base):
+            continue
+        if controller == "cpuset":
+            try:
+                _copy(here, base, ("cpuset.effective_cpus", "cpuset.effective_mems"))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.rmdir(base)
+                continue
+        bases[controller] = base
+        homes[controller] = here
+    if not bases:
+        return None
+    cores = _affinity()
+    if "cpuset" in bases:
+        with contextlib.suppress(OSError):
+            mine = set(parse_cpu_list(Path(bases["cpuset"], "cpuset.cpus").read_text()))
+            cores = tuple(c for c in cores if c in mine) or cores
+    controllers = tuple(c for c in V1_CONTROLLERS if c in bases)
+    return Layout(1, bases, controllers, cores, homes)
+
+
+def stale_jobs(layout: Layout) -> list[str]:
+    """The job cgroups left under the agent's base (by a shepherd that died)."""
+    keys: set[str] = set()
+    for base in layout.bases.values():
+        with contextlib.suppress(OSError):
+            keys.update(e[4:] for e in os.listdir(base) if e.startswith("job-"))
+    return sorted(keys)
+
+
+def release(layout: Layout) -> None:
+    """Remove the agent's base where no job cgroup is left in it (an agent leaving)."""
+    for base in layout.bases.values():
+        with contextlib.suppress(OSError):
+            os.rmdir(base)
+
+
+def pick_cores(cores: tuple[int, ...], held: dict[int, int], count: int) -> list[int]:
+    """``count`` cores for a job: the free ones first, then (a node that declares more
+    cpus than it has cores) the least shared; ``held`` counts the jobs on each core."""
+    if count <= 0 or not cores:
+        return []
+    ranked = sorted(cores, key=lambda core: (held.get(core, 0), core))
+    return sorted(ranked[: min(count, len(ranked))])
