@@ -225,6 +225,28 @@ def _v1(name: str, points: dict[str, str], own: dict[str, str]) -> Layout | None
     return Layout(1, bases, controllers, cores, homes)
 
 
+def bases_of(
+    name: str,
+    mounts: Path = Path("/proc/self/mounts"),
+    proc_cgroup: Path = Path("/proc/self/cgroup"),
+) -> list[str]:
+    """The base directories an agent named ``name`` made here, without making any (for
+    clearing up after it)."""
+    own = _own_paths(proc_cgroup)
+    found: list[str] = []
+    for kind, point, options in _mounts(mounts):
+        if kind == "cgroup2":
+            key: str | None = "unified"
+        else:
+            key = next((c for c in V1_CONTROLLERS if c in options), None)
+        if key is None:
+            continue
+        base = os.path.join(point, own.get(key, "/").lstrip("/"), f"berth-{name}")
+        if os.path.isdir(base) and base not in found:
+            found.append(base)
+    return found
+
+
 def stale_jobs(layout: Layout) -> list[str]:
     """The job cgroups left under the agent's base (by a shepherd that died)."""
     keys: set[str] = set()

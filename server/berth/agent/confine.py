@@ -221,3 +221,23 @@ def clear_stale(spec: dict[str, Any]) -> None:
             break
         time.sleep(0.01)
     job.remove()
+
+
+def clear_tree(bases: list[str]) -> None:
+    """Kill every job left under an agent's bases and remove them all (tests, and an
+    operator clearing a node): each ``job-*`` cgroup, then the bases."""
+    for base in bases:
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(base):
+                directory = os.path.join(base, entry)
+                if not entry.startswith("job-"):
+                    continue
+                if os.path.exists(os.path.join(directory, "cgroup.freeze")):
+                    clear_stale({"version": 2, "dirs": {"unified": directory}})
+                else:  # v1: one controller's directory ("freezer" if it can thaw)
+                    frozen = os.path.exists(os.path.join(directory, "freezer.state"))
+                    clear_stale(
+                        {"version": 1, "dirs": {"freezer" if frozen else "other": directory}}
+                    )
+        with contextlib.suppress(OSError):
+            os.rmdir(base)

@@ -62,6 +62,18 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         help="as root: run every job as this local account instead of the submitter's (never root)",
     )
     agent.add_argument(
+        "--no-cgroups",
+        action="store_true",
+        help="run jobs unconfined even where cgroups could hold them to their allocation",
+    )
+    agent.add_argument(
+        "--pids-max",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="the most tasks (processes and threads) one job may have here (default 4096)",
+    )
+    agent.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     return {"agent": run_agent}
@@ -101,8 +113,18 @@ def run_agent(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     workdir = args.workdir or _default_workdir()
+    if args.pids_max < 1:
+        print(f"berth agent: --pids-max must be at least 1, got {args.pids_max}", file=sys.stderr)
+        return 2
     config = AgentConfig(
-        args.url, token, args.name or default_name(), resources, workdir, run_as=args.run_as
+        args.url,
+        token,
+        args.name or default_name(),
+        resources,
+        workdir,
+        run_as=args.run_as,
+        cgroups=not args.no_cgroups,
+        pids_max=args.pids_max,
     )
     try:
         Agent(config).run()

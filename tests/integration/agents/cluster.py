@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from berth.agent.cgroups import bases_of
+from berth.agent.confine import clear_tree
 from tests.integration.conftest import OPERATOR, RUNNER, DaemonProcess
 from tests.support.waiting import wait_until
 
@@ -154,9 +156,11 @@ class Cluster:
                 os.kill(daemon.process.pid, signal.SIGCONT)
             daemon.stop()
         self.http.close()
-        # No job may outlive the test: cancel what is left through a fresh agent scan.
+        # No job may outlive the test: cancel what is left through a fresh agent scan,
+        # and remove the cgroups the agents made (what is left in them is killed).
         for agent in self.agents.values():
             _kill_leftovers(agent.workdir)
+            clear_tree(bases_of(agent.name))
         shutil.rmtree(self.jobs_dir, ignore_errors=True)
 
 

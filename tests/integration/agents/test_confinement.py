@@ -1,0 +1,174 @@
+"""Jobs held to what they asked for, on real agents: cores, memory, freezing, usage.
+
+These need cgroups an agent can write (root here, v1 ``cpuset``/``memory``/``freezer``/
+``pids``; v2 with controllers elsewhere); without them they skip and say why. After
+each test no cgroup of the test's agents is left (``Cluster.close`` clears them, and the
+test checks).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from berth.agent import cgroups
+from tests.integration.agents.cluster import Cluster
+from tests.integration.conftest import OPERATOR
+
+CORES = len(os.sched_getaffinity(0))
+
+
+def _confinement() -> str | None:
+    """Why jobs cannot be confined here, or None."""
+    probe = cgroups.probe("confinement-check")
+    if probe.layout is None:
+        return probe.reason
+    cgroups.release(probe.layout)
+    missing = {"cpuset", "memory"} - set(probe.layout.controllers)
+    return f"no {', '.join(sorted(missing))} controller" if missing else None
+
+
+WHY_NOT = _confinement()
+pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"no cgroups: {WHY_NOT}")
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    made = Cluster(tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()
+        for name in made.agents:
+            assert cgroups.bases_of(name) == [], f"cgroups of agent {name} left behind"
+
+
+def _burn(loops: int, seconds: int) -> str:
+    """A command running ``loops`` busy loops for ``seconds``, after printing the cores
+    its processes may run on."""
+    spin = f"timeout {seconds} sh -c 'while :; do :; done'"
+    return (
+        "grep Cpus_allowed_list /proc/self/status; "
+        f"for i in $(seq {loops}); do ({spin}) & done; wait"
+    )
+
+
+def test_a_job_is_held_to_its_cores_and_its_neighbour_gets_its_own(cluster: Cluster) -> None:
+    """A cpus=1 job running three busy loops for 3 s uses at most 1.2 CPU-seconds per
+    second, while the job beside it gets the cores it holds (2 where this host has 3
+    cores or more; here the rest of the host's cores)."""
+    if CORES < 2:
+        pytest.skip("needs two cores")
+    beside = min(2, CORES - 1)
+    cluster.add_agent("n1", f"cpus={CORES},mem_gb=4")
+    greedy = cluster.submit(_burn(3, 3), resources={"cpus": 1, "mem_gb": 1})
+    neighbour = cluster.submit(_burn(beside, 3), resources={"cpus": beside, "mem_gb": 1})
+    done = {job: cluster.wait_state(job, "COMPLETED", seconds=30) for job in (greedy, neighbour)}
+    assert done[greedy]["start_time"] < done[neighbour]["end_time"]  # they ran side by side
+    assert done[neighbour]["start_time"] < done[greedy]["end_time"]
+    greedy_rate = done[greedy]["usage"]["cpu_seconds"] / 3.0
+    neighbour_rate = done[neighbour]["usage"]["cpu_seconds"] / 3.0
+    assert greedy_rate <= 1.2, done[greedy]["usage"]
+    assert neighbour_rate >= 0.8 * beside, done[neighbour]["usage"]
+    cores = {
+        job: (cluster.jobs_dir / f"berth-{job}.out").read_text().split()[-1]
+        for job in (greedy, neighbour)
+    }
+    mine = set(cgroups.parse_cpu_list(cores[greedy]))
+    theirs = set(cgroups.parse_cpu_list(cores[neighbour]))
+    assert len(mine) == 1
+    assert len(theirs) == beside
+    assert not mine & theirs, cores  # no core shared
+
+
+def test_a_job_over_its_memory_ends_out_of_memory_and_its_neighbour_completes(
+    cluster: Cluster,
+) -> None:
+    cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    hungry = cluster.submit(
+        "exec /usr/bin/python3 -c 'block = bytearray(2 * 2**30); print(len(block))'",
+        resources={"cpus": 1, "mem_gb": 1},
+    )
+    neighbour = cluster.submit("sleep 3; echo fine", resources={"cpus": 1, "mem_gb": 1})
+    ended = cluster.wait_state(hungry, "OUT_OF_MEMORY", "COMPLETED", "FAILED", seconds=30)
+    assert ended["job_state"] == "OUT_OF_MEMORY", ended
+    assert "memory limit of 1 GiB" in ended["state_reason"]
+    assert ended["usage"]["peak_memory_bytes"] <= 2**30
+    fine = cluster.wait_state(neighbour, "COMPLETED", "FAILED", seconds=30)
+    assert fine["job_state"] == "COMPLETED"
+    assert (cluster.jobs_dir / f"berth-{neighbour}.out").read_text() == "fine\n"
+    metrics = cluster.call("GET", "/metrics").text
+    assert 'berth_jobs_ended_total{state="OUT_OF_MEMORY"} 1' in metrics
+
+
+def test_a_suspended_job_is_frozen_whole_even_a_child_in_its_own_session(
+    cluster: Cluster,
+) -> None:
+    """Gang scheduling suspends a job while the other job of its node runs; a child the
+    job started in a session of its own (out of reach of a signal to the job's process
+    group) does not run either while its job is suspended."""
+    slot = 2
+    cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    made = cluster.call(
+        "POST",
+        "/v1/admin/partitions",
+        OPERATOR,
+        json={"name": "g", "nodes": ["n1"], "options": {"scheme": "bc", "slot_seconds": slot}},
+    )
+    assert made.status_code == 201, made.text
+    ticker = (
+        "setsid sh -c 'while :; do date +%s.%N >> ticks-$BERTH_JOB_ID; sleep 0.05; done' & sleep 7"
+    )
+    jobs = [
+        cluster.submit(ticker, time_limit=20, resources={"cpus": 2, "mem_gb": 1}, partition="g")
+        for _ in range(2)
+    ]
+    for job in jobs:
+        done = cluster.wait_state(job, "COMPLETED", "FAILED", "TIMEOUT", seconds=60)
+        assert done["job_state"] == "COMPLETED", done
+        assert done["suspended_seconds"] >= slot
+    for job in jobs:
+        ticks = [float(t) for t in (cluster.jobs_dir / f"ticks-{job}").read_text().split()]
+        gaps = [after - before for before, after in itertools.pairwise(ticks)]
+        # Suspended for at least one slot: the child wrote nothing for that long.
+        assert max(gaps) >= slot - 0.5, gaps
+    # The escaped children ended with their jobs: nothing writes any more.
+    sizes = {job: (cluster.jobs_dir / f"ticks-{job}").stat().st_size for job in jobs}
+    time.sleep(0.5)  # a child still alive would have written ten more lines by now
+    assert sizes == {job: (cluster.jobs_dir / f"ticks-{job}").stat().st_size for job in jobs}
+
+
+def test_show_and_usage_print_what_a_job_used(cluster: Cluster, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    job = cluster.submit(_burn(1, 2), resources={"cpus": 1, "mem_gb": 1})
+    cluster.wait_state(job, "COMPLETED", seconds=30)
+    env = {**os.environ, "BERTH_URL": cluster.daemon.url}
+
+    def berth(*words: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "berth.runtime.main", *words],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    shown = berth("show", str(job), "--token", OPERATOR)
+    assert "cpu_used:" in shown
+    assert "efficiency" in shown
+    assert "memory_peak:" in shown
+    usage = berth("usage", "--token", OPERATOR)
+    assert "USED-CPU-H" in usage
+    assert "CPU-EFF" in usage
+    agents = berth("admin", "agents", "--token", OPERATOR)
+    assert "cgroup v" in agents
