@@ -101,6 +101,11 @@ def _own_paths(proc_cgroup: Path) -> dict[str, str]:
     return paths
 
 
+def _under(point: str, path: str) -> str:
+    """The directory of cgroup ``path`` in the hierarchy mounted at ``point``."""
+    return os.path.normpath(os.path.join(point, path.lstrip("/")))
+
+
 def _make(directory: str) -> bool:
     """Create ``directory`` (a cgroup); False if this agent may not."""
     try:
@@ -167,7 +172,7 @@ def probe(
 
 
 def _v2(name: str, point: str, own: str) -> Layout | None:
-    here = os.path.join(point, own.lstrip("/"))
+    here = _under(point, own)
     try:
         offered = set(Path(here, "cgroup.controllers").read_text().split())
     except OSError:
@@ -201,7 +206,7 @@ def _v1(name: str, points: dict[str, str], own: dict[str, str]) -> Layout | None
     bases: dict[str, str] = {}
     homes: dict[str, str] = {}
     for controller, point in points.items():
-        here = os.path.join(point, own.get(controller, "/").lstrip("/"))
+        here = _under(point, own.get(controller, "/"))
         base = os.path.join(here, f"berth-{name}")
         if not _make(base):
             continue
@@ -241,7 +246,7 @@ def bases_of(
             key = next((c for c in V1_CONTROLLERS if c in options), None)
         if key is None:
             continue
-        base = os.path.join(point, own.get(key, "/").lstrip("/"), f"berth-{name}")
+        base = os.path.join(_under(point, own.get(key, "/")), f"berth-{name}")
         if os.path.isdir(base) and base not in found:
             found.append(base)
     return found
