@@ -97,12 +97,15 @@ async def submit_all(url: str, body: dict[str, object], jobs: int, rate: float) 
     await asyncio.gather(*(client() for _ in range(CLIENTS)))
 
 
-def run(agents: int, jobs: int, cpus: int, rate: float = 0.0) -> dict[str, float]:
+def run(
+    agents: int, jobs: int, cpus: int, rate: float = 0.0, cgroups: bool = True
+) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
     cluster = Cluster(root, "--sync-wait", "10")
+    flags = () if cgroups else ("--no-cgroups",)
     try:
         for number in range(agents):
-            cluster.add_agent(f"b{number + 1:02d}", f"cpus={cpus},mem_gb=64")
+            cluster.add_agent(f"b{number + 1:02d}", f"cpus={cpus},mem_gb=64", *flags)
         daemon_pid = cluster.daemon.process.pid
         agent_pids = [a.process.pid for a in cluster.agents.values() if a.process]
         daemon_before = cpu_seconds(daemon_pid)
@@ -162,10 +165,16 @@ def main() -> None:
         default=0.0,
         help="submissions a second (default: as fast as answered)",
     )
+    parser.add_argument(
+        "--no-cgroups",
+        action="store_true",
+        help="agents run jobs unconfined (default: in cgroups where the agents can)",
+    )
     args = parser.parse_args()
-    result = run(args.agents, args.jobs, args.cpus, args.rate)
+    result = run(args.agents, args.jobs, args.cpus, args.rate, cgroups=not args.no_cgroups)
+    confined = "unconfined" if args.no_cgroups else "in cgroups where possible"
     print(
-        f"{args.agents} agents x {args.cpus} cpus, {args.jobs} one-second jobs "
+        f"{args.agents} agents x {args.cpus} cpus, {args.jobs} one-second jobs {confined} "
         f"(submitted in {result['submit_seconds']:.1f} s, all ended after "
         f"{result['elapsed_seconds']:.1f} s)"
     )

@@ -169,7 +169,7 @@ class Agent:
         for key in cgroups.stale_jobs(layout):
             if key not in running:
                 log.warning("removing the cgroup of job %s: its shepherd is gone", key)
-                clear_stale(layout.spec(key))
+                clear_stale(layout.spec(key, devices=True))
 
     # ------------------------------------------------------------------ protocol
     def _body(self, wait: float) -> dict[str, Any]:

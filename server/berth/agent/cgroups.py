@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 #: The v1 controllers the agent uses, when mounted.
-V1_CONTROLLERS = ("cpuset", "memory", "freezer", "pids", "cpu", "cpuacct", "devices")
+#: (No ``cpuacct``: a job's CPU time comes from the kernel's account of its processes,
+#: which the shepherd reaps, so one cgroup fewer is made and moved into per job.)
+V1_CONTROLLERS = ("cpuset", "memory", "freezer", "pids", "cpu", "devices")
 #: The v2 controllers the agent enables for its jobs, when offered.
 V2_CONTROLLERS = ("cpuset", "memory", "pids", "cpu")
 #: The leaf of a v2 cgroup whose own processes had to move out of it.
@@ -50,17 +52,29 @@ class Layout:
         """One line for the log and for ``berth admin agents``."""
         return f"cgroup v{self.version}: {', '.join(self.controllers)}"
 
-    def job_dirs(self, key: str) -> dict[str, str]:
-        return {name: os.path.join(base, f"job-{key}") for name, base in self.bases.items()}
-
-    def spec(self, key: str) -> dict[str, Any]:
-        """What a job's shepherd needs to build and leave its cgroup."""
-        return {
-            "version": self.version,
-            "dirs": self.job_dirs(key),
-            "homes": dict(self.homes),
-            "controllers": list(self.controllers),
+    def spec(self, key: str, devices: bool = False) -> dict[str, Any]:
+        """What a job's shepherd needs to build, hold and remove its cgroups: ``dirs``,
+        the cgroups that limit it (the shepherd lives in them too); ``freezer``, the one
+        its processes move to when it is suspended (made then: most jobs never are);
+        ``devices`` (v1) only when GPUs must be hidden from it."""
+        job = f"job-{key}"
+        if self.version == 2:
+            limits = os.path.join(self.bases["unified"], job)
+            return {"version": 2, "dirs": {"unified": limits}, "homes": dict(self.homes),
+                    "freezer": os.path.join(limits, "held")}  # fmt: skip
+        dirs = {
+            name: os.path.join(base, job)
+            for name, base in self.bases.items()
+            if name != "freezer" and (devices or name != "devices")
         }
+        freezer = self.bases.get("freezer")
+        return {"version": 1, "dirs": dirs, "homes": dict(self.homes),
+                "freezer": None if freezer is None else os.path.join(freezer, job)}  # fmt: skip
+
+    def all_dirs(self, key: str) -> list[str]:
+        """Every cgroup a job may have (to clear after a shepherd that died)."""
+        spec = self.spec(key, devices=True)
+        return [*([spec["freezer"]] if spec["freezer"] else []), *spec["dirs"].values()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,25 @@
-"""One job's cgroup, held by its shepherd: limits, entering, freezing, killing, usage.
+"""One job's cgroups, held by its shepherd: limits, entering, freezing, killing, usage.
 
-The shepherd builds the job's cgroup from ``spec.json`` (the agent chose the cores and
-the limits), *enters* it, starts the command (which is born inside, so nothing it forks
-escapes), and *leaves* it again: the shepherd itself must stay outside, or freezing the
-job would freeze its shepherd. What is confined:
+The shepherd builds the job's cgroups from ``spec.json`` (the agent chose the cores and
+the limits), *enters* them and starts the command, which is born inside, so nothing it
+forks escapes. The shepherd stays in them for the job's life (one task of the job's
+``pids_max``; it leaves before removing them): moving it out again on every start cost
+a millisecond of the launch path for nothing. What is confined:
 
 * ``cpuset``: the job's cores (as many as the cpus it holds on this node);
 * ``cpu``: a quota of that many cpus, which still holds where cores must be shared
   (a node declaring more cpus than it has cores);
-* ``memory``: its ``mem_gb``, swap included (none beyond it);
+* ``memory``: its ``mem_gb``, swap included (none beyond it); the shepherd is exempt
+  from the out-of-memory killer, so the job's own processes are the ones it picks;
 * ``pids``: at most ``pids_max`` tasks (a fork bomb stays in its cgroup);
-* ``devices`` (v1 only): the node's GPUs not given to the job cannot be opened.
+* ``devices`` (v1 only, nodes with GPUs): the node's GPUs not given to the job cannot
+  be opened.
 
-At the end the shepherd reads the job's CPU time, its peak memory and whether the
-out-of-memory killer struck, kills what is left, and removes the cgroup.
+Suspending *freezes* the job: its processes (every one in its cgroups but the shepherd)
+move to a freezer cgroup made then (v1 ``freezer``; v2 a child cgroup, ``held``), which
+is frozen; a process forked during the move is caught by looking again once frozen. At
+the end the shepherd reads the job's peak memory and whether the out-of-memory killer
+struck, kills what is left, leaves, and removes the cgroups.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from typing import Any
 #: The character-device major number of NVIDIA GPUs (``/dev/nvidiaN`` is ``195:N``).
 NVIDIA_MAJOR = 195
 CPU_PERIOD_US = 100_000
+#: Rounds of moving a job's processes into its freezer before giving up (each round
+#: catches what forked during the last; a frozen process cannot fork).
+FREEZE_ROUNDS = 50
 
 
 def _write(directory: str, name: str, value: str) -> None:
@@ -51,6 +60,11 @@ def _field(text: str | None, key: str) -> int | None:
     return None
 
 
+def _members(directory: str | None) -> list[int]:
+    text = _read(directory, "cgroup.procs") if directory else None
+    return [int(pid) for pid in (text or "").split()]
+
+
 class JobCgroup:
     """The cgroup (v2) or cgroups (v1, one per controller) of one job."""
 
@@ -58,6 +72,9 @@ class JobCgroup:
         self.version = int(spec["version"])
         self.dirs: dict[str, str] = dict(spec["dirs"])
         self.homes: dict[str, str] = dict(spec.get("homes") or {})
+        self.freezer: str | None = spec.get("freezer")
+        #: Never killed nor frozen by this object: the shepherd holding it.
+        self.keeper = os.getpid()
 
     def _dir(self, controller: str) -> str | None:
         """The directory that holds ``controller``'s files, if this job has it."""
@@ -67,7 +84,7 @@ class JobCgroup:
 
     # ------------------------------------------------------------------ building
     def create(self, limits: dict[str, Any]) -> None:
-        """Make the cgroup and write its limits (``OSError`` if the kernel refuses)."""
+        """Make the cgroups and write their limits (``OSError`` if the kernel refuses)."""
         for directory in self.dirs.values():
             os.makedirs(directory, exist_ok=True)
         v1 = self.version == 1
@@ -107,10 +124,17 @@ class JobCgroup:
         _write(directory, name, value)
 
     def enter(self) -> None:
-        """Move the calling process in: what it starts now is born in the cgroup."""
+        """Move the calling process (the shepherd) in: what it starts now is born in the
+        job's cgroups. It is then spared by the out-of-memory killer (as root)."""
         me = str(os.getpid())
         for directory in self.dirs.values():
             _write(directory, "cgroup.procs", me)
+
+    def spare_keeper(self) -> None:
+        """The out-of-memory killer never picks the shepherd (its job's processes are
+        what the limit is for); set after the job started, which must not inherit it."""
+        with contextlib.suppress(OSError):
+            Path("/proc/self/oom_score_adj").write_text("-1000")
 
     def leave(self) -> None:
         """Move the calling process back to where the agent's shepherds live."""
@@ -120,86 +144,104 @@ class JobCgroup:
                 _write(home, "cgroup.procs", me)
 
     # ------------------------------------------------------------------ the job
+    def pids(self) -> list[int]:
+        """Every process of the job (the shepherd aside)."""
+        found = set(_members(next(iter(self.dirs.values()), None))) | set(_members(self.freezer))
+        found.discard(self.keeper)
+        return sorted(found)
+
     def can_freeze(self) -> bool:
-        return self.version == 2 or "freezer" in self.dirs
+        return self.freezer is not None
 
     def freeze(self, frozen: bool, wait: float = 2.0) -> bool:
-        """Freeze or thaw every process of the job; False if there is no freezer or it
-        did not settle within ``wait`` seconds."""
-        if self.version == 2:
-            directory, name, value = self.dirs["unified"], "cgroup.freeze", "1" if frozen else "0"
-        elif "freezer" in self.dirs:
-            directory, name = self.dirs["freezer"], "freezer.state"
-            value = "FROZEN" if frozen else "THAWED"
-        else:
+        """Freeze (moving the job's processes into its freezer first) or thaw every
+        process of the job; False if there is no freezer or it did not settle."""
+        if self.freezer is None:
             return False
         try:
-            _write(directory, name, value)
+            if frozen:
+                os.makedirs(self.freezer, exist_ok=True)
+                for _ in range(FREEZE_ROUNDS):
+                    moved = self._move_into_freezer()
+                    self._set_frozen(True)
+                    if not self._settle(True, wait) or not moved:
+                        break
+                return self._settled(True) and not self._outside_freezer()
+            self._set_frozen(False)
         except OSError:
             return False
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if self._frozen() == frozen:
-                return True
-            time.sleep(0.005)
-        return False
+        return self._settle(False, wait)
 
-    def _frozen(self) -> bool | None:
+    def _outside_freezer(self) -> list[int]:
+        inside = set(_members(self.freezer))
+        return [pid for pid in self.pids() if pid not in inside]
+
+    def _move_into_freezer(self) -> bool:
+        """Move the job's processes not yet in its freezer there; whether any moved."""
+        assert self.freezer is not None
+        outside = self._outside_freezer()
+        for pid in outside:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                _write(self.freezer, "cgroup.procs", str(pid))
+        return bool(outside)
+
+    def _set_frozen(self, frozen: bool) -> None:
+        assert self.freezer is not None
         if self.version == 2:
-            return _field(_read(self.dirs["unified"], "cgroup.events"), "frozen") == 1
-        state = (_read(self.dirs["freezer"], "freezer.state") or "").strip()
-        return state == "FROZEN"
+            _write(self.freezer, "cgroup.freeze", "1" if frozen else "0")
+        else:
+            _write(self.freezer, "freezer.state", "FROZEN" if frozen else "THAWED")
 
-    def pids(self) -> list[int]:
-        """Every process in the cgroup."""
-        directory = next(iter(self.dirs.values()), None)
-        text = _read(directory, "cgroup.procs") if directory is not None else None
-        return [int(pid) for pid in (text or "").split()]
+    def _settled(self, frozen: bool) -> bool:
+        assert self.freezer is not None
+        if self.version == 2:
+            state = _field(_read(self.freezer, "cgroup.events"), "frozen") == 1
+        else:
+            state = (_read(self.freezer, "freezer.state") or "").strip() == "FROZEN"
+        return state == frozen
+
+    def _settle(self, frozen: bool, wait: float) -> bool:
+        deadline = time.monotonic() + wait
+        while not self._settled(frozen):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
 
     def kill_all(self) -> bool:
-        """SIGKILL every process in the cgroup (thawed first: a frozen v1 task dies only
-        once it runs); True once it is empty."""
-        if self.can_freeze() and self._frozen():
-            self.freeze(False, wait=0.5)
-        if self.version == 2:
+        """SIGKILL every process of the job (thawed first: a frozen v1 task dies only
+        once it runs); True once none is left."""
+        if self.freezer is not None and os.path.isdir(self.freezer):
             with contextlib.suppress(OSError):
-                _write(self.dirs["unified"], "cgroup.kill", "1")
+                self._set_frozen(False)
         for pid in self.pids():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         return not self.pids()
 
     def usage(self) -> dict[str, int | float]:
-        """CPU seconds, peak memory (bytes) and out-of-memory kills, where the kernel
-        keeps them for this cgroup (keys are left out where it does not)."""
+        """Peak memory (bytes) and out-of-memory kills, where the kernel keeps them for
+        this job's cgroup (keys are left out where it does not)."""
         found: dict[str, int | float] = {}
-        if self.version == 2:
-            directory = self.dirs["unified"]
-            usec = _field(_read(directory, "cpu.stat"), "usage_usec")
-            if usec is not None:
-                found["cpu_seconds"] = usec / 1e6
-            peak = _read(directory, "memory.peak")
-            if peak is not None and peak.strip().isdigit():
-                found["peak_memory_bytes"] = int(peak)
-            kills = _field(_read(directory, "memory.events"), "oom_kill")
-        else:
-            cpuacct = self.dirs.get("cpuacct")
-            nanoseconds = _read(cpuacct, "cpuacct.usage") if cpuacct else None
-            if nanoseconds is not None and nanoseconds.strip().isdigit():
-                found["cpu_seconds"] = int(nanoseconds) / 1e9
-            memory = self.dirs.get("memory")
-            peak = _read(memory, "memory.max_usage_in_bytes") if memory else None
-            if peak is not None and peak.strip().isdigit():
-                found["peak_memory_bytes"] = int(peak)
-            kills = _field(_read(memory, "memory.oom_control"), "oom_kill") if memory else None
+        memory = self._dir("memory")
+        if memory is None:
+            return found
+        v2 = self.version == 2
+        peak = _read(memory, "memory.peak" if v2 else "memory.max_usage_in_bytes")
+        if peak is not None and peak.strip().isdigit():
+            found["peak_memory_bytes"] = int(peak)
+        events = _read(memory, "memory.events" if v2 else "memory.oom_control")
+        kills = _field(events, "oom_kill")
         if kills is not None:
             found["oom_kills"] = kills
         return found
 
     def remove(self, wait: float = 2.0) -> None:
-        """Remove the job's cgroup (the kernel refuses while a task is still leaving)."""
+        """Leave, and remove the job's cgroups (the kernel refuses while a task is still
+        leaving: looked at again for up to ``wait`` seconds)."""
+        self.leave()
         deadline = time.monotonic() + wait
-        for directory in self.dirs.values():
+        for directory in [*([self.freezer] if self.freezer else []), *self.dirs.values()]:
             while True:
                 try:
                     os.rmdir(directory)
@@ -214,12 +256,14 @@ class JobCgroup:
 
 
 def clear_stale(spec: dict[str, Any]) -> None:
-    """Kill and remove a job cgroup whose shepherd is gone (the agent's clean-up)."""
+    """Kill and remove a job's cgroups whose shepherd is gone (the agent's clean-up)."""
     job = JobCgroup(spec)
+    job.keeper = -1  # the shepherd is gone: every process in them goes
     for _ in range(100):
         if job.kill_all():
             break
         time.sleep(0.01)
+    job.homes = {}  # the caller is the agent: it never entered
     job.remove()
 
 
@@ -232,12 +276,11 @@ def clear_tree(bases: list[str]) -> None:
                 directory = os.path.join(base, entry)
                 if not entry.startswith("job-"):
                     continue
-                if os.path.exists(os.path.join(directory, "cgroup.freeze")):
-                    clear_stale({"version": 2, "dirs": {"unified": directory}})
-                else:  # v1: one controller's directory ("freezer" if it can thaw)
-                    frozen = os.path.exists(os.path.join(directory, "freezer.state"))
-                    clear_stale(
-                        {"version": 1, "dirs": {"freezer" if frozen else "other": directory}}
-                    )
+                held = os.path.join(directory, "held")  # v2: the freezer inside
+                freezer = held if os.path.isdir(held) else None
+                if os.path.exists(os.path.join(directory, "freezer.state")):
+                    freezer = directory  # v1: this is the freezer hierarchy's
+                version = 2 if os.path.exists(os.path.join(directory, "cgroup.freeze")) else 1
+                clear_stale({"version": version, "dirs": {"any": directory}, "freezer": freezer})
         with contextlib.suppress(OSError):
             os.rmdir(base)

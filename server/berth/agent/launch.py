@@ -130,4 +130,4 @@ def confinement(
         "pids_max": pids_max,
         "hidden_gpus": [g for g in range(int(node.get("gpus", 0))) if g not in gpus],
     }
-    return {"cgroup": layout.spec(key), "limits": limits}
+    return {"cgroup": layout.spec(key, devices=bool(limits["hidden_gpus"])), "limits": limits}

@@ -151,7 +151,7 @@ class Shepherd:
         if self.cgroup is not None:
             try:
                 self.cgroup.create(spec.get("limits") or {})
-                self.cgroup.enter()  # the job is born inside; the shepherd leaves below
+                self.cgroup.enter()  # the job is born inside (the shepherd stays)
             except OSError as error:
                 stdout.close()
                 if stderr is not stdout:
@@ -181,7 +181,7 @@ class Shepherd:
         finally:
             signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
             if self.cgroup is not None:
-                self.cgroup.leave()  # freezing the job must not freeze its shepherd
+                self.cgroup.spare_keeper()
             stdout.close()
             if stderr is not stdout:
                 stderr.close()
@@ -316,6 +316,8 @@ class Shepherd:
             # the process group or catches SIGSTOP's companions; without one, SIGSTOP.
             self.frozen = self.cgroup is not None and self.cgroup.freeze(True)
             if not self.frozen:
+                if self.cgroup is not None:
+                    self.cgroup.freeze(False)  # whatever froze before it failed
                 _signal_group(self.pid, signal.SIGSTOP)
             self.suspended_since = time.time()
         elif number == signal.SIGUSR2 and self.suspended_since is not None:
@@ -382,9 +384,10 @@ class Shepherd:
         )
 
     def _usage(self) -> dict[str, int | float]:
-        """What the job used: its cgroup's account where the kernel keeps one, else the
-        account of the shepherd's waited-for children (all the job's processes: the
-        shepherd reaps orphans too), whose peak is the largest single process's."""
+        """What the job used: CPU seconds from the kernel's account of the shepherd's
+        waited-for children (every process of the job: the shepherd reaps orphans too);
+        peak memory from its cgroup where it has one, else the largest single
+        process's."""
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         usage: dict[str, int | float] = {
             "cpu_seconds": children.ru_utime + children.ru_stime,

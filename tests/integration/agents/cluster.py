@@ -35,11 +35,14 @@ FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "10", "--fence", "8
 class AgentProcess:
     """``berth agent`` in a subprocess."""
 
-    def __init__(self, cluster: Cluster, name: str, resources: str, token: str) -> None:
+    def __init__(
+        self, cluster: Cluster, name: str, resources: str, token: str, *extra: str
+    ) -> None:
         self.cluster = cluster
         self.name = name
         self.resources = resources
         self.token = token
+        self.extra = extra
         self.workdir = cluster.root / name
         self.log = cluster.root / f"agent-{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -48,7 +51,8 @@ class AgentProcess:
     def start(self) -> None:
         command = [sys.executable, "-m", "berth.runtime.main", "agent",
                    "--url", self.cluster.agent_urls, f"--token={self.token}", "--name", self.name,
-                   "--resources", self.resources, "--workdir", str(self.workdir)]  # fmt: skip
+                   "--resources", self.resources, "--workdir", str(self.workdir),
+                   *self.extra]  # fmt: skip
         with self.log.open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
@@ -113,8 +117,9 @@ class Cluster:
         token: str = answer.json()["token"]
         return token
 
-    def add_agent(self, name: str, resources: str = "cpus=2,mem_gb=4") -> AgentProcess:
-        agent = AgentProcess(self, name, resources, self.node_token(name))
+    def add_agent(self, name: str, resources: str = "cpus=2,mem_gb=4", *extra: str) -> AgentProcess:
+        """A new agent (``extra``: more ``berth agent`` flags) once it has registered."""
+        agent = AgentProcess(self, name, resources, self.node_token(name), *extra)
         self.agents[name] = agent
         wait_until(lambda: self.node_state(name) == "up", what=f"{name} registered")
         return agent
