@@ -27,7 +27,7 @@ from typing import Any
 
 from berth.agent.confine import clear_stale
 from berth.agent.launcher import Launcher
-from berth.agent.proc import alive, read_json, write_json
+from berth.agent.proc import alive, flush_filesystem, read_json, write_json
 from berth.agent.shepherd import spawn
 
 log = logging.getLogger("berth.agent")
@@ -123,6 +123,8 @@ class LocalJobs:
             job_id, dot, attempt = entry.name.partition(".")
             if job_id.isdigit() and dot and attempt.isdigit():
                 self._adopt(int(job_id), int(attempt), entry)
+        if any(job.ended is not None for job in self.jobs.values()):
+            flush_filesystem(self.root)  # ends a shepherd wrote before this agent started
 
     # ------------------------------------------------------------------ restart
     def _adopt(self, job_id: int, attempt: int, jobdir: Path) -> None:
@@ -300,6 +302,8 @@ class LocalJobs:
                 self._check_lost(job)
             if job.ended is not None:
                 newly.append(job.key)
+        if newly:  # the shepherds wrote their ends unflushed: on disk before reported
+            flush_filesystem(self.root)
         return newly
 
     def close(self) -> None:

@@ -21,10 +21,12 @@ Ending the job is: ``SIGCONT`` and ``SIGTERM`` to the group (and to every proces
 cgroup), the grace period, then ``SIGKILL``. When the main process is gone, whatever it
 left behind is killed too: the rest of its process group, every descendant that moved
 to a session of its own (the shepherd is a child subreaper), and whatever is left in its
-cgroup. No process of the job survives its end. Its usage is read (CPU seconds, peak
-memory; from the cgroup, else from the kernel's account of the shepherd's children), a
-job the out-of-memory killer struck ends ``OUT_OF_MEMORY``, and the cgroup is removed.
-Last, the end is written to ``JOBDIR/exit.json`` atomically; the agent reports it to
+cgroup. No process of the job survives its end. Its usage is read (CPU seconds from the
+kernel's account of the processes the shepherd reaped, peak memory from its cgroup or
+else its largest process), a job the out-of-memory killer struck ends
+``OUT_OF_MEMORY``, and the cgroup is removed.
+Last, the end is written to ``JOBDIR/exit.json`` atomically (the agent flushes the ends
+it finds to disk, many in one ``syncfs``, before it reports them); the agent reports it to
 the daemon and deletes the directory only once the daemon has acknowledged it.
 """
 
@@ -381,6 +383,9 @@ class Shepherd:
                 "ended_at": time.time(),
                 "usage": usage,
             },
+            # Not flushed here: the agent flushes every end it finds in one go (one
+            # syncfs a round instead of two fsyncs a job) before it reports them.
+            durable=False,
         )
 
     def _usage(self) -> dict[str, int | float]:
