@@ -22,6 +22,7 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
+from berth.agent.cli import parse_resources
 from berth.core.catalog import (
     DEADLINE_HEURISTICS,
     GANG_SCHEMES,
@@ -37,27 +38,8 @@ from berth_client import cli as client_cli
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
-def parse_capacity(text: str) -> dict[str, int]:
-    """``cpus=100,mem_gb=512`` -> ``{"cpus": 100, "mem_gb": 512}``."""
-    capacity: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, amount = part.partition("=")
-        if not sep or not name.strip():
-            raise argparse.ArgumentTypeError(f"expected NAME=AMOUNT, got {part!r}")
-        try:
-            value = int(amount)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"capacity of {name.strip()!r} must be a whole number, got {amount!r}"
-            ) from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(
-                f"capacity of {name.strip()!r} must be positive, got {value}"
-            )
-        capacity[name.strip()] = value
-    if not capacity:
-        raise argparse.ArgumentTypeError("expected at least one NAME=AMOUNT")
-    return capacity
+#: ``--capacity`` reads like an agent's ``--resources``.
+parse_capacity = parse_resources
 
 
 #: ``berth emulate`` flags passed to the policy constructor (as keyword options).

@@ -35,9 +35,20 @@ FAST = ("--agents", "--agent-timeout", "3", "--agent-grace", "10", "--fence", "8
 class AgentProcess:
     """``berth agent`` in a subprocess."""
 
+    #: How an agent is started (the lean ``berth-agent`` command takes the same flags).
+    program: tuple[str, ...] = (sys.executable, "-m", "berth.runtime.main", "agent")
+
     def __init__(
-        self, cluster: Cluster, name: str, resources: str, token: str, *extra: str
+        self,
+        cluster: Cluster,
+        name: str,
+        resources: str,
+        token: str,
+        *extra: str,
+        program: tuple[str, ...] | None = None,
     ) -> None:
+        if program is not None:
+            self.program = program
         self.cluster = cluster
         self.name = name
         self.resources = resources
@@ -49,7 +60,7 @@ class AgentProcess:
         self.start()
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "berth.runtime.main", "agent",
+        command = [*self.program,
                    "--url", self.cluster.agent_urls, f"--token={self.token}", "--name", self.name,
                    "--resources", self.resources, "--workdir", str(self.workdir),
                    *self.extra]  # fmt: skip
@@ -117,9 +128,16 @@ class Cluster:
         token: str = answer.json()["token"]
         return token
 
-    def add_agent(self, name: str, resources: str = "cpus=2,mem_gb=4", *extra: str) -> AgentProcess:
-        """A new agent (``extra``: more ``berth agent`` flags) once it has registered."""
-        agent = AgentProcess(self, name, resources, self.node_token(name), *extra)
+    def add_agent(
+        self,
+        name: str,
+        resources: str = "cpus=2,mem_gb=4",
+        *extra: str,
+        program: tuple[str, ...] | None = None,
+    ) -> AgentProcess:
+        """A new agent (``extra``: more ``berth agent`` flags; ``program``: another
+        command than ``berth agent``) once it has registered."""
+        agent = AgentProcess(self, name, resources, self.node_token(name), *extra, program=program)
         self.agents[name] = agent
         wait_until(lambda: self.node_state(name) == "up", what=f"{name} registered")
         return agent
