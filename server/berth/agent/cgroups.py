@@ -6,9 +6,12 @@ hierarchy is used, the first that works:
 
 * **cgroup v2** (production machines: systemd with ``Delegate=yes``, or a root agent):
   the unified hierarchy, when it offers at least one of ``cpuset``, ``memory``,
-  ``pids``, ``cpu``. v2 lets no cgroup with controllers for its children hold a process,
-  so an agent started in a non-root cgroup first moves that cgroup's processes into a
-  leaf, ``berth-agents``, and its shepherds live there.
+  ``pids``, ``cpu``. v2 lets no cgroup with controllers for its children hold a process.
+  Under systemd with ``DelegateSubgroup=agent`` (systemd 254 and later) the agent runs
+  in a leaf of its delegated cgroup and its jobs' base goes beside it, in the delegated
+  cgroup, which holds no process; otherwise an agent started in a non-root cgroup first
+  moves that cgroup's processes into a leaf, ``berth-agents``, and its shepherds live
+  there.
 * **cgroup v1**: one hierarchy per controller (``cpuset``, ``memory``, ``freezer``,
   ``pids``, ``cpu``, ``cpuacct``, ``devices``), each that is mounted and writable.
 * **none**: not root and nothing delegated, or no controller at all. The agent says so
@@ -185,26 +188,53 @@ def probe(
     return Probe(None, "no cgroup controller is mounted")
 
 
-def _v2(name: str, point: str, own: str) -> Layout | None:
-    here = _under(point, own)
+def _offered(directory: str) -> tuple[str, ...]:
+    """The controllers of :data:`V2_CONTROLLERS` a v2 cgroup may hand to its children."""
     try:
-        offered = set(Path(here, "cgroup.controllers").read_text().split())
+        offered = set(Path(directory, "cgroup.controllers").read_text().split())
+    except OSError:
+        return ()
+    return tuple(c for c in V2_CONTROLLERS if c in offered)
+
+
+def _delegated_parent(point: str, here: str) -> str | None:
+    """The agent's parent cgroup, when it was delegated to the agent and holds no
+    process itself (systemd's ``Delegate=yes`` with ``DelegateSubgroup=``): the jobs'
+    cgroups then go beside the agent's, which stays a leaf across restarts."""
+    parent = os.path.dirname(here)
+    if here == point or os.path.normpath(parent) == os.path.normpath(point):
+        return None  # the root's processes are the whole system's
+    try:
+        empty = not Path(parent, "cgroup.procs").read_text().split()
     except OSError:
         return None
-    controllers = tuple(c for c in V2_CONTROLLERS if c in offered)
-    if not controllers or not os.access(os.path.join(here, "cgroup.procs"), os.W_OK):
+    writable = os.access(os.path.join(parent, "cgroup.subtree_control"), os.W_OK)
+    return parent if empty and writable and _offered(parent) else None
+
+
+def _v2(name: str, point: str, own: str) -> Layout | None:
+    here = _under(point, own)
+    if not os.access(os.path.join(here, "cgroup.procs"), os.W_OK):
         return None
-    home = here
+    top, home = here, here
+    parent = _delegated_parent(point, here)
+    if parent is not None:
+        top = parent
+    controllers = _offered(top)
+    if not controllers:
+        return None
     try:
-        if own != "/":  # a v2 cgroup with controllers for its children holds no process
+        if top == here and own != "/":
+            # A v2 cgroup that hands controllers to its children holds no process:
+            # the agent's (and whatever shares its cgroup) move to a leaf.
             home = os.path.join(here, V2_LEAF)
             os.makedirs(home, exist_ok=True)
             for pid in Path(here, "cgroup.procs").read_text().split():
                 with contextlib.suppress(ProcessLookupError):
                     Path(home, "cgroup.procs").write_text(pid)
         enable = " ".join(f"+{c}" for c in controllers)
-        Path(here, "cgroup.subtree_control").write_text(enable)
-        base = os.path.join(here, f"berth-{name}")
+        Path(top, "cgroup.subtree_control").write_text(enable)
+        base = os.path.join(top, f"berth-{name}")
         os.makedirs(base, exist_ok=True)
         Path(base, "cgroup.subtree_control").write_text(enable)
     except OSError:

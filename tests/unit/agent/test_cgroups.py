@@ -112,3 +112,21 @@ def test_cores_free_ones_first_then_the_least_shared() -> None:
 def test_cpu_lists_are_parsed_like_the_kernel_writes_them() -> None:
     assert cgroups.parse_cpu_list("0-3,8,10-11\n") == (0, 1, 2, 3, 8, 10, 11)
     assert cgroups.parse_cpu_list("") == ()
+
+
+def test_v2_under_a_delegated_parent_puts_the_jobs_beside_the_agent(tmp_path: Path) -> None:
+    """systemd's DelegateSubgroup=agent: the agent runs in service/agent, a leaf; the
+    service's cgroup holds no process, so the jobs' base goes there and the agent's own
+    cgroup is left alone (a restarted agent is placed in it again)."""
+    here, mounts, proc = _v2_tree(tmp_path, own="/svc/agent")
+    service = here.parent
+    (service / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
+    (service / "cgroup.procs").write_text("")
+    (service / "cgroup.subtree_control").write_text("")
+    layout = cgroups.probe("n1", mounts, proc).layout
+    assert layout is not None
+    assert layout.bases == {"unified": str(service / "berth-n1")}
+    assert layout.homes == {"unified": str(here)}
+    assert (here / "cgroup.subtree_control").read_text() == ""  # untouched
+    assert (service / "cgroup.subtree_control").read_text() == "+cpuset +memory +pids +cpu"
+    assert not (here / cgroups.V2_LEAF).exists()

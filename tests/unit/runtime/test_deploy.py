@@ -68,7 +68,10 @@ def test_the_dockerfile_builds_in_two_stages_and_runs_unprivileged() -> None:
 def test_the_systemd_units_verify(unit: str, tmp_path: Path) -> None:
     text = (DEPLOY / unit).read_text()
     exec_start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
-    args = build_parser().parse_args(exec_start.removeprefix("ExecStart=").split()[1:])
+    program, *argv = exec_start.removeprefix("ExecStart=").split()
+    if program.endswith("/berth-agent"):
+        argv = ["agent", *argv]  # the lean agent's command takes `berth agent`'s flags
+    args = build_parser().parse_args(argv)
     assert args.command in ("serve", "agent")
     assert "Restart=always" in text.splitlines()
     if unit == "berth.service":
@@ -77,8 +80,8 @@ def test_the_systemd_units_verify(unit: str, tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze is not installed here")
-    berth = shutil.which("berth") or str(ROOT / ".venv" / "bin" / "berth")
+    bin_dir = Path(shutil.which("berth") or ROOT / ".venv" / "bin" / "berth").parent
     local = tmp_path / unit
-    local.write_text(text.replace("/opt/berth/venv/bin/berth", berth))
+    local.write_text(text.replace("/opt/berth/venv/bin", str(bin_dir)))
     checked = subprocess.run([analyze, "verify", str(local)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr

@@ -112,13 +112,20 @@ def test_agents_start_with_no_nodes_of_their_own(tmp_path: Path) -> None:
 def test_the_agent_unit_runs_a_valid_agent_command() -> None:
     """Checked statically (no systemd here): the command parses, and stopping the agent
     leaves the jobs' shepherds alone."""
-    from berth.runtime.main import build_parser
+    import argparse
+
+    from berth.agent.cli import add_arguments
 
     unit = (ROOT / "deploy" / "berth-agent.service").read_text()
     exec_start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
     argv = exec_start.removeprefix("ExecStart=").split()
-    assert argv[0].endswith("/berth")
-    args = build_parser().parse_args(argv[1:])
-    assert args.command == "agent"
+    assert argv[0].endswith("/berth-agent")  # the lean agent's command
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_arguments(parser)
+    args = parser.parse_args(argv[1:])
     assert args.token_file == Path("/etc/berth/agent.token")
-    assert "KillMode=process" in unit.splitlines()
+    lines = unit.splitlines()
+    assert "KillMode=process" in lines
+    assert "Delegate=yes" in lines  # its cgroup v2 subtree, for confining jobs
+    assert not any(line.startswith(("ProtectKernelTunables", "ProtectControlGroups"))
+                   for line in lines)  # fmt: skip
