@@ -55,11 +55,12 @@ class Layout:
         """One line for the log and for ``berth admin agents``."""
         return f"cgroup v{self.version}: {', '.join(self.controllers)}"
 
-    def spec(self, key: str, devices: bool = False) -> dict[str, Any]:
+    def spec(self, key: str, devices: bool = False, cpu: bool = True) -> dict[str, Any]:
         """What a job's shepherd needs to build, hold and remove its cgroups: ``dirs``,
         the cgroups that limit it (the shepherd lives in them too); ``freezer``, the one
         its processes move to when it is suspended (made then: most jobs never are);
-        ``devices`` (v1) only when GPUs must be hidden from it."""
+        ``devices`` (v1) only when GPUs must be hidden from it, ``cpu`` (v1) only when
+        it needs a quota."""
         job = f"job-{key}"
         if self.version == 2:
             limits = os.path.join(self.bases["unified"], job)
@@ -68,7 +69,7 @@ class Layout:
         dirs = {
             name: os.path.join(base, job)
             for name, base in self.bases.items()
-            if name != "freezer" and (devices or name != "devices")
+            if name != "freezer" and (devices or name != "devices") and (cpu or name != "cpu")
         }
         freezer = self.bases.get("freezer")
         return {"version": 1, "dirs": dirs, "homes": dict(self.homes),

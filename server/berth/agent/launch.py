@@ -116,18 +116,22 @@ def confinement(
     pids_max: int,
 ) -> dict[str, Any]:
     """The spec's ``cgroup`` and ``limits`` for one job: its cores (free ones first),
-    a cpu quota of the cpus it holds here, its ``mem_gb`` (the node's memory when it
-    asked for none: a job never takes more than the node has), the task limit, and the
-    node's GPUs it was not given."""
+    a cpu quota of the cpus it holds here where its cores are shared (a node declaring
+    more cpus than it has cores; otherwise its own cores hold it, at no cost), its
+    ``mem_gb`` (the node's memory when it asked for none: a job never takes more than
+    the node has), the task limit, and the node's GPUs it was not given."""
     cpus = int(order.get("cpus") or 0)
     mem_gb = int(order.get("mem_gb") or 0)
     memory_gb = mem_gb or int(node.get("mem_gb", 0))
+    cores = pick_cores(layout.cores, held, cpus)
+    shared = len(cores) < cpus or any(held.get(core, 0) for core in cores)
     limits = {
-        "cores": pick_cores(layout.cores, held, cpus),
-        "cpus": cpus,
+        "cores": cores,
+        "cpus": cpus if shared else 0,
         "mem_gb": mem_gb,
         "memory_bytes": memory_gb * 2**30 if memory_gb else None,
         "pids_max": pids_max,
         "hidden_gpus": [g for g in range(int(node.get("gpus", 0))) if g not in gpus],
     }
-    return {"cgroup": layout.spec(key, devices=bool(limits["hidden_gpus"])), "limits": limits}
+    spec = layout.spec(key, devices=bool(limits["hidden_gpus"]), cpu=shared)
+    return {"cgroup": spec, "limits": limits}

@@ -13,9 +13,10 @@ from berth.service.agents import AgentReport, JobReport
 
 
 class UsageIn(BaseModel):
-    """What a job used, as its agent measured it at its end."""
+    """What a job used, as its agent measured it at its end (a measurement this daemon
+    does not know, from a newer agent, is left out rather than refusing the sync)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
     cpu_seconds: float | None = Field(None, ge=0, le=1e12, allow_inf_nan=False)
     peak_memory_bytes: int | None = Field(None, ge=0, le=1 << 60)

@@ -113,7 +113,15 @@ def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
                 f"{when(job['guaranteed_start'], now)}",
                 flush=True,
             )
-        final = ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "REJECTED")
+        final = (
+            "COMPLETED",
+            "FAILED",
+            "TIMEOUT",
+            "CANCELLED",
+            "NODE_FAIL",
+            "REJECTED",
+            "OUT_OF_MEMORY",
+        )
         deadline = time.monotonic() + 60
         jobs: dict[int, dict[str, Any]] = {}
         while time.monotonic() < deadline:

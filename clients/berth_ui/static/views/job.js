@@ -70,6 +70,7 @@ export async function render(argument, redraw) {
       field("Command", job.command ? h("code", {}, job.command) : "—"),
       field("Exit", job.exit_signal ? `killed by signal ${job.exit_signal}`
         : job.exit_code === null ? "—" : `status ${job.exit_code}`),
+      field("Used", used(job)),
       field("Output", job.output ?? "—"), field("Error output", job.error ?? "—"),
       field("Working directory", job.chdir ?? "—"),
       blocked ? field("Blocked by", `${blocked.jobs_ahead} jobs ahead; waiting for ` +
@@ -86,4 +87,21 @@ export async function render(argument, redraw) {
       h("tbody", {}, events.map((e) => h("tr", {},
         h("td", { class: "num" }, e.id), h("td", {}, clock(e.time)),
         h("td", {}, e.kind), h("td", {}, describe(e)))))));
+}
+
+// What the job used as its node measured it (node agents), beside what it held.
+function used(job) {
+  const u = job.usage;
+  if (!u) return job.end_time === null ? "measured at its end" : "not measured";
+  const held = (job.resources.cpus ?? 0) * Math.max((job.end_time ?? 0) - (job.start_time ?? 0), 0);
+  const parts = [];
+  if (u.cpu_seconds !== undefined) {
+    parts.push(`${u.cpu_seconds.toFixed(1)} CPU-seconds` +
+      (held ? ` (${(100 * u.cpu_seconds / held).toFixed(0)}% of ${held} held)` : ""));
+  }
+  if (u.peak_memory_bytes !== undefined) {
+    parts.push(`peak memory ${(u.peak_memory_bytes / 2 ** 30).toFixed(2)} GiB` +
+      (job.resources.mem_gb ? ` of ${job.resources.mem_gb} GiB asked` : ""));
+  }
+  return parts.join("; ") || "—";
 }

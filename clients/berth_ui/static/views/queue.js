@@ -14,7 +14,7 @@ let offset = 0; // kept across redraws; a new filter starts again at the first p
 function filterBar(redraw) {
   const state = h("select", { id: "filter-state", "aria-label": "state",
     onchange: (e) => { filters.state = e.target.value; offset = 0; redraw(); } },
-  ...["", ...ACTIVE, "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "REJECTED", "NODE_FAIL"]
+  ...["", ...ACTIVE, "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "REJECTED", "NODE_FAIL", "OUT_OF_MEMORY"]
     .map((s) => h("option", { value: s, selected: s === filters.state }, s || "waiting and running")));
   const user = session.operator
     ? h("input", { id: "filter-user", placeholder: "any user", value: filters.user, size: 12,
