@@ -104,6 +104,8 @@ class Cluster:
                         for i in range(replicas)]  # fmt: skip
         self.daemon = self.daemons[0]
         self.agents: dict[str, AgentProcess] = {}
+        #: Cgroups of ended jobs found at close (their shepherds should have removed them).
+        self.leaked_cgroups: list[str] = []
         self.http = httpx.Client(timeout=10.0)
 
     def _data_dir(self, index: int, replicas: int) -> Path:
@@ -142,6 +144,17 @@ class Cluster:
         wait_until(lambda: self.node_state(name) == "up", what=f"{name} registered")
         return agent
 
+    def gang_partition(self, name: str, nodes: list[str], slot_seconds: int) -> None:
+        """A gang partition (Zhou's ``bc`` scheme) of ``nodes`` with slots this long."""
+        options = {"scheme": "bc", "slot_seconds": slot_seconds}
+        made = self.call(
+            "POST",
+            "/v1/admin/partitions",
+            OPERATOR,
+            json={"name": name, "nodes": nodes, "options": options},
+        )
+        assert made.status_code == 201, made.text
+
     def node_state(self, name: str) -> str | None:
         nodes = self.call("GET", "/v1/cluster").json()["nodes"]
         return next((n["state"] for n in nodes if n["name"] == name), None)
@@ -179,12 +192,28 @@ class Cluster:
                 os.kill(daemon.process.pid, signal.SIGCONT)
             daemon.stop()
         self.http.close()
+        # Every ended job's shepherd removed its cgroups; those of jobs still running
+        # are theirs until they end (an agent stopping leaves its jobs running).
+        for agent in self.agents.values():
+            self.leaked_cgroups += _ended_jobs_cgroups(agent)
         # No job may outlive the test: cancel what is left through a fresh agent scan,
         # and remove the cgroups the agents made (what is left in them is killed).
         for agent in self.agents.values():
             _kill_leftovers(agent.workdir)
             clear_tree(bases_of(agent.name))
         shutil.rmtree(self.jobs_dir, ignore_errors=True)
+
+
+def _ended_jobs_cgroups(agent: AgentProcess) -> list[str]:
+    """The job cgroups under ``agent``'s bases whose job is not running: its directory
+    is gone (acknowledged) or holds its ``exit.json``."""
+    found = []
+    for base in bases_of(agent.name):
+        for entry in sorted(Path(base).glob("job-*")):
+            jobdir = agent.workdir / "jobs" / entry.name.removeprefix("job-")
+            if not jobdir.is_dir() or (jobdir / "exit.json").exists():
+                found.append(str(entry))
+    return found
 
 
 def _kill_leftovers(workdir: Path) -> None:

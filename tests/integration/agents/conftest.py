@@ -1,4 +1,5 @@
-"""The agents' tests share one fixture: a fresh daemon with agents, closed after."""
+"""The agents' tests share one fixture: a fresh daemon with agents, closed after, and
+no cgroup of its agents left behind (where the agents could make them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from berth.agent.cgroups import bases_of
 from tests.integration.agents.cluster import Cluster
 
 
@@ -17,3 +19,6 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield made
     finally:
         made.close()
+        assert made.leaked_cgroups == [], "ended jobs' cgroups left behind"
+        for name in made.agents:
+            assert bases_of(name) == [], f"cgroups of agent {name} left behind"

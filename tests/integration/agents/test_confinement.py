@@ -2,8 +2,8 @@
 
 These need cgroups an agent can write (root here, v1 ``cpuset``/``memory``/``freezer``/
 ``pids``; v2 with controllers elsewhere); without them they skip and say why. After
-each test no cgroup of the test's agents is left (``Cluster.close`` clears them, and the
-test checks).
+each test no cgroup of the test's agents is left: the ended jobs' shepherds removed
+theirs (the shared fixture checks), and ``Cluster.close`` clears the rest.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,17 +34,6 @@ def _confinement() -> str | None:
 
 WHY_NOT = _confinement()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"no cgroups: {WHY_NOT}")
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    made = Cluster(tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
-        for name in made.agents:
-            assert cgroups.bases_of(name) == [], f"cgroups of agent {name} left behind"
 
 
 def _burn(loops: int, seconds: int) -> str:
@@ -114,13 +102,7 @@ def test_a_suspended_job_is_frozen_whole_even_a_child_in_its_own_session(
     group) does not run either while its job is suspended."""
     slot = 2
     cluster.add_agent("n1", "cpus=2,mem_gb=4")
-    made = cluster.call(
-        "POST",
-        "/v1/admin/partitions",
-        OPERATOR,
-        json={"name": "g", "nodes": ["n1"], "options": {"scheme": "bc", "slot_seconds": slot}},
-    )
-    assert made.status_code == 201, made.text
+    cluster.gang_partition("g", ["n1"], slot)
     ticker = (
         "setsid sh -c 'while :; do date +%s.%N >> ticks-$BERTH_JOB_ID; sleep 0.05; done' & sleep 7"
     )

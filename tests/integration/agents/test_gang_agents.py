@@ -13,7 +13,6 @@ import itertools
 from pathlib import Path
 
 from tests.integration.agents.cluster import Cluster
-from tests.integration.conftest import OPERATOR
 
 SLOT = 2
 BURN = """
@@ -49,13 +48,7 @@ def read(path: Path) -> list[tuple[float, float]]:
 
 def test_two_cpu_bound_jobs_on_one_node_alternate_slot_by_slot(cluster: Cluster) -> None:
     cluster.add_agent("n1", "cpus=2,mem_gb=4")
-    made = cluster.call(
-        "POST",
-        "/v1/admin/partitions",
-        OPERATOR,
-        json={"name": "g", "nodes": ["n1"], "options": {"scheme": "bc", "slot_seconds": SLOT}},
-    )
-    assert made.status_code == 201, made.text
+    cluster.gang_partition("g", ["n1"], SLOT)
     script = cluster.jobs_dir / "burn.py"
     script.write_text(BURN)
     jobs = [
