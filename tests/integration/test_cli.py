@@ -178,14 +178,15 @@ def test_usage_prints_hours_per_user(
     assert main(["usage", *auth, "--days", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("usage from ")
-    assert lines[1].split() == ["USER", "JOBS", "CPUS-HOURS"]
+    assert lines[1].split() == ["USER", "JOBS", "CPUS-HOURS", "USED-CPU-H", "CPU-EFF"]
     assert lines[2].split()[:2] == ["alice", "1"]
+    assert lines[2].split()[-2:] == ["-", "-"]  # emulated nodes measure nothing
     assert main(["submit", *auth, "-r", "cpus=2", "-t", "600", "--account", "physics"]) == 0
     assert main(["cancel", *auth, "2"]) == 0
     capsys.readouterr()
     assert main(["usage", *auth, "--days", "1", "--by", "account"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["ACCOUNT", "JOBS", "CPUS-HOURS"]
+    assert lines[1].split() == ["ACCOUNT", "JOBS", "CPUS-HOURS", "USED-CPU-H", "CPU-EFF"]
     assert [line.split()[:2] for line in lines[2:]] == [["alice", "1"], ["physics", "1"]]
 
 
