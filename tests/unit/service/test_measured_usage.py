@@ -49,8 +49,6 @@ def test_show_prints_efficiency_like_seff() -> None:
         ("memory_peak", "1.00 GiB of 2.00 GiB asked: efficiency 50.0%"),
         ("gpus_used", "1"),
     ]
-    assert job_lines({"end_time": 5, "usage": None}) == [
-        ("usage", "not measured (emulated nodes)")
-    ]
+    assert job_lines({"end_time": 5, "usage": None}) == [("usage", "not measured (emulated nodes)")]
     assert size(812 * 2**10) == "812 KiB"
     assert size(10) == "10 B"
