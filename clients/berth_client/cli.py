@@ -77,58 +77,14 @@ TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "guaranteed_
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register the client commands on an argparse subparsers object; their handlers."""
-    from berth_client import partitions_cli
+    from berth_client import partitions_cli, submit_cli
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--url", default=os.environ.get("BERTH_URL", DEFAULT_URL))
         parser.add_argument("--token", default=os.environ.get("BERTH_TOKEN"))
         parser.add_argument("--json", action="store_true", help="print the raw JSON answer")
 
-    submit = commands.add_parser("submit", help="submit a job to a running daemon")
-    common(submit)
-    submit.add_argument(
-        "--resources", "-r", type=_amounts, help="totals, e.g. cpus=64,mem_gb=256 (or --slots)"
-    )
-    submit.add_argument("--slots", type=int, help="how many whole slots (with --per-slot)")
-    submit.add_argument(
-        "--per-slot", type=_amounts, help="one slot's resources, e.g. cpus=4,mem_gb=16,gpus=1"
-    )
-    submit.add_argument("--nodes", "-N", type=int, help="spread the slots over exactly N nodes")
-    submit.add_argument(
-        "--exclusive", action="store_true", help="whole nodes, shared with no other job"
-    )
-    submit.add_argument(
-        "--time-limit", "-t", type=int, required=True, help="seconds; also the kill limit"
-    )
-    submit.add_argument("--name", "-J", default="job")
-    submit.add_argument("--deadline", type=int, help="complete by this time (cluster seconds)")
-    submit.add_argument("--priority", type=float, help="user priority in [0, 1]")
-    submit.add_argument(
-        "--command", dest="job_command", help="the batch command (runs on the first node)"
-    )
-    submit.add_argument(
-        "--chdir",
-        "-D",
-        default=os.getcwd(),
-        help="working directory on the node (default: this directory, as sbatch does)",
-    )
-    submit.add_argument(
-        "--output", "-o", help="stdout file (default berth-%%j.out; %%j id, %%x name)"
-    )
-    submit.add_argument("--error", "-e", help="stderr file (default berth-%%j.err)")
-    submit.add_argument(
-        "--requeue", action="store_true", help="queue the job again if its node fails"
-    )
-    submit.add_argument("--emulated-runtime", type=int, help="emulated nodes: how long it runs")
-    submit.add_argument(
-        "--partition", "-p", help="the partition to run in (default: the default partition)"
-    )
-    submit.add_argument(
-        "--account", "-A", help="the account its use is charged to (default: your user name)"
-    )
-    submit.add_argument(
-        "--idempotency-key", help="retrying with the same key never creates two jobs"
-    )
+    submit = submit_cli.add_command(commands, common)
 
     queue = commands.add_parser("queue", help="pending and running jobs with start times")
     common(queue)
@@ -175,7 +131,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     agents = actions.add_parser("agents", help="each node's agent: state, last heard, jobs")
     common(agents)
     return {
-        "submit": run_submit,
+        "submit": submit,
         "queue": run_queue,
         "history": run_history,
         "usage": run_usage,
@@ -207,62 +163,6 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return 1
 
     return wrapped
-
-
-def _slots(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """``--slots/--per-slot/-N/--exclusive`` as the API's ``slots`` and ``nodes``; exits 2
-    naming the flag when they are combined wrongly."""
-    if (args.slots is None) != (args.per_slot is None):
-        raise SystemExit("berth submit: --slots and --per-slot go together")
-    if args.slots is None:
-        if args.resources is None:
-            raise SystemExit("berth submit: give --resources (totals) or --slots with --per-slot")
-        if args.nodes is not None or args.exclusive:
-            raise SystemExit("berth submit: -N/--exclusive go with --slots and --per-slot")
-        return None, None
-    if args.resources is not None:
-        raise SystemExit("berth submit: give --resources or --slots, not both")
-    nodes = {"count": args.nodes, "exclusive": args.exclusive}
-    return {"count": args.slots, "per_slot": args.per_slot}, nodes
-
-
-@guard
-def run_submit(args: argparse.Namespace) -> int:
-    slots, nodes = _slots(args)
-    with client_of(args) as client:
-        answer = client.submit(
-            args.resources,
-            args.time_limit,
-            name=args.name,
-            deadline=args.deadline,
-            priority=args.priority,
-            command=args.job_command,
-            emulated_runtime=args.emulated_runtime,
-            idempotency_key=args.idempotency_key,
-            slots=slots,
-            nodes=nodes,
-            chdir=args.chdir,
-            output=args.output,
-            error=args.error,
-            requeue=args.requeue or None,
-            partition=args.partition,
-            account=args.account,
-        )
-    if args.json:
-        print(to_json(answer, indent=2))
-        return 0 if answer["accepted"] else 3
-    job = answer["job"]
-    if not answer["accepted"]:
-        print(f"job {job['job_id']} rejected: {answer['reason']}")
-        return 3
-    now = job.get("submit_time")
-    line = f"job {job['job_id']} accepted ({job['job_state']})"
-    if job["guaranteed_start"] is not None:
-        line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
-    if job["guaranteed_end"] is not None:
-        line += f" and to end by {when(job['guaranteed_end'], now)}"
-    print(line)
-    return 0
 
 
 @guard

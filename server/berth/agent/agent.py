@@ -269,7 +269,8 @@ class Agent:
             self.ended_unsent.set()
             return
         self.jobs.launch(job_id, attempt, spec)
-        log.info("job %s started: %s", job_id, spec["command"])
+        what = spec["command"] if spec.get("script") is None else "its batch script"
+        log.info("job %s started: %s", job_id, what)
 
     def _disown(self, keys: list[str], message: str) -> None:
         """The daemon never placed these jobs here: cancel them and forget them."""

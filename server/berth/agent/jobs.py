@@ -183,7 +183,8 @@ class LocalJobs:
         """Start ``spec`` under a shepherd in a session of its own."""
         key = job_key(job_id, attempt)
         jobdir = self.root / key
-        jobdir.mkdir(exist_ok=True)
+        # Others may pass through (to run the job's script) but not list it.
+        jobdir.mkdir(mode=0o711, exist_ok=True)
         # Processes die with the host, so what describes them need not wait for the disk.
         write_json(jobdir / "spec.json", spec, durable=False)
         self._children[key] = self._spawn(jobdir)

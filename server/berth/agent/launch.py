@@ -90,7 +90,12 @@ def build_spec(
     )
     if gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+    script = order.get("script")
+    if order.get("argv") is not None and script is None:
+        raise LaunchRefused("the daemon sent no batch script for this job")
     return {
+        "script": script,
+        "argv": [str(a) for a in order.get("argv") or ()],
         "job_id": job_id,
         "command": order.get("command") or "true",
         "cwd": cwd,

@@ -86,7 +86,9 @@ def write_json(path: Path, data: dict[str, Any], durable: bool = True) -> None:
     """Write ``data`` to ``path`` atomically; ``durable``: also to disk before returning
     (what only matters while the host is up, such as a pid, need not wait for the disk)."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w") as handle:
+    # Readable by the agent's account only: a job's spec holds its environment.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(descriptor, "w") as handle:
         json.dump(data, handle)
         if durable:
             handle.flush()

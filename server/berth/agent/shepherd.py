@@ -150,15 +150,18 @@ class Shepherd:
         except OSError as error:
             return f"cannot open the output file: {error}"
 
-        if self.cgroup is not None:
-            try:
+        try:
+            step = "confine the job in its cgroup"
+            if self.cgroup is not None:
                 self.cgroup.create(spec.get("limits") or {})
                 self.cgroup.enter()  # the job is born inside (the shepherd stays)
-            except OSError as error:
-                stdout.close()
-                if stderr is not stdout:
-                    stderr.close()
-                return f"cannot confine the job in its cgroup: {error}"
+            step = "write the batch script"
+            argv = self._command()
+        except OSError as error:
+            stdout.close()
+            if stderr is not stdout:
+                stderr.close()
+            return f"cannot {step}: {error}"
         # The job must start with the default signal mask, which it inherits: the
         # watched signals are unblocked for the moment of the start only (one caught
         # then is kept by _caught and handled first). No Python runs in the child
@@ -166,7 +169,7 @@ class Shepherd:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
         try:
             process = subprocess.Popen(
-                ["/bin/sh", "-c", spec["command"]],
+                argv,
                 cwd=cwd,
                 env=spec["env"],
                 stdin=subprocess.DEVNULL,
@@ -194,6 +197,21 @@ class Shepherd:
         self.started_at = time.time()
         self._record(pid=self.pid, ticks=start_ticks(self.pid), started_at=self.started_at)
         return None
+
+    def _command(self) -> list[str]:
+        """What to start: the batch script (written to ``JOBDIR/script``, the job's
+        account's own, and run by its ``#!`` interpreter with its arguments), or
+        ``/bin/sh -c COMMAND``."""
+        script = self.spec.get("script")
+        if script is None:
+            return ["/bin/sh", "-c", self.spec["command"]]
+        path = self.jobdir / "script"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o500)
+        with open(descriptor, "wb") as handle:
+            handle.write(script.encode())
+            if self.spec.get("uid") is not None:
+                os.fchown(handle.fileno(), self.spec["uid"], self.spec["gid"])
+        return [str(path), *self.spec.get("argv", [])]
 
     def _record(self, **job: object) -> None:
         """``shepherd.json``: who we are and the job we started (the agent allows a new

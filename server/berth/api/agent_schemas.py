@@ -95,6 +95,8 @@ class OrderOut(BaseModel):
     chdir: str | None
     output: str | None
     error: str | None
+    script: str | None = Field(None, description="the batch script to run (until it is held)")
+    argv: list[str] | None = Field(None, description="the batch script's arguments")
 
 
 class AgentOut(BaseModel):

@@ -13,6 +13,8 @@ from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, Req
 from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.rows import shape_row
 
+#: The longest batch script accepted (each waiting job's is kept in the daemon's memory).
+MAX_SCRIPT_CHARACTERS = 64 * 1024
 #: The longest time limit accepted: ten years.
 MAX_TIME_LIMIT = 10 * 365 * 24 * 3600
 
@@ -82,6 +84,15 @@ class JobSubmit(BaseModel):
     )
     priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
     command: str | None = Field(None, max_length=10_000, description="what real nodes run")
+    script: str | None = Field(
+        None,
+        min_length=3,
+        max_length=MAX_SCRIPT_CHARACTERS,
+        description="a batch script run as the job (starts with #! and an interpreter)",
+    )
+    argv: list[Annotated[str, StringConstraints(max_length=4096)]] | None = Field(
+        None, max_length=256, description="the script's arguments"
+    )
     emulated_runtime: int | None = Field(
         None, ge=1, le=MAX_TIME_LIMIT, description="emulated nodes: how long it really runs"
     )
@@ -131,6 +142,7 @@ class JobSubmit(BaseModel):
             raise RequestError("invalid", "nodes goes with slots (give slots, not totals)", "nodes")
         else:
             resources = dict(self.resources)
+        self._check_script()
         return JobRequest(
             name=self.name,
             user=user,
@@ -140,6 +152,8 @@ class JobSubmit(BaseModel):
             deadline=self.deadline,
             priority=self.priority,
             command=self.command,
+            script=self.script,
+            argv=tuple(self.argv or ()),
             emulated_runtime=self.emulated_runtime,
             idempotency_key=idempotency_key,
             chdir=self.chdir,
@@ -149,6 +163,20 @@ class JobSubmit(BaseModel):
             partition=None if self.partition == DEFAULT_PARTITION else self.partition,
             account=self.account,
         )
+
+    def _check_script(self) -> None:
+        if self.script is None:
+            if self.argv is not None:
+                raise RequestError("invalid", "argv goes with a script", "argv")
+            return
+        if self.command is not None:
+            raise RequestError("invalid", "give a command or a script, not both", "script")
+        if not self.script.startswith("#!"):
+            raise RequestError(
+                "invalid",
+                "a script's first line must start with #! and an interpreter (#!/bin/bash)",
+                "script",
+            )
 
 
 class JobOut(BaseModel):
@@ -185,6 +213,10 @@ class JobOut(BaseModel):
     suspended: bool = Field(False, description="gang partitions: stopped until its row runs")
     suspended_seconds: int = Field(0, description="time spent suspended (not run time)")
     account: str = Field("", description="the account its use is charged to")
+    batch_script: bool = Field(
+        False, description="it runs a batch script (GET /v1/jobs/{id}/script shows it)"
+    )
+    argv: list[str] | None = Field(None, description="the batch script's arguments")
     usage: dict[str, float] | None = Field(
         None,
         description="measured on its node (agents): cpu_seconds, peak_memory_bytes, gpus",
@@ -225,6 +257,8 @@ class JobOut(BaseModel):
             suspended_seconds=job.suspended_for,
             account=job.account or job.user,
             usage=job.usage,
+            batch_script=job.script is not None,
+            argv=job.argv,
         )
 
 

@@ -322,26 +322,32 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
         share = record.allocation.get(node)
         if share is None:
             continue
-        orders.append(
-            {
-                "job_id": record.id,
-                "attempt": record.requeued,
-                "run": first_node(record) == node,
-                "suspended": record.suspended_at is not None,
-                "name": record.name,
-                "user": record.user,
-                "command": record.command,
-                "time_limit": record.time_limit,
-                "submit_time": record.submit_time,
-                "nodes": list(record.allocation),
-                "cpus": share.get("cpus", 0),
-                "mem_gb": share.get("mem_gb", 0),
-                "gpus": share.get("gpus", 0),
-                "chdir": record.chdir,
-                "output": record.output,
-                "error": record.error,
-            }
-        )
+        runs_here = first_node(record) == node
+        order = {
+            "job_id": record.id,
+            "attempt": record.requeued,
+            "run": runs_here,
+            "suspended": record.suspended_at is not None,
+            "name": record.name,
+            "user": record.user,
+            "command": record.command,
+            "time_limit": record.time_limit,
+            "submit_time": record.submit_time,
+            "nodes": list(record.allocation),
+            "cpus": share.get("cpus", 0),
+            "mem_gb": share.get("mem_gb", 0),
+            "gpus": share.get("gpus", 0),
+            "chdir": record.chdir,
+            "output": record.output,
+            "error": record.error,
+        }
+        if record.script is not None and runs_here:
+            order["argv"] = list(record.argv or ())
+            # The script only until the agent holds the job (every answer repeats the
+            # whole wish; a script can be 64 KiB).
+            if f"{record.id}.{record.requeued}" not in synced.reported:
+                order["script"] = record.script
+        orders.append(order)
     acknowledged = []
     for key, job in synced.reported.items():
         if job.state in HELD_STATES:

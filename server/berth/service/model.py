@@ -68,6 +68,10 @@ class JobRequest:
     idempotency_key: str | None = None
     #: Slots asked for explicitly (``resources`` are then their totals).
     shape: Shape | None = None
+    #: A batch script run as the job instead of ``command`` (node agents), and its
+    #: arguments.
+    script: str | None = None
+    argv: tuple[str, ...] = ()
     #: Where the command runs and writes (node agents); ``None``: the agent's defaults.
     chdir: str | None = None
     output: str | None = None
@@ -108,6 +112,9 @@ class JobRecord:
     planned_nodes: dict[str, int] | None = None
     allocation: dict[str, dict[str, int]] = field(default_factory=dict)
     shape: Shape | None = None
+    #: A batch script run as the job (``command`` is then None), and its arguments.
+    script: str | None = None
+    argv: list[str] | None = None
     chdir: str | None = None
     output: str | None = None
     error: str | None = None
@@ -160,6 +167,8 @@ class JobRecord:
             emulated_runtime=request.emulated_runtime,
             idempotency_key=request.idempotency_key,
             shape=request.shape,
+            script=request.script,
+            argv=list(request.argv) if request.script is not None else None,
             chdir=request.chdir,
             output=request.output,
             error=request.error,

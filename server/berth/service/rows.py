@@ -35,6 +35,8 @@ JOB_COLUMNS = (
     "planned_start",
     "allocation",
     "shape",
+    "script",
+    "argv",
     "chdir",
     "output",
     "error",

@@ -76,6 +76,9 @@ JOBS = sa.Table(
     sa.Column("planned_nodes", sa.JSON),
     # What the job used, as its node measured it (migration 0010).
     sa.Column("usage", sa.JSON),
+    # A batch script run as the job, and its arguments (migration 0011).
+    sa.Column("script", sa.Text),
+    sa.Column("argv", sa.JSON),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

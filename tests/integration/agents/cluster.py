@@ -54,7 +54,7 @@ class AgentProcess:
         self.resources = resources
         self.token = token
         self.extra = extra
-        self.workdir = cluster.root / name
+        self.workdir = cluster.agents_root / name
         self.log = cluster.root / f"agent-{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
@@ -99,6 +99,10 @@ class Cluster:
         self.root = root
         self.jobs_dir = Path(tempfile.mkdtemp(prefix="berth-jobs-", dir="/tmp"))
         self.jobs_dir.chmod(0o777)
+        # The agents' work dirs: a job's account passes through them to run its batch
+        # script (as through /var/lib/berth-agent on a node), so not under pytest's.
+        self.agents_root = Path(tempfile.mkdtemp(prefix="berth-agents-", dir="/tmp"))
+        self.agents_root.chmod(0o711)
         self.extra = (*FAST, *extra)
         self.daemons = [DaemonProcess(self._data_dir(i, replicas), *self.extra)
                         for i in range(replicas)]  # fmt: skip
@@ -202,6 +206,7 @@ class Cluster:
             _kill_leftovers(agent.workdir)
             clear_tree(bases_of(agent.name))
         shutil.rmtree(self.jobs_dir, ignore_errors=True)
+        shutil.rmtree(self.agents_root, ignore_errors=True)
 
 
 def _ended_jobs_cgroups(agent: AgentProcess) -> list[str]:

@@ -7,6 +7,7 @@ from itertools import chain
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import PlainTextResponse
 
 from berth.api import lean
 from berth.api.auth import Principal
@@ -189,6 +190,27 @@ async def show(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     if held is None or not who.may_see(held.user):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return held
+
+
+@router.get(
+    "/{job_id}/script",
+    response_class=PlainTextResponse,
+    summary="A job's batch script, as submitted (404 for a job that runs a command)",
+)
+async def script(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> PlainTextResponse:
+    def held_now(engine: Engine) -> tuple[str, str | None] | None:
+        record = engine.jobs.get(job_id)
+        return None if record is None else (record.user, record.script)
+
+    held = await daemon.coordinator.read(held_now)
+    if held is None:  # finished long ago: from the store
+        record = await daemon.coordinator.archive.stored_job(job_id)
+        held = None if record is None else (record.user, record.script)
+    if held is None or not who.may_see(held[0]):
+        raise RequestError("not_found", f"no job {job_id}", "job_id")
+    if held[1] is None:
+        raise RequestError("not_found", f"job {job_id} runs a command, not a script", "job_id")
+    return PlainTextResponse(held[1], media_type="text/x-shellscript")
 
 
 @router.get(
