@@ -199,6 +199,17 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def deadline_arg(text: str) -> int:
+    """argparse ``type=`` for ``--deadline``: cluster seconds, or a local date and time
+    as Slurm writes it (``2026-12-01T18:00``)."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        return _deadline(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _deadline(text: str) -> int:
     """Slurm's ``--deadline`` (``YYYY-MM-DD[THH:MM[:SS]]``, local time) as Unix seconds."""
     import datetime

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from berth_client.batch import time_arg
+from berth_client.batch import deadline_arg, time_arg
 from berth_client.cli import _amounts, client_of, guard, to_json, when
 
 #: ``berth submit``'s defaults, filled in after the command line and the directives.
@@ -43,7 +43,11 @@ def add_options(submit: argparse.ArgumentParser) -> None:
         help="also the kill limit: seconds, or MM:SS, HH:MM:SS, D-HH[:MM[:SS]] as in Slurm",
     )
     add("--name", "-J", help="the job's name (default: the script's, or job)")
-    add("--deadline", type=int, help="complete by this time (cluster seconds)")
+    add(
+        "--deadline",
+        type=deadline_arg,
+        help="complete by this time: cluster seconds, or YYYY-MM-DD[THH:MM[:SS]] (local)",
+    )
     add("--priority", type=float, help="user priority in [0, 1]")
     add("--command", dest="job_command", help="the batch command (runs on the first node)")
     add(

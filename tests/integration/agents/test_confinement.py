@@ -62,7 +62,9 @@ def test_a_job_is_held_to_its_cores_and_its_neighbour_gets_its_own(cluster: Clus
     greedy_rate = done[greedy]["usage"]["cpu_seconds"] / 3.0
     neighbour_rate = done[neighbour]["usage"]["cpu_seconds"] / 3.0
     assert greedy_rate <= 1.2, done[greedy]["usage"]
-    assert neighbour_rate >= 0.8 * beside, done[neighbour]["usage"]
+    # Its cores are its own, the daemon's and the agent's few processes aside (they share
+    # this machine's cores); unconfined, three greedy loops would leave it about half.
+    assert neighbour_rate >= 0.7 * beside, done[neighbour]["usage"]
     cores = {
         job: (cluster.jobs_dir / f"berth-{job}.out").read_text().split()[-1]
         for job in (greedy, neighbour)
@@ -154,3 +156,35 @@ def test_show_and_usage_print_what_a_job_used(cluster: Cluster, tmp_path: Path) 
     assert "CPU-EFF" in usage
     agents = berth("admin", "agents", "--token", OPERATOR)
     assert "cgroup v" in agents
+
+
+def test_a_job_whose_shepherd_died_is_cleared_with_its_cgroup(cluster: Cluster) -> None:
+    """A shepherd killed with its agent: the restarted agent reports the job lost
+    (NODE_FAIL), kills what is left in its cgroup, even a process in a session of its
+    own (out of reach of its process group), and removes the cgroup."""
+    from berth.agent.proc import alive, read_json, start_ticks
+    from tests.support.waiting import wait_until
+
+    agent = cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    pids = cluster.jobs_dir / "pids"
+    job = cluster.submit(f"setsid sleep 120 & echo $! > {pids}; sleep 120")
+    cluster.wait_state(job, "RUNNING")
+    wait_until(lambda: pids.exists() and pids.read_text().strip(), what="the job started")
+    escaped = int(pids.read_text())
+    escaped_ticks = start_ticks(escaped)
+    shepherd = read_json(agent.workdir / "jobs" / f"{job}.0" / "shepherd.json")
+    assert shepherd is not None
+    agent.kill()
+    os.kill(shepherd["shepherd_pid"], 9)
+    wait_until(
+        lambda: not alive(shepherd["shepherd_pid"], shepherd["shepherd_ticks"]),
+        what="the shepherd gone",
+    )
+    assert alive(escaped, escaped_ticks)  # nobody has cleared the job yet
+    job_cgroups = [Path(base, f"job-{job}.0") for base in cgroups.bases_of("n1")]
+    assert any(path.is_dir() for path in job_cgroups)
+    agent.start()
+    ended = cluster.wait_state(job, "NODE_FAIL", seconds=30)
+    assert "shepherd died" in ended["state_reason"]
+    wait_until(lambda: not alive(escaped, escaped_ticks), what="the escaped process killed")
+    assert not any(path.exists() for path in job_cgroups)

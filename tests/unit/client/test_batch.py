@@ -124,3 +124,15 @@ def test_a_script_needs_its_interpreter_line(tmp_path: Path) -> None:
         read_script(str(big))
     with pytest.raises(ScriptError, match="cannot read the script"):
         read_script(str(tmp_path / "missing.sh"))
+
+
+def test_a_deadline_is_seconds_or_a_local_date_and_time() -> None:
+    import datetime
+
+    from berth_client.batch import deadline_arg
+
+    assert deadline_arg("1900000000") == 1_900_000_000
+    moment = datetime.datetime(2026, 12, 1, 18, 0).astimezone()
+    assert deadline_arg("2026-12-01T18:00") == int(moment.timestamp())
+    with pytest.raises(argparse.ArgumentTypeError, match="YYYY-MM-DD"):
+        deadline_arg("tomorrow")
