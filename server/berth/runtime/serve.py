@@ -256,7 +256,7 @@ Try it (the user token is shown above):
   .venv/bin/berth show 1                    # one job: state, exit code, nodes
   BERTH_TOKEN={operator} .venv/bin/berth admin agents   # the agents and launch delays
 The dashboard: {url}/ui (sign in with a token above; the operator's shows the actions).
-A real node runs `berth agent --url {url} --token-file FILE` (docs/agents.md).
+A real node runs the lean agent (pip install ./agent): `berth-agent --url {url} --token-file FILE` (docs/agents.md).
 Ctrl-C stops the daemon and the two demo agents.
 """,
         flush=True,

@@ -67,7 +67,9 @@ export async function render(argument, redraw) {
       field("Started", clock(job.start_time)),
       field("Ended", clock(job.end_time)),
       field("Nodes", Object.entries(job.nodes).map(([n, r]) => `${n} (${resources(r)})`).join(", ") || "—"),
-      field("Command", job.command ? h("code", {}, job.command) : "—"),
+      field("Command", job.command ? h("code", {}, job.command)
+        : job.batch_script ? ["batch script", job.argv?.length ? " with arguments " : "",
+          job.argv?.length ? h("code", {}, job.argv.join(" ")) : ""] : "—"),
       field("Exit", job.exit_signal ? `killed by signal ${job.exit_signal}`
         : job.exit_code === null ? "—" : `status ${job.exit_code}`),
       field("Used", used(job)),
