@@ -93,8 +93,8 @@ def _sbatch_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Slurm options Berth knows but cannot honour yet (arrays and dependencies come next).
-NOT_YET = {"dependency": "--dependency", "array": "--array"}
+#: Slurm options Berth knows but cannot honour yet (dependencies come next).
+NOT_YET = {"dependency": "--dependency"}
 
 
 class Directives:
@@ -183,7 +183,7 @@ def parse_directives(
 def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
     """``berth submit`` options for the ``#SBATCH`` values ``given``."""
     options: dict[str, Any] = {}
-    for name in ("name", "output", "error", "chdir", "partition", "account"):
+    for name in ("name", "output", "error", "chdir", "partition", "account", "array"):
         if name in given:
             options[name] = given[name]
     if given.get("requeue"):

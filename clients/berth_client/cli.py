@@ -120,6 +120,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     cancel = commands.add_parser("cancel", help="cancel a job (a running job is killed)")
     common(cancel)
     cancel.add_argument("job_id", type=int)
+    cancel.add_argument(
+        "--array", action="store_true", help="the whole job array JOB_ID (its first task's id)"
+    )
 
     admin = commands.add_parser("admin", help="operator commands")
     actions = admin.add_subparsers(dest="admin_command", required=True)
@@ -165,6 +168,44 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     return wrapped
 
 
+def fold_arrays(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs as ``berth queue`` lists them: the waiting tasks of one job array folded
+    into one line, ``12_[3-99]`` (like squeue), in the place of its first."""
+    folded: list[dict[str, Any]] = []
+    waiting: dict[int, dict[str, Any]] = {}
+    for job in jobs:
+        array = job.get("array_job_id")
+        if array is None or job["job_state"] != "PENDING":
+            if array is not None:
+                job = {**job, "job_id": f"{array}_{job['array_task_id']}"}
+            folded.append(job)
+            continue
+        if array in waiting:
+            waiting[array]["_tasks"].append(job["array_task_id"])
+            continue
+        waiting[array] = {**job, "_tasks": [job["array_task_id"]]}
+        folded.append(waiting[array])
+    for line in waiting.values():
+        tasks = line.pop("_tasks")
+        line["job_id"] = (
+            f"{line['array_job_id']}_[{_ranges(tasks)}]"
+            if len(tasks) > 1
+            else (f"{line['array_job_id']}_{tasks[0]}")
+        )
+    return folded
+
+
+def _ranges(indices: list[int]) -> str:
+    """``[0, 1, 2, 5, 7, 8]`` -> ``0-2,5,7-8``."""
+    runs: list[list[int]] = []
+    for index in sorted(indices):
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
+
+
 @guard
 def run_queue(args: argparse.Namespace) -> int:
     with client_of(args) as client:
@@ -189,7 +230,7 @@ def run_queue(args: argparse.Namespace) -> int:
         f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':31} {'GUARANTEED':31} RESOURCES"
     )
     print(header)
-    for job in jobs:
+    for job in fold_arrays(jobs):
         start = job["start_time"]
         if job["job_state"] == "PENDING":
             start = predicted.get(job["job_id"])
@@ -289,6 +330,12 @@ def run_show(args: argparse.Namespace) -> int:
 
 @guard
 def run_cancel(args: argparse.Namespace) -> int:
+    if args.array:
+        with client_of(args) as client:
+            tasks = client.cancel_array(args.job_id)
+        print(to_json(tasks, indent=2) if args.json else
+              f"array {args.job_id}: {len(tasks)} task(s) cancelled")  # fmt: skip
+        return 0
     with client_of(args) as client:
         job = client.cancel(args.job_id)
     print(to_json(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")

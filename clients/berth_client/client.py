@@ -215,6 +215,11 @@ class BerthClient:
         result: dict[str, Any] = self._call("DELETE", f"/v1/jobs/{job_id}")
         return result
 
+    def cancel_array(self, array_id: int) -> list[dict[str, Any]]:
+        """Cancel every task of job array ``array_id`` that has not ended."""
+        result: list[dict[str, Any]] = self._call("DELETE", f"/v1/jobs/{array_id}/array")
+        return result
+
     # ------------------------------------------------------------------ system
     def schedule(self) -> dict[str, Any]:
         return self._every("/v1/schedule", "planned", "planned_total")

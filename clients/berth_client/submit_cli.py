@@ -62,6 +62,12 @@ def add_options(submit: argparse.ArgumentParser) -> None:
     add("--partition", "-p", help="the partition to run in (default: the default partition)")
     add("--account", "-A", help="the account its use is charged to (default: your user name)")
     add("--idempotency-key", help="retrying with the same key never creates two jobs")
+    add(
+        "--array",
+        "-a",
+        help="a job array: one job per task index, e.g. 0-99, 1,3,5-9 or 0-99:4 "
+        "(BERTH_ARRAY_TASK_ID; %%a and %%A in -o/-e)",
+    )
 
 
 def add_command(
@@ -158,6 +164,7 @@ def run_submit(args: argparse.Namespace) -> int:
             account=options.get("account"),
             script=script,
             argv=list(options.get("script_args") or []) if script is not None else None,
+            array=options.get("array"),
         )
     if getattr(args, "json", False):
         print(to_json(answer, indent=2))
@@ -168,6 +175,11 @@ def run_submit(args: argparse.Namespace) -> int:
         return 3
     now = job.get("submit_time")
     line = f"job {job['job_id']} accepted ({job['job_state']})"
+    if answer.get("array_tasks"):
+        count, rejected = len(answer["array_tasks"]), answer.get("rejected_tasks", 0)
+        line = f"array {job['job_id']} accepted: {count} tasks, jobs {job['job_id']}-"
+        line += f"{answer['array_tasks'][-1]}" + (f" ({rejected} rejected)" if rejected else "")
+        line += "; its first task"
     if job["guaranteed_start"] is not None:
         line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
     if job["guaranteed_end"] is not None:

@@ -53,8 +53,11 @@ def account_for(user: str, run_as: str | None = None) -> Account:
     return Account(entry.pw_uid, entry.pw_gid, groups, entry.pw_dir, entry.pw_name)
 
 
-def _expand(pattern: str, job_id: int, name: str) -> str:
-    return pattern.replace("%j", str(job_id)).replace("%x", name)
+def _expand(pattern: str, job_id: int, name: str, array: tuple[str, str] = ("", "")) -> str:
+    """``%j`` the job id, ``%x`` its name; an array's task: ``%A`` the array's id, ``%a``
+    the task's index."""
+    expanded = pattern.replace("%j", str(job_id)).replace("%x", name)
+    return expanded.replace("%A", array[0]).replace("%a", array[1])
 
 
 def build_spec(
@@ -72,8 +75,9 @@ def build_spec(
     cwd = order.get("chdir") or account.home
     if not cwd or not os.path.isabs(cwd):
         cwd = fallback_dir
-    stdout = _expand(order.get("output") or f"berth-{job_id}.out", job_id, name)
-    stderr = _expand(order.get("error") or f"berth-{job_id}.err", job_id, name)
+    array = (str(order.get("array_job_id", "")), str(order.get("array_task_id", "")))
+    stdout = _expand(order.get("output") or f"berth-{job_id}.out", job_id, name, array)
+    stderr = _expand(order.get("error") or f"berth-{job_id}.err", job_id, name, array)
     env = {k: v for k, v in os.environ.items() if k not in PRIVATE}
     if account.uid is not None:
         env.update(HOME=account.home, USER=account.name, LOGNAME=account.name)
@@ -88,6 +92,8 @@ def build_spec(
         BERTH_NODENAME=node,
         BERTH_SUBMIT_TIME=str(order.get("submit_time", "")),
     )
+    if order.get("array_job_id") is not None:
+        env.update(BERTH_ARRAY_JOB_ID=array[0], BERTH_ARRAY_TASK_ID=array[1])
     if gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
     script = order.get("script")

@@ -97,6 +97,8 @@ class OrderOut(BaseModel):
     error: str | None
     script: str | None = Field(None, description="the batch script to run (until it is held)")
     argv: list[str] | None = Field(None, description="the batch script's arguments")
+    array_job_id: int | None = Field(None, description="a job array's task: the array's id")
+    array_task_id: int | None = Field(None, description="a job array's task: its index")
 
 
 class AgentOut(BaseModel):

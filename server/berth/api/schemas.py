@@ -8,8 +8,7 @@ from typing import Annotated, Self
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from berth.core.shapes import Shape
-from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
+from berth.service.model import JobRecord, JobState, NodeRecord
 from berth.service.partitions import DEFAULT_PARTITION
 from berth.service.rows import shape_row
 
@@ -39,144 +38,6 @@ AccountQuery = Annotated[
     str | None,
     Query(min_length=1, max_length=100, pattern=ACCOUNT_PATTERN, description="only this account"),
 ]
-
-
-class SlotsIn(BaseModel):
-    """Whole slots: ``count`` of them, each ``per_slot`` on one node."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    count: int = Field(..., ge=1, le=1_000_000, description="how many slots")
-    per_slot: dict[ResourceName, Amount] = Field(
-        ...,
-        min_length=1,
-        max_length=MAX_RESOURCE_KINDS,
-        description='resources of one slot, e.g. {"cpus": 4, "mem_gb": 16}',
-    )
-
-
-class NodesIn(BaseModel):
-    """Which nodes the slots go on."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    count: int | None = Field(None, ge=1, le=100_000, description="exactly this many nodes")
-    exclusive: bool = Field(False, description="whole nodes, shared with no other job")
-
-
-class JobSubmit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field("job", min_length=1, max_length=200)
-    resources: dict[ResourceName, Amount] | None = Field(
-        None,
-        max_length=MAX_RESOURCE_KINDS,
-        description='totals of each named resource, e.g. {"cpus": 64, "mem_gb": 256} '
-        "(or give slots)",
-    )
-    slots: SlotsIn | None = Field(None, description="whole slots on nodes instead of totals")
-    nodes: NodesIn | None = Field(None, description="node count and exclusivity (with slots)")
-    time_limit: int = Field(
-        ..., ge=1, le=MAX_TIME_LIMIT, description="runtime estimate in seconds; also the kill limit"
-    )
-    deadline: int | None = Field(
-        None, ge=0, le=1 << 62, description="complete by this time (admission checks it)"
-    )
-    priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
-    command: str | None = Field(None, max_length=10_000, description="what real nodes run")
-    script: str | None = Field(
-        None,
-        min_length=3,
-        max_length=MAX_SCRIPT_CHARACTERS,
-        description="a batch script run as the job (starts with #! and an interpreter)",
-    )
-    argv: list[Annotated[str, StringConstraints(max_length=4096)]] | None = Field(
-        None, max_length=256, description="the script's arguments"
-    )
-    emulated_runtime: int | None = Field(
-        None, ge=1, le=MAX_TIME_LIMIT, description="emulated nodes: how long it really runs"
-    )
-    chdir: str | None = Field(
-        None,
-        max_length=4096,
-        pattern=r"^/",
-        description="absolute working directory on the node (default: the user's home)",
-    )
-    output: str | None = Field(
-        None,
-        min_length=1,
-        max_length=4096,
-        description="stdout file, relative to chdir (default berth-%j.out; %j id, %x name)",
-    )
-    error: str | None = Field(
-        None, min_length=1, max_length=4096, description="stderr file (default berth-%j.err)"
-    )
-    requeue: bool = Field(False, description="queue the job again if a node it runs on fails")
-    partition: str | None = Field(
-        None,
-        min_length=1,
-        max_length=100,
-        pattern=r"^[A-Za-z0-9._-]+$",
-        description="the partition to run in (default: the default partition)",
-    )
-    account: str | None = Field(
-        None,
-        min_length=1,
-        max_length=100,
-        pattern=ACCOUNT_PATTERN,
-        description="the account its use is charged to (default: the user's name)",
-    )
-
-    def request(self, user: str, idempotency_key: str | None) -> JobRequest:
-        """The engine's request; resources and slots are exclusive (422 naming both)."""
-        shape = None
-        if self.slots is not None:
-            if self.resources is not None:
-                raise RequestError("invalid", "give resources (totals) or slots, not both", "slots")
-            nodes = self.nodes or NodesIn(count=None, exclusive=False)
-            shape = Shape(self.slots.count, dict(self.slots.per_slot), nodes.count, nodes.exclusive)
-            resources = {n: a * self.slots.count for n, a in self.slots.per_slot.items()}
-        elif self.resources is None:
-            raise RequestError("invalid", "a job needs resources (totals) or slots", "resources")
-        elif self.nodes is not None:
-            raise RequestError("invalid", "nodes goes with slots (give slots, not totals)", "nodes")
-        else:
-            resources = dict(self.resources)
-        self._check_script()
-        return JobRequest(
-            name=self.name,
-            user=user,
-            resources=resources,
-            shape=shape,
-            time_limit=self.time_limit,
-            deadline=self.deadline,
-            priority=self.priority,
-            command=self.command,
-            script=self.script,
-            argv=tuple(self.argv or ()),
-            emulated_runtime=self.emulated_runtime,
-            idempotency_key=idempotency_key,
-            chdir=self.chdir,
-            output=self.output,
-            error=self.error,
-            requeue=self.requeue,
-            partition=None if self.partition == DEFAULT_PARTITION else self.partition,
-            account=self.account,
-        )
-
-    def _check_script(self) -> None:
-        if self.script is None:
-            if self.argv is not None:
-                raise RequestError("invalid", "argv goes with a script", "argv")
-            return
-        if self.command is not None:
-            raise RequestError("invalid", "give a command or a script, not both", "script")
-        if not self.script.startswith("#!"):
-            raise RequestError(
-                "invalid",
-                "a script's first line must start with #! and an interpreter (#!/bin/bash)",
-                "script",
-            )
 
 
 class JobOut(BaseModel):
@@ -217,6 +78,8 @@ class JobOut(BaseModel):
         False, description="it runs a batch script (GET /v1/jobs/{id}/script shows it)"
     )
     argv: list[str] | None = Field(None, description="the batch script's arguments")
+    array_job_id: int | None = Field(None, description="a job array's task: the array's id")
+    array_task_id: int | None = Field(None, description="a job array's task: its index")
     usage: dict[str, float] | None = Field(
         None,
         description="measured on its node (agents): cpu_seconds, peak_memory_bytes, gpus",
@@ -259,6 +122,8 @@ class JobOut(BaseModel):
             usage=job.usage,
             batch_script=job.script is not None,
             argv=job.argv,
+            array_job_id=job.array_job_id,
+            array_task_id=job.array_task_id,
         )
 
 
@@ -266,11 +131,35 @@ class SubmitOut(BaseModel):
     accepted: bool
     reason: str
     job: JobOut
+    array_tasks: list[int] | None = Field(
+        None, description="a job array: every task's job id, by index (job is the first)"
+    )
+    rejected_tasks: int = Field(0, description="a job array: how many tasks were rejected")
 
     @classmethod
     def of(cls, job: JobRecord) -> SubmitOut:
         accepted = job.state is not JobState.REJECTED
-        return cls(accepted=accepted, reason=job.state_reason, job=JobOut.of(job))
+        return cls(
+            accepted=accepted,
+            reason=job.state_reason,
+            job=JobOut.of(job),
+            array_tasks=None,
+            rejected_tasks=0,
+        )
+
+    @classmethod
+    def of_array(cls, tasks: list[JobRecord]) -> SubmitOut:
+        """An array's answer: its first task, and how many tasks were rejected (an
+        array is accepted when any of its tasks is)."""
+        rejected = [t for t in tasks if t.state is JobState.REJECTED]
+        first = tasks[0]
+        return cls(
+            accepted=len(rejected) < len(tasks),
+            reason=first.state_reason if len(rejected) < len(tasks) else rejected[0].state_reason,
+            job=JobOut.of(first),
+            array_tasks=[t.id for t in tasks],
+            rejected_tasks=len(rejected),
+        )
 
 
 class ListedJob(JobOut):

@@ -341,6 +341,9 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
             "output": record.output,
             "error": record.error,
         }
+        if record.array_job_id is not None:
+            order["array_job_id"] = record.array_job_id
+            order["array_task_id"] = record.array_task_id
         if record.script is not None and runs_here:
             order["argv"] = list(record.argv or ())
             # The script only until the agent holds the job (every answer repeats the

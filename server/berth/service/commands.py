@@ -58,6 +58,26 @@ class SubmitJob:
 
 
 @dataclass(frozen=True, slots=True)
+class SubmitArray:
+    """Admit one job per task of an array; the result is ``(records, created)``."""
+
+    request: JobRequest
+    tasks: tuple[int, ...]
+
+    def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool]:
+        return engine.submit_array(self.request, self.tasks, now)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelArray:
+    array_id: int
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> list[JobRecord]:
+        return engine.cancel_array(self.array_id, now, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
 class CancelJob:
     job_id: int
     reason: str

@@ -30,6 +30,7 @@ from berth.core.policies.base import LivePolicy
 from berth.core.policies.nodes import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
 from berth.service.answers import start_info, what_if
+from berth.service.arrays import ArrayCommands
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.gang import GangPartition
@@ -71,6 +72,7 @@ END_EVENT = {
 
 class Engine(
     JobCommands,
+    ArrayCommands,
     NodeCommands,
     PartitionCommands,
     GangSlots,

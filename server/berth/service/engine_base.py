@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from berth.service.cluster import Cluster
     from berth.service.gang import GangPartition
     from berth.service.intents import Intent
-    from berth.service.model import JobRecord, JobState, NodeRecord
+    from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
     from berth.service.partitions import BackfillSpec
     from berth.service.ports import NodeBackend
     from berth.service.replan import Replan
@@ -56,6 +56,12 @@ class EngineBase:
         _idempotency: dict[tuple[str, str], int]
         _finished: deque[int]
         keep_finished: int
+
+        next_id: int
+
+        def validate(self, request: JobRequest, now: int) -> None: ...
+
+        def cancel(self, job_id: int, now: int, reason: str) -> JobRecord: ...
 
         def node(self, name: str) -> NodeRecord: ...
 

@@ -82,6 +82,9 @@ class JobRequest:
     partition: str | None = None
     #: The account its use is charged to (None: the user's own name).
     account: str | None = None
+    #: A task of a job array: the array's id (its first task's job id) and its index.
+    array_job_id: int | None = None
+    array_task_id: int | None = None
 
 
 @dataclass(slots=True)
@@ -138,6 +141,9 @@ class JobRecord:
     suspended_for: int = 0
     #: The account its use is charged to (``berth usage --by account``; "": the user's).
     account: str = ""
+    #: A task of a job array: the array's id (its first task's job id) and its index.
+    array_job_id: int | None = None
+    array_task_id: int | None = None
 
     def measured_counts(self) -> dict[str, float]:
         """What an ended job adds to the daemon's usage counters (``/metrics``): its
@@ -175,6 +181,8 @@ class JobRecord:
             requeue=request.requeue,
             partition=request.partition,
             account=request.account or request.user,
+            array_job_id=request.array_job_id,
+            array_task_id=request.array_task_id,
         )
 
     def as_job(self) -> Job:

@@ -52,6 +52,8 @@ JOB_COLUMNS = (
     "account",
     "planned_nodes",
     "usage",
+    "array_job_id",
+    "array_task_id",
 )
 
 

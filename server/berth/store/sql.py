@@ -79,6 +79,9 @@ JOBS = sa.Table(
     # A batch script run as the job, and its arguments (migration 0011).
     sa.Column("script", sa.Text),
     sa.Column("argv", sa.JSON),
+    # A task of a job array: its array's id and its index (migration 0012).
+    sa.Column("array_job_id", sa.BigInteger, index=True),
+    sa.Column("array_task_id", sa.Integer),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -103,9 +103,10 @@ def test_an_unknown_directive_names_its_line_unless_ignored() -> None:
     ]
 
 
-def test_arrays_and_dependencies_are_refused_until_berth_has_them() -> None:
-    with pytest.raises(ScriptError, match="line 2: --array is not supported yet"):
-        _directives("#!/bin/sh\n#SBATCH --array=0-9\ntrue\n")
+def test_dependencies_are_refused_until_berth_has_them_and_arrays_are_read() -> None:
+    with pytest.raises(ScriptError, match="line 2: --dependency is not supported yet"):
+        _directives("#!/bin/sh\n#SBATCH --dependency=afterok:12\ntrue\n")
+    assert _directives("#!/bin/sh\n#SBATCH --array=0-9:3\ntrue\n") == {"array": "0-9:3"}
 
 
 def test_gpus_that_do_not_divide_among_the_tasks_are_refused() -> None:

@@ -18,13 +18,14 @@ from berth.api.schemas import (
     JobHistory,
     JobList,
     JobOut,
-    JobSubmit,
     ListedJob,
     StartOut,
     SubmitOut,
     WhatIfOut,
 )
-from berth.service.commands import CancelJob, SubmitJob
+from berth.api.submit_schemas import JobSubmit
+from berth.service.arrays import parse_array
+from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJob
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 from berth.service.ports import JobFilter
@@ -49,9 +50,15 @@ async def submit(
 ) -> SubmitOut:
     daemon.submits.take(who)
     request = body.request(who.user, idempotency_key)
-    answer, created = await daemon.coordinator.call(
-        SubmitJob(request), lambda made: (SubmitOut.of(made[0]), made[1])
-    )
+    if body.array is not None:
+        tasks = parse_array(body.array)
+        answer, created = await daemon.coordinator.call(
+            SubmitArray(request, tasks), lambda made: (SubmitOut.of_array(made[0]), made[1])
+        )
+    else:
+        answer, created = await daemon.coordinator.call(
+            SubmitJob(request), lambda made: (SubmitOut.of(made[0]), made[1])
+        )
     if not created:
         response.status_code = 200
     return answer
@@ -239,6 +246,20 @@ async def cancel(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     await daemon.coordinator.read(lambda e: visible(e, who, job_id))
     reason = f"cancelled by {who.user}"
     return await daemon.coordinator.call(CancelJob(job_id, reason), JobOut.of)
+
+
+@router.delete(
+    "/{array_id}/array",
+    response_model=list[JobOut],
+    summary="Cancel every task of a job array that has not ended (the array's id is its "
+    "first task's job id)",
+)
+async def cancel_array(array_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> list[JobOut]:
+    await daemon.coordinator.read(lambda e: visible(e, who, array_id))
+    reason = f"cancelled by {who.user} (the whole array {array_id})"
+    return await daemon.coordinator.call(
+        CancelArray(array_id, reason), lambda tasks: [JobOut.of(t) for t in tasks]
+    )
 
 
 @router.get(
