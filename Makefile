@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_api.py
 	$(BIN)/python benchmarks/bench_gang.py
 	$(BIN)/python benchmarks/bench_gang_live.py
+	$(BIN)/python benchmarks/bench_arrays.py --tasks 10000 --nodes 16
 	$(BIN)/python benchmarks/bench_scale.py --nodes 256 --jobs 2000 --run-seconds 30
 	$(BIN)/python benchmarks/bench_scale_replay.py --policy easy --nodes 1024 --jobs 3000
 

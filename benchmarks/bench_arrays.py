@@ -1,0 +1,64 @@
+"""A job array of many tasks submitted in one request, over real HTTP.
+
+Starts ``berth serve`` (conservative, SQLite with ``synchronous=FULL``, ``--nodes``
+emulated nodes of ``cpus=32,mem_gb=128``) in a subprocess on loopback, then submits
+one array of ``--tasks`` one-cpu, one-hour tasks per run (a fresh daemon each run, so
+every array meets the same empty cluster) and times the request: from sending it to
+the answer, which comes once every task is admitted with its guarantee and committed.
+Reported: the median and the spread of ``--repeat`` runs. Goal (issue 33): 10,000
+tasks in under a second.
+
+    .venv/bin/python benchmarks/bench_arrays.py
+    .venv/bin/python benchmarks/bench_arrays.py --tasks 10000 --nodes 16 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.integration.conftest import ALICE, DaemonProcess
+
+
+def one_run(tasks: int, nodes: int) -> float:
+    """Seconds one array submission takes, on a fresh daemon."""
+    with tempfile.TemporaryDirectory(prefix="bench-arrays-") as root:
+        daemon = DaemonProcess(Path(root), "--nodes", f"{nodes}x cpus=32,mem_gb=128")
+        try:
+            body = {"resources": {"cpus": 1}, "time_limit": 3600, "array": f"0-{tasks - 1}"}
+            headers = {"Authorization": f"Bearer {ALICE}"}
+            with httpx.Client(base_url=daemon.url, headers=headers, timeout=300) as http:
+                began = time.perf_counter()
+                answer = http.post("/v1/jobs", json=body)
+                took = time.perf_counter() - began
+            assert answer.status_code == 201, answer.text
+            assert len(answer.json()["array_tasks"]) == tasks
+            return took
+        finally:
+            daemon.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--nodes", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    runs = [one_run(args.tasks, args.nodes) for _ in range(args.repeat)]
+    print(
+        f"an array of {args.tasks} tasks on {args.nodes} nodes, {args.repeat} runs: "
+        f"median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f})"
+        "   (goal < 1 s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
