@@ -4,7 +4,8 @@
 each task is an ordinary job that also carries its array's id (the first task's job id)
 and its index, so the plan, the agents and the store treat it like any job. The tasks
 are admitted in index order in one batch, with one scheduling pass after the last.
-Cancelling the array cancels each task that has not ended. A limit on running tasks
+Cancelling the array cancels each task that has not ended, with one scheduling pass
+after the last. A limit on running tasks
 (``%N``) is not taken yet: it is refused, naming it. A mixin of
 :class:`~berth.service.engine.Engine`; no I/O.
 """
@@ -95,4 +96,6 @@ class ArrayCommands(EngineBase):
         tasks = self.array_tasks(array_id)
         if not tasks:
             raise RequestError("not_found", f"no array {array_id}", "array_id")
-        return [self.cancel(r.id, now, reason) for r in tasks if not r.final]
+        cancelled = [self.cancel_without_pass(r.id, now, reason) for r in tasks if not r.final]
+        self._pass(now)
+        return cancelled

@@ -15,6 +15,13 @@ class JobCommands(EngineBase):
     """The engine's commands on one job (mixed into :class:`~berth.service.engine.Engine`)."""
 
     def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
+        record = self.cancel_without_pass(job_id, now, reason)
+        self._pass(now)
+        return record
+
+    def cancel_without_pass(self, job_id: int, now: int, reason: str) -> JobRecord:
+        """Cancel one job and leave the scheduling pass to the caller (one pass after a
+        whole array's tasks, not one per task)."""
         record = self.job(job_id)
         if record.final:
             raise RequestError(
@@ -30,7 +37,6 @@ class JobCommands(EngineBase):
             self._set_state(record, JobState.CANCELLED, reason)
             record.end_time = now
             self._emit("job.cancelled", now, job_id, reason=reason)
-        self._pass(now)
         return record
 
     def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
