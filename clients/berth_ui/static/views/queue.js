@@ -39,13 +39,48 @@ function blocker(job, free) {
   return parts.join(" · ") || "starts at the next pass";
 }
 
+// The waiting tasks of one job array on one line, in the place of its first (like
+// squeue): "12_[2-99]", with how many; a task that runs keeps a line of its own.
+function foldArrays(jobs) {
+  const folded = [];
+  const arrays = new Map();
+  for (const job of jobs) {
+    const array = job.array_job_id;
+    if (array === null || array === undefined || job.job_state !== "PENDING") {
+      folded.push(job);
+    } else if (arrays.has(array)) {
+      arrays.get(array).tasks.push(job.array_task_id);
+    } else {
+      const line = { ...job, tasks: [job.array_task_id] };
+      arrays.set(array, line);
+      folded.push(line);
+    }
+  }
+  for (const line of arrays.values()) {
+    line.label = line.tasks.length > 1
+      ? `${line.array_job_id}_[${ranges(line.tasks)}] (${line.tasks.length} tasks)`
+      : `${line.array_job_id}_${line.tasks[0]}`;
+  }
+  return folded;
+}
+
+function ranges(indices) {
+  const runs = [];
+  for (const index of [...indices].sort((a, b) => a - b)) {
+    const last = runs[runs.length - 1];
+    if (last && index === last[1] + 1) last[1] = index; else runs.push([index, index]);
+  }
+  return runs.map(([a, b]) => (b > a ? `${a}-${b}` : `${a}`)).join(",");
+}
+
 function pendingTable(jobs, now, free) {
   if (!jobs.length) return h("p", { class: "muted" }, "No job waits.");
+  jobs = foldArrays(jobs);
   return h("table", { id: "pending" },
     h("thead", {}, h("tr", {}, ["Job", "Name", "User", "State", "Resources", "Guaranteed start",
       "Predicted start", "Deadline", "What blocks it"].map((t) => h("th", {}, t)))),
     h("tbody", {}, jobs.map((j) => h("tr", { dataset: { job: j.job_id } },
-      h("td", { class: "num" }, h("a", { href: `#/job/${j.job_id}` }, j.job_id)),
+      h("td", { class: "num" }, h("a", { href: `#/job/${j.job_id}` }, j.label ?? j.job_id)),
       h("td", {}, j.name), h("td", {}, j.user), h("td", {}, badge(j.job_state)),
       h("td", {}, resources(j.resources)),
       h("td", { class: "guaranteed", dataset: { time: j.guaranteed_start ?? "" } },
