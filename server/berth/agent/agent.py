@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from berth.agent import cgroups
+from berth.agent.confine import clear_stale
 from berth.agent.jobs import LocalJobs, job_key
 from berth.agent.launch import LaunchRefused, build_spec, confinement
 from berth.agent.proc import boot_id
@@ -163,8 +164,6 @@ class Agent:
 
     def _clear_stale_cgroups(self, layout: cgroups.Layout) -> None:
         """Kill and remove the cgroups of jobs whose shepherds are gone."""
-        from berth.agent.confine import clear_stale
-
         running = set(self.jobs.running())
         for key in cgroups.stale_jobs(layout):
             if key not in running:

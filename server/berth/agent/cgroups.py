@@ -75,11 +75,6 @@ class Layout:
         return {"version": 1, "dirs": dirs, "homes": dict(self.homes),
                 "freezer": None if freezer is None else os.path.join(freezer, job)}  # fmt: skip
 
-    def all_dirs(self, key: str) -> list[str]:
-        """Every cgroup a job may have (to clear after a shepherd that died)."""
-        spec = self.spec(key, devices=True)
-        return [*([spec["freezer"]] if spec["freezer"] else []), *spec["dirs"].values()]
-
 
 @dataclass(frozen=True, slots=True)
 class Probe:

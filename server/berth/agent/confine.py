@@ -150,9 +150,6 @@ class JobCgroup:
         found.discard(self.keeper)
         return sorted(found)
 
-    def can_freeze(self) -> bool:
-        return self.freezer is not None
-
     def freeze(self, frozen: bool, wait: float = 2.0) -> bool:
         """Freeze (moving the job's processes into its freezer first) or thaw every
         process of the job; False if there is no freezer or it did not settle."""

@@ -39,6 +39,12 @@ SHEPHERD_START_GRACE = 10.0
 LEDGER_SIZE = 100_000
 
 
+def _held(spec: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The GPUs and the cores a job's spec gives it on this node."""
+    cores = (spec.get("limits") or {}).get("cores") or ()
+    return tuple(spec.get("gpus") or ()), tuple(cores)
+
+
 def job_key(job_id: int, attempt: int) -> str:
     """The name of one attempt of a job: ``<id>.<attempt>``."""
     return f"{job_id}.{attempt}"
@@ -133,9 +139,7 @@ class LocalJobs:
         job.ended = read_json(jobdir / "exit.json")
         marker = jobdir / "suspended"
         job.suspended = marker.exists()
-        spec = read_json(jobdir / "spec.json") or {}
-        job.gpus = tuple(spec.get("gpus") or ())
-        job.cores = tuple((spec.get("limits") or {}).get("cores") or ())
+        job.gpus, job.cores = _held(read_json(jobdir / "spec.json") or {})
         self.jobs[job.key] = job
         self._created[job.key] = jobdir.stat().st_mtime
         if job.ended is None:
@@ -189,8 +193,7 @@ class LocalJobs:
         write_json(jobdir / "spec.json", spec, durable=False)
         self._children[key] = self._spawn(jobdir)
         self._created[key] = time.time()
-        gpus = tuple(spec.get("gpus") or ())
-        cores = tuple((spec.get("limits") or {}).get("cores") or ())
+        gpus, cores = _held(spec)
         self.jobs[key] = LocalJob(job_id, attempt, jobdir, None, None, gpus=gpus, cores=cores)
 
     def _spawn(self, jobdir: Path) -> ShepherdHandle:

@@ -37,15 +37,15 @@ import ctypes
 import fcntl
 import gc
 import os
-import resource
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from berth.agent.accounting import measured_usage, oom_reason
 from berth.agent.confine import JobCgroup
 from berth.agent.proc import my_children, read_json, start_ticks, write_json
 
@@ -95,6 +95,13 @@ def _as_account(spec: dict[str, Any]) -> Iterator[None]:
         os.seteuid(0)  # first: the real uid is still root's, so this is allowed
         os.setegid(egid)
         os.setgroups(groups)
+
+
+def _close(stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    """The shepherd's copies of the job's output files (the job has its own)."""
+    stdout.close()
+    if stderr is not stdout:
+        stderr.close()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -158,9 +165,7 @@ class Shepherd:
             step = "write the batch script"
             argv = self._command()
         except OSError as error:
-            stdout.close()
-            if stderr is not stdout:
-                stderr.close()
+            _close(stdout, stderr)
             return f"cannot {step}: {error}"
         # The job must start with the default signal mask, which it inherits: the
         # watched signals are unblocked for the moment of the start only (one caught
@@ -187,9 +192,7 @@ class Shepherd:
             signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
             if self.cgroup is not None:
                 self.cgroup.spare_keeper()
-            stdout.close()
-            if stderr is not stdout:
-                stderr.close()
+            _close(stdout, stderr)
         # Kept (with its returncode set once reaped): a Popen dropped while its child
         # runs is handed to subprocess, which would reap the child itself.
         self.process = process
@@ -384,9 +387,9 @@ class Shepherd:
         else:
             state, reason = self.watch()
             self._sweep()
-            usage = self._usage()
+            usage = measured_usage(self.cgroup, self.spec)
             if usage.pop("oom_kills", 0) and state not in ("CANCELLED", "TIMEOUT"):
-                state, reason = "OUT_OF_MEMORY", self._oom_reason()
+                state, reason = "OUT_OF_MEMORY", oom_reason(self.spec)
         if self.cgroup is not None:
             self.cgroup.remove()
         status = self.status
@@ -405,31 +408,6 @@ class Shepherd:
             # syncfs a round instead of two fsyncs a job) before it reports them.
             durable=False,
         )
-
-    def _usage(self) -> dict[str, int | float]:
-        """What the job used: CPU seconds from the kernel's account of the shepherd's
-        waited-for children (every process of the job: the shepherd reaps orphans too);
-        peak memory from its cgroup where it has one, else the largest single
-        process's."""
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        usage: dict[str, int | float] = {
-            "cpu_seconds": children.ru_utime + children.ru_stime,
-            "peak_memory_bytes": children.ru_maxrss * 1024,
-        }
-        if self.cgroup is not None:
-            usage.update(self.cgroup.usage())
-        usage["cpu_seconds"] = round(float(usage["cpu_seconds"]), 3)
-        gpus = self.spec.get("gpus") or []
-        if gpus:
-            usage["gpus"] = len(gpus)
-        return usage
-
-    def _oom_reason(self) -> str:
-        limits = self.spec.get("limits") or {}
-        limit = limits.get("memory_bytes")
-        asked = f" (mem_gb={limits['mem_gb']})" if limits.get("mem_gb") else ""
-        size = f"{int(limit) / 2**30:g} GiB" if limit else "its memory limit"
-        return f"killed by the out-of-memory killer on reaching its memory limit of {size}{asked}"
 
 
 def spawn(jobdir: Path) -> int:

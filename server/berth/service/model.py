@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -29,6 +30,22 @@ class JobState(StrEnum):
     REJECTED = "REJECTED"  # refused at admission (or dropped when capacity was lost)
     NODE_FAIL = "NODE_FAIL"  # killed because a node it ran on went down
     OUT_OF_MEMORY = "OUT_OF_MEMORY"  # killed on reaching its memory limit (node agents)
+
+
+def measured_cpu(
+    resources: Mapping[str, int], start: int, end: int, usage: Mapping[str, float] | None
+) -> dict[str, float]:
+    """A measured job's CPU account: one job measured (``measured_jobs``), the CPU
+    seconds it used (``used_cpu_seconds``) and the cpu-seconds it held
+    (``measured_cpus_seconds``, the efficiency's denominator); nothing if its node did
+    not measure it. ``/metrics`` and ``berth usage`` add these up."""
+    if not usage or "cpu_seconds" not in usage:
+        return {}
+    return {
+        "measured_jobs": 1.0,
+        "used_cpu_seconds": float(usage["cpu_seconds"]),
+        "measured_cpus_seconds": float(resources.get("cpus", 0) * max(end - start, 0)),
+    }
 
 
 FINAL_STATES = frozenset(
@@ -146,16 +163,11 @@ class JobRecord:
     array_task_id: int | None = None
 
     def measured_counts(self) -> dict[str, float]:
-        """What an ended job adds to the daemon's usage counters (``/metrics``): its
-        measured CPU seconds beside the cpu-seconds it held; nothing if not measured."""
-        if not self.usage or "cpu_seconds" not in self.usage or self.start_time is None:
+        """What an ended job adds to the daemon's usage counters (``/metrics``)."""
+        if self.start_time is None:
             return {}
-        held = max((self.end_time or self.start_time) - self.start_time, 0)
-        return {
-            "measured_jobs": 1,
-            "used_cpu_seconds": float(self.usage["cpu_seconds"]),
-            "measured_cpus_seconds": float(self.resources.get("cpus", 0) * held),
-        }
+        end = self.end_time or self.start_time
+        return measured_cpu(self.resources, self.start_time, end, self.usage)
 
     @classmethod
     def from_request(cls, job_id: int, request: JobRequest, now: int) -> JobRecord:

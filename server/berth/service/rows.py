@@ -10,7 +10,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from berth.core.shapes import Shape
-from berth.service.model import Event, JobRecord, JobState, NodeRecord, NodeState
+from berth.service.model import (
+    Event,
+    JobRecord,
+    JobState,
+    NodeRecord,
+    NodeState,
+    measured_cpu,
+)
 from berth.service.ports import EventRow
 
 JOB_COLUMNS = (
@@ -143,10 +150,6 @@ def tally_usage(
         for name, amount in resources.items():
             key = f"{name}_seconds"
             mine[key] = mine.get(key, 0.0) + amount * held
-        if measured and "cpu_seconds" in measured:
-            mine["measured_jobs"] = mine.get("measured_jobs", 0.0) + 1
-            used = float(measured["cpu_seconds"])
-            mine["used_cpu_seconds"] = mine.get("used_cpu_seconds", 0.0) + used
-            allocated = resources.get("cpus", 0) * held
-            mine["measured_cpus_seconds"] = mine.get("measured_cpus_seconds", 0.0) + allocated
+        for key, value in measured_cpu(resources, start, end, measured).items():
+            mine[key] = mine.get(key, 0.0) + value
     return totals

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from berth.api import lean
 from berth.api.auth import Principal
-from berth.api.deps import MAX_NUMBER, DaemonDep, JobId, PrincipalDep, daemon_of, person
+from berth.api.deps import (
+    MAX_NUMBER,
+    Daemon,
+    DaemonDep,
+    JobId,
+    PrincipalDep,
+    daemon_of,
+    person,
+)
 from berth.api.schemas import (
     AccountQuery,
     JobEvents,
@@ -29,6 +37,8 @@ from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJo
 from berth.service.engine import Engine
 from berth.service.model import JobRecord, JobState, RequestError
 from berth.service.ports import JobFilter
+
+T = TypeVar("T")
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -186,17 +196,26 @@ async def history(
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
 async def show(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
-    def held_now(engine: Engine) -> JobOut | None:
+    return await _looked_up(job_id, daemon, who, JobOut.of)
+
+
+async def _looked_up(
+    job_id: int, daemon: Daemon, who: Principal, view: Callable[[JobRecord], T]
+) -> T:
+    """``view`` of the job, taken from the engine (under the writer) or, for a job that
+    finished long ago, from the store; 404 unless the caller may see it."""
+
+    def held_now(engine: Engine) -> tuple[str, T] | None:
         record = engine.jobs.get(job_id)
-        return None if record is None else JobOut.of(record)
+        return None if record is None else (record.user, view(record))
 
     held = await daemon.coordinator.read(held_now)
     if held is None:  # finished long ago: from the store
         record = await daemon.coordinator.archive.stored_job(job_id)
-        held = None if record is None else JobOut.of(record)
-    if held is None or not who.may_see(held.user):
+        held = None if record is None else (record.user, view(record))
+    if held is None or not who.may_see(held[0]):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
-    return held
+    return held[1]
 
 
 @router.get(
@@ -205,19 +224,10 @@ async def show(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     summary="A job's batch script, as submitted (404 for a job that runs a command)",
 )
 async def script(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> PlainTextResponse:
-    def held_now(engine: Engine) -> tuple[str, str | None] | None:
-        record = engine.jobs.get(job_id)
-        return None if record is None else (record.user, record.script)
-
-    held = await daemon.coordinator.read(held_now)
-    if held is None:  # finished long ago: from the store
-        record = await daemon.coordinator.archive.stored_job(job_id)
-        held = None if record is None else (record.user, record.script)
-    if held is None or not who.may_see(held[0]):
-        raise RequestError("not_found", f"no job {job_id}", "job_id")
-    if held[1] is None:
+    text = await _looked_up(job_id, daemon, who, lambda record: record.script)
+    if text is None:
         raise RequestError("not_found", f"job {job_id} runs a command, not a script", "job_id")
-    return PlainTextResponse(held[1], media_type="text/x-shellscript")
+    return PlainTextResponse(text, media_type="text/x-shellscript")
 
 
 @router.get(
