@@ -5,9 +5,8 @@ each task is an ordinary job that also carries its array's id (the first task's 
 and its index, so the plan, the agents and the store treat it like any job. The tasks
 are admitted in index order in one batch, with one scheduling pass after the last.
 Cancelling the array cancels each task that has not ended, with one scheduling pass
-after the last. A limit on running tasks
-(``%N``) is not taken yet: it is refused, naming it. A mixin of
-:class:`~berth.service.engine.Engine`; no I/O.
+after the last. A limit on running tasks (``%N``) is not taken yet: it is refused,
+naming it. A mixin of :class:`~berth.service.engine.Engine`; no I/O.
 """
 
 from __future__ import annotations
@@ -73,16 +72,19 @@ class ArrayCommands(EngineBase):
             return self.array_tasks(first.array_job_id or first.id), False
         self.validate(request, now)
         array_id = self.next_id
-        records = []
-        for index in tasks:
-            task = dataclasses.replace(request, array_job_id=array_id, array_task_id=index)
-            record = JobRecord.from_request(self.next_id, task, now)
-            self.next_id += 1
-            self.jobs[record.id] = record
-            self._admit(record, self._decide(record, now), now)
-            records.append(record)
-        if key is not None:
-            self._idempotency[(request.user, key)] = array_id
+        records = [
+            # The first task alone carries the key (one job per key, as the store keeps).
+            self._enter(
+                dataclasses.replace(
+                    request,
+                    array_job_id=array_id,
+                    array_task_id=index,
+                    idempotency_key=key if index == tasks[0] else None,
+                ),
+                now,
+            )
+            for index in tasks
+        ]
         self._pass(now)
         return records, True
 

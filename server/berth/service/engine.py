@@ -274,23 +274,6 @@ class Engine(
         return min(times, default=None)
 
     # ------------------------------------------------------------------ user commands
-    def submit(self, request: JobRequest, now: int) -> tuple[JobRecord, bool]:
-        """Admit (or reject) a new job; ``(record, created)``. A repeated idempotency key
-        returns the job it created the first time."""
-        if request.idempotency_key is not None:
-            known = self._idempotency.get((request.user, request.idempotency_key))
-            if known is not None:
-                return self.jobs[known], False
-        self.validate(request, now)
-        record = JobRecord.from_request(self.next_id, request, now)
-        self.next_id += 1
-        self.jobs[record.id] = record
-        if request.idempotency_key is not None:
-            self._idempotency[(request.user, request.idempotency_key)] = record.id
-        self._admit(record, self._decide(record, now), now)
-        self._pass(now)
-        return record, True
-
     def _decide(self, record: JobRecord, now: int) -> Reserve | Reject | None:
         """The policy's admission decision, and a deadline is never accepted unkept:
         under a policy that does not admit by deadline, a deadline job is accepted only

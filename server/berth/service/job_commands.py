@@ -1,5 +1,6 @@
-"""What happens to a job after its submission, by its user or an operator: cancel (a
-running job is killed), hold and release (a held job waits out of the queue, and comes
+"""What happens to a job from its submission on, by its user or an operator: submit
+(a new job, numbered and admitted or rejected; a repeated idempotency key answers the
+job it made), cancel (a running job is killed), hold and release (a held job waits out of the queue, and comes
 back at the back of it with a new admission decision), and the political priority an
 operator sets. A mixin of :class:`~berth.service.engine.Engine`; no I/O.
 """
@@ -8,11 +9,34 @@ from __future__ import annotations
 
 from berth.service.engine_base import EngineBase
 from berth.service.intents import Kill
-from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 
 
 class JobCommands(EngineBase):
     """The engine's commands on one job (mixed into :class:`~berth.service.engine.Engine`)."""
+
+    def submit(self, request: JobRequest, now: int) -> tuple[JobRecord, bool]:
+        """Admit (or reject) a new job; ``(record, created)``. A repeated idempotency key
+        returns the job it created the first time."""
+        if request.idempotency_key is not None:
+            known = self._idempotency.get((request.user, request.idempotency_key))
+            if known is not None:
+                return self.jobs[known], False
+        self.validate(request, now)
+        record = self._enter(request, now)
+        self._pass(now)
+        return record, True
+
+    def _enter(self, request: JobRequest, now: int) -> JobRecord:
+        """A new job for a checked ``request``, numbered next and admitted (or
+        rejected); the caller runs the scheduling pass."""
+        record = JobRecord.from_request(self.next_id, request, now)
+        self.next_id += 1
+        self.jobs[record.id] = record
+        if request.idempotency_key is not None:
+            self._idempotency[(request.user, request.idempotency_key)] = record.id
+        self._admit(record, self._decide(record, now), now)
+        return record
 
     def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
         record = self.cancel_without_pass(job_id, now, reason)

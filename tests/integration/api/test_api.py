@@ -147,6 +147,19 @@ def test_idempotency_key_makes_a_retried_submit_safe(api: Api) -> None:
     assert api.call("GET", "/v1/jobs").json()["total"] == 1
 
 
+def test_a_retried_array_submit_is_the_same_array_and_commits(api: Api) -> None:
+    """Only the array's first task carries the key (the store holds one job per key):
+    the retry answers the same tasks, and the daemon goes on committing."""
+    body = {"resources": {"cpus": 1}, "time_limit": 5, "array": "0-4"}
+    first = api.call("POST", "/v1/jobs", json=body, headers={"Idempotency-Key": "sweep"})
+    again = api.call("POST", "/v1/jobs", json=body, headers={"Idempotency-Key": "sweep"})
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["array_tasks"] == again.json()["array_tasks"]
+    assert len(first.json()["array_tasks"]) == 5
+    assert api.call("GET", "/healthz").status_code == 200
+    assert api.call("GET", "/v1/jobs/history").json()["jobs"]  # committed to the store
+
+
 def test_authentication_and_roles(api: Api) -> None:
     missing = api.call("GET", "/v1/jobs", token=None)
     assert missing.status_code == 401
