@@ -170,14 +170,15 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 def fold_arrays(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The jobs as ``berth queue`` lists them: the waiting tasks of one job array folded
-    into one line, ``12_[3-99]`` (like squeue), in the place of its first."""
+    into one line labelled ``12_[3-99]`` (like squeue), in the place of its first (whose
+    id and predicted start the line keeps); a running task labelled ``12_3``."""
     folded: list[dict[str, Any]] = []
     waiting: dict[int, dict[str, Any]] = {}
     for job in jobs:
         array = job.get("array_job_id")
         if array is None or job["job_state"] != "PENDING":
             if array is not None:
-                job = {**job, "job_id": f"{array}_{job['array_task_id']}"}
+                job = {**job, "label": f"{array}_{job['array_task_id']}"}
             folded.append(job)
             continue
         if array in waiting:
@@ -187,7 +188,7 @@ def fold_arrays(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         folded.append(waiting[array])
     for line in waiting.values():
         tasks = line.pop("_tasks")
-        line["job_id"] = (
+        line["label"] = (
             f"{line['array_job_id']}_[{_ranges(tasks)}]"
             if len(tasks) > 1
             else (f"{line['array_job_id']}_{tasks[0]}")
@@ -236,7 +237,8 @@ def run_queue(args: argparse.Namespace) -> int:
             start = predicted.get(job["job_id"])
         resources = ",".join(f"{k}={v}" for k, v in job["resources"].items())
         print(
-            f"{job['job_id']:>7} {job['name'][:12]:12} {job['user'][:10]:10} {job['job_state']:9} "
+            f"{job.get('label', job['job_id']):>7} {job['name'][:12]:12} {job['user'][:10]:10} "
+            f"{job['job_state']:9} "
             f"{when(start, now):31} {when(job['guaranteed_start'], now):31} {resources}"
         )
     return 0
