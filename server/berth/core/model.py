@@ -50,10 +50,18 @@ class Job:
     #: On a node cluster: slots, node count and exclusivity (``None``: derived from
     #: ``resources`` by :func:`berth.core.shapes.shape_of`).
     shape: Shape | None = None
+    #: The earliest time it may start (``None``: any time): the promised ends of the jobs
+    #: it depends on (:mod:`berth.core.dependencies`), set by the shell, only lowered.
+    not_before: int | None = None
 
     def __post_init__(self) -> None:
         if self.estimate < MIN_DURATION:
             object.__setattr__(self, "estimate", MIN_DURATION)
+
+    def ready(self, now: int) -> int:
+        """The earliest time from ``now`` on at which it may start."""
+        not_before = self.not_before
+        return now if not_before is None or not_before < now else not_before
 
 
 def jobs_of_columns(
@@ -77,5 +85,6 @@ def jobs_of_columns(
         "user": users,
         "priority": repeat(NO_PRIORITY),
         "shape": repeat(None),
+        "not_before": repeat(None),
     }
     return build_frozen(Job, len(ids), columns)

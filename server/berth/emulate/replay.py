@@ -18,6 +18,7 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import Policy
 from berth.core.timeline import Timeline
 from berth.emulate.collector import collector_paused
+from berth.emulate.dependents import Dependents
 from berth.emulate.workload import TraceJob
 
 
@@ -33,7 +34,8 @@ class JobRecord:
     estimate: int
     runtime: int
     guarantee: int | None
-    status: str  # "completed" | "killed" | "rejected" (| "queued" if the replay was cut)
+    status: str  # "completed" | "killed" | "rejected" | "cancelled" (a dependency can never
+    # be satisfied) (| "queued" if the replay was cut)
     reason: str
     swf_line: str | None = None
     deadline: int | None = None
@@ -100,6 +102,7 @@ def _replay(
     cursor = 0
     reported = 0
     timeline = Timeline(policy)
+    dependents = Dependents(timeline, records, _decided) if any(t.needs for t in jobs) else None
     while True:
         next_arrival = jobs[cursor].job.submit if cursor < total else None
         instant = timeline.next_instant((next_arrival, ends[0][0] if ends else None))
@@ -111,41 +114,26 @@ def _replay(
         while ends and ends[0][0] == now:
             finished.append(heapq.heappop(ends)[1])
         timeline.end(finished, now)
+        if dependents is not None:
+            for job_id in finished:
+                if job_id in records:
+                    dependents.finished(job_id, records[job_id].status == "completed")
+            dependents.settle(now)
 
         while cursor < total and jobs[cursor].job.submit == now:
             trace_job = jobs[cursor]
             cursor += 1
             job = trace_job.job
-            decision = timeline.arrive(job, now)
             record = JobRecord(job.id, job.submit, None, None, job.resources, job.estimate,
                                trace_job.runtime, None, "queued", "", trace_job.swf_line,
                                job.deadline, None, job.priority)  # fmt: skip
-            if decision is None:
-                pass  # queued without a promise (fcfs, easy)
-            elif isinstance(decision, Reject):
-                record.status = "rejected"
-                record.reason = decision.reason
-            elif isinstance(decision, Reserve):
-                record.guarantee = decision.guarantee
-                record.promised_completion = decision.completion
             records[job.id] = record
-
-        for start in timeline.close(now):
-            record = records[start.job_id]
-            held = min(record.runtime, record.estimate)
-            record.start = now
-            record.end = now + held
-            record.nodes = start.placement
-            if record.runtime > record.estimate:
-                record.status = "killed"
-                record.reason = (
-                    f"{start.reason}; killed at its estimate of {record.estimate} s "
-                    f"(runtime {record.runtime} s)"
-                )
+            if dependents is not None:
+                dependents.arrive(trace_job, record, now)
             else:
-                record.status = "completed"
-                record.reason = start.reason
-            heapq.heappush(ends, (record.end, start.job_id))
+                _decided(record, timeline.arrive(job, now))
+
+        _start(timeline, records, ends, now, dependents)
 
         if progress is not None and cursor - reported >= 512:
             progress(cursor - reported)
@@ -153,3 +141,62 @@ def _replay(
     if progress is not None and cursor > reported:
         progress(cursor - reported)
     return [records[t.job.id] for t in jobs]
+
+
+def _decided(record: JobRecord, decision: Reserve | Reject | None) -> None:
+    """Record a policy's admission decision."""
+    if isinstance(decision, Reject):
+        record.status = "rejected"
+        record.reason = decision.reason
+    elif isinstance(decision, Reserve):
+        record.guarantee = decision.guarantee
+        record.promised_completion = decision.completion
+    # None: queued without a promise (fcfs, easy)
+
+
+def _start(
+    timeline: Timeline[Policy],
+    records: dict[int, JobRecord],
+    ends: list[tuple[int, int]],
+    now: int,
+    dependents: Dependents | None,
+) -> None:
+    """The scheduling pass at ``now``, after what the jobs that moved mean for those
+    waiting for them; again while it starts jobs others wait for."""
+    if dependents is None:
+        _close(timeline, records, ends, now, dependents)
+        return
+    while True:
+        offered = dependents.settle(now)
+        if not _close(timeline, records, ends, now, dependents) and not offered:
+            return
+
+
+def _close(
+    timeline: Timeline[Policy],
+    records: dict[int, JobRecord],
+    ends: list[tuple[int, int]],
+    now: int,
+    dependents: Dependents | None,
+) -> bool:
+    """The scheduling pass: whether it started any job."""
+    started = timeline.close(now)
+    for start in started:
+        record = records[start.job_id]
+        held = min(record.runtime, record.estimate)
+        record.start = now
+        record.end = now + held
+        record.nodes = start.placement
+        if record.runtime > record.estimate:
+            record.status = "killed"
+            record.reason = (
+                f"{start.reason}; killed at its estimate of {record.estimate} s "
+                f"(runtime {record.runtime} s)"
+            )
+        else:
+            record.status = "completed"
+            record.reason = start.reason
+        heapq.heappush(ends, (record.end, start.job_id))
+        if dependents is not None:
+            dependents.started(start.job_id)
+    return bool(started)

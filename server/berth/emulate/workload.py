@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from berth.core.columns import build_frozen
+from berth.core.dependencies import Need
 from berth.core.model import Job
 
 
@@ -28,12 +30,19 @@ class TraceJob:
     job: Job
     runtime: int
     swf_line: str | None = None
+    #: The jobs of the workload it waits for (:mod:`berth.core.dependencies`).
+    needs: tuple[Need, ...] = ()
 
 
 def trace_jobs(jobs: list[Job], runtimes: list[int], lines: Iterable[str | None]) -> list[TraceJob]:
     """One :class:`TraceJob` per job, built a column at a time (a trace's many jobs);
     ``runtimes`` must already be at least 1 s."""
-    columns: dict[str, Iterable[object]] = {"job": jobs, "runtime": runtimes, "swf_line": lines}
+    columns: dict[str, Iterable[object]] = {
+        "job": jobs,
+        "runtime": runtimes,
+        "swf_line": lines,
+        "needs": repeat(()),
+    }
     return build_frozen(TraceJob, len(jobs), columns)
 
 

@@ -37,12 +37,18 @@ def test_objects_built_by_columns_stay_frozen() -> None:
 
 def test_every_slot_must_be_given() -> None:
     with pytest.raises(TypeError, match=r"missing \['swf_line'\]"):
-        build_frozen(TraceJob, 1, {"job": repeat(None), "runtime": repeat(1)})
+        build_frozen(TraceJob, 1, {"job": repeat(None), "runtime": repeat(1), "needs": repeat(())})
     with pytest.raises(TypeError, match=r"extra \['colour'\]"):
         build_frozen(
             TraceJob,
             1,
-            {"job": repeat(None), "runtime": repeat(1), "swf_line": repeat(None), "colour": [1]},
+            {
+                "job": repeat(None),
+                "runtime": repeat(1),
+                "swf_line": repeat(None),
+                "needs": repeat(()),
+                "colour": [1],
+            },
         )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, Self, TypeVar
 
 from berth.core.decisions import Reject, Reserve, Start
@@ -152,6 +152,8 @@ class LivePolicy(Policy, Protocol):
 
     def withdraw(self, job_id: int, now: int) -> bool: ...
 
+    def relax(self, job_id: int, not_before: int | None, now: int) -> None: ...
+
     def planned_start(self, job_id: int) -> int | None: ...
 
     def planned_nodes(self, job_id: int) -> dict[str, dict[str, int]] | None: ...
@@ -273,6 +275,13 @@ class QueuePolicy:
             return False
         self.version += 1
         return True
+
+    def relax(self, job_id: int, not_before: int | None, now: int) -> None:
+        """A waiting job may start from ``not_before`` on, no later than it could before
+        (its predecessors' promised ends came earlier); planning policies may move it up."""
+        entry = self.waiting.get(job_id)
+        if entry is not None:
+            entry.job = replace(entry.job, not_before=not_before)
 
     def planned_start(self, job_id: int) -> int | None:
         """The reserved start of a waiting job, or ``None`` (not waiting, or no plan)."""

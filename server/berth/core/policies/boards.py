@@ -12,8 +12,9 @@ Pure: no clock, no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
+from berth.core.model import Job
 from berth.core.policies.base import Waiting
 from berth.core.profile import Filler, Profile
 from berth.core.resources import ResourceSpace
@@ -21,8 +22,17 @@ from berth.core.resources import ResourceSpace
 #: Where a job is on a board: its start and what it holds there (a packed demand on the
 #: pool; a placement and the amounts per node on nodes).
 Where = TypeVar("Where")
+
+
+class Entry(Protocol):
+    """A queue entry: the job it holds."""
+
+    @property
+    def job(self) -> Job: ...
+
+
 #: A queue entry of the policy that owns the board.
-E = TypeVar("E")
+E = TypeVar("E", bound=Entry)
 
 
 class Board(Generic[E, Where]):
@@ -49,15 +59,19 @@ class Board(Generic[E, Where]):
         self._log.append((False, entry, start, where))
 
     def place(self, entry: E, after: int) -> int:
-        """Reserve ``entry`` at its earliest start ``>= after`` and return that start."""
-        start, where = self._find(entry, after)
+        """Reserve ``entry`` at its earliest start ``>= after`` (and from when it may
+        start on) and return that start."""
+        start, where = self._find(entry, entry.job.ready(after))
         self._hold(entry, start, where)
         self._placed(entry, start, where)
         return start
 
     def put(self, entry: E, start: int, where: Where | None = None) -> bool:
         """Reserve ``entry`` at ``start`` exactly: where it was (``where``, which must be
-        free then) or wherever it fits then; whether it does."""
+        free then) or wherever it fits then; whether it does (never before the job
+        may start)."""
+        if start < entry.job.ready(start):
+            return False
         if where is None:
             found = self._at(entry, start)
             if found is None:
@@ -82,8 +96,9 @@ class Board(Generic[E, Where]):
         self.put(entry, start + delay, where)
 
     def earliest(self, entry: E, after: int) -> int:
-        """The earliest start ``>= after`` of ``entry`` on the board as it is."""
-        return self._find(entry, after)[0]
+        """The earliest start ``>= after`` of ``entry`` on the board as it is (never
+        before the job may start)."""
+        return self._find(entry, entry.job.ready(after))[0]
 
     def mark(self) -> int:
         """A point :meth:`undo` can return to."""
@@ -168,7 +183,7 @@ class PoolBoard(Board[Waiting, int]):
         return entry.demand if fits else None
 
     def place(self, entry: Waiting, after: int) -> int:
-        if after != self.now:
+        if after != self.now or entry.job.ready(after) != after:
             return super().place(entry, after)
         # The Filler's bounds find the same start as _find, faster.
         start = self.filler.place(entry.demand, entry.job.estimate, after)

@@ -71,7 +71,8 @@ class Conservative(QueuePolicy):
         for entry in self.compression_order():
             # Every waiting job holds a reservation (entry.start); the limit is positional
             # and looked up once: this loop asks millions of questions on a long trace.
-            earlier = earliest_start(entry.demand, entry.job.estimate, now, entry.start)
+            job = entry.job
+            earlier = earliest_start(entry.demand, job.estimate, job.ready(now), entry.start)
             if earlier is not None:
                 self._move(entry, earlier)
 
@@ -90,6 +91,7 @@ class Conservative(QueuePolicy):
                 for entry in self.waiting.values()
                 if entry.start is not None
                 and entry.start > now
+                and entry.job.ready(now) == now
                 and profile.earliest_start(entry.demand, entry.job.estimate, now, limit=entry.start)
                 == now
             ]
@@ -117,7 +119,7 @@ class Conservative(QueuePolicy):
         entry = self.admit(job)
         if isinstance(entry, Reject):
             return entry
-        start = self.profile.earliest_start(entry.demand, job.estimate, now)
+        start = self.profile.earliest_start(entry.demand, job.estimate, job.ready(now))
         assert start is not None, "an admitted job always fits once everything has ended"
         self.enqueue(entry, start, start)
         return Reserve(job.id, start, start, "earliest time it fits beside every earlier promise")
@@ -167,12 +169,13 @@ class Conservative(QueuePolicy):
     def adoptable_start(self, entry: Waiting, now: int, start: int | None) -> int:
         """``start`` if the job can still be reserved there, else its earliest start."""
         estimate = entry.job.estimate
+        ready = entry.job.ready(now)
         if (
             start is None
-            or start < now
+            or start < ready
             or not self.profile.fits_during(entry.demand, start, estimate)
         ):
-            found = self.profile.earliest_start(entry.demand, estimate, now)
+            found = self.profile.earliest_start(entry.demand, estimate, ready)
             assert found is not None
             start = found
         return start
@@ -192,6 +195,20 @@ class Conservative(QueuePolicy):
         self.replanned.discard(job_id)
         self.compress(now)
         return True
+
+    def relax(self, job_id: int, not_before: int | None, now: int) -> None:
+        """A waiting job may start from ``not_before`` (earlier than before): it moves
+        up now if it fits earlier (the next compression may move it further)."""
+        super().relax(job_id, not_before, now)
+        entry = self.waiting.get(job_id)
+        if entry is None or entry.start is None:
+            return
+        job = entry.job
+        earlier = self.profile.earliest_start(
+            entry.demand, job.estimate, job.ready(now), entry.start
+        )
+        if earlier is not None:
+            self._move(entry, earlier)
 
     def take_replanned(self) -> set[int]:
         changed, self.replanned = self.replanned, set()

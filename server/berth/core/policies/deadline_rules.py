@@ -68,21 +68,23 @@ class Deadlines:
         self.of: dict[int, int] = {}
 
     def effective(self, job: Job) -> int:
-        """The job's deadline, or its artificial one: submit + max(24 h, R * estimate)."""
+        """The job's deadline, or its artificial one: submit (or, later, the time it may
+        start from: its dependencies) + max(24 h, R * estimate)."""
         if job.deadline is not None:
             return job.deadline
-        return job.submit + max(
+        return job.ready(job.submit) + max(
             ARTIFICIAL_DEADLINE_FLOOR, math.ceil(self.relaxation * job.estimate)
         )
 
     def too_late(self, job: Job, now: int) -> Reject | None:
         """A rejection if no start from ``now`` on can meet the job's deadline."""
         deadline = self.effective(job)
-        if deadline < now + job.estimate:
+        ready = job.ready(now)
+        if deadline < ready + job.estimate:
+            since = f"now ({at(now)})" if ready == now else f"its dependencies' end ({at(ready)})"
             return Reject(
                 job.id,
-                f"deadline {at(deadline)} is before now ({at(now)}) + its estimate "
-                f"({job.estimate} s)",
+                f"deadline {at(deadline)} is before {since} + its estimate ({job.estimate} s)",
             )
         return None
 

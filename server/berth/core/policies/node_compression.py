@@ -71,14 +71,18 @@ def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = N
                 if earliest >= (old + estimate if whole_window else old):
                     entry.checked = log.size
                     continue
-            first: int | None = now
+            ready = entry.job.ready(now)
+            if ready >= old:
+                entry.checked = log.size  # it may not start earlier (its dependencies)
+                continue
+            first: int | None = ready
             if entry.need is not None:
                 # Necessary for any earlier start: the nodes that could hold it have
                 # room together before ``old`` (from there on the job's own
                 # reservation is its room). Most jobs fail it, and keep their
                 # reservation untouched.
                 summed, total = entry.need
-                first = summed.earliest_start(total, estimate, now, old, bound)
+                first = summed.earliest_start(total, estimate, ready, old, bound)
             if first is not None and (bound is None or first < bound):
                 moved = policy._move_earlier(entry, first, bound) or moved
             entry.checked = log.size

@@ -107,6 +107,8 @@ def start_now_by_selection(
             old, held = entry.start, entry.held
             if job_id in current.asked or old is None or old <= now or held is None:
                 continue
+            if entry.job.ready(now) != now:
+                continue  # it may not start yet (its dependencies)
             if asked and stop is not None and stop():
                 policy.selection_round = current
                 return False

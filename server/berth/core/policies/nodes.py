@@ -32,10 +32,11 @@ from berth.core.model import Job
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.base import next_reserved_start, pop_reached
+from berth.core.policies.node_adopt import adopt_running, adopt_waiting, relax
 from berth.core.policies.node_compression import compress
 from berth.core.policies.node_easy import backfill
 from berth.core.policies.node_fork import fork
-from berth.core.policies.node_naming import describe, kept_placement, name_nodes
+from berth.core.policies.node_naming import describe, name_nodes
 from berth.core.policies.node_select import (
     SelectionRound,
     backfill_by_selection,
@@ -295,52 +296,14 @@ class NodeBackfill:
         held: Mapping[str, int] | None = None,
         placement: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
-        """Take over a running job with what it holds per node (``placement``); what it
-        holds on nodes this plan does not cover (draining) is not counted."""
-        index = self.node_index
-        kept = {
-            index[name]: self.space.pack(
-                {n: a for n, a in amounts.items() if n in self.space.capacity}
-            )
-            for name, amounts in (placement or {}).items()
-            if name in index
-        }
-        entry = Planned(job, job.shape or shape_of(job.resources), 0, start, None, kept)
-        end = start + job.estimate
-        if isinstance(self.plan, CountedPlan) and any(
-            amount != self.plan.node_capacity for amount in kept.values()
-        ):
-            self._name_nodes(now)  # it shares a node: nodes can no longer be counted
-        if end > now and kept:
-            self.plan.reserve(kept, now, end - now)
-        self.running[job.id] = entry
+        """See :func:`~berth.core.policies.node_adopt.adopt_running`."""
+        adopt_running(self, job, start, now, placement)
 
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
     ) -> Reserve | Reject | None:
-        """Queue a job in arrival order; under conservative at its old start and a
-        placement there if one is free, else at its earliest; the old guarantee is kept
-        when the start is no later."""
-        entry = self._admit(job, now)
-        if isinstance(entry, Reject):
-            return entry
-        if self.depth is not None or job.id in self.parked:
-            return None
-        placement = None
-        if start is not None and start >= now:
-            nodes = self.kept_nodes.get(job.id)
-            placement = None if nodes is None else kept_placement(self, entry, nodes, start)
-            if placement is None:
-                placement = self.plan.place(entry.shape, entry.demand, start, job.estimate)
-        if start is None or placement is None:
-            self._reserve_earliest(entry, now)
-        else:
-            self._hold(entry, start, placement)
-            heapq.heappush(self._starts, (start, self._arrival[job.id], job.id))
-        assert entry.start is not None
-        kept = guarantee is not None and entry.start <= guarantee
-        entry.guarantee = guarantee if kept else entry.start
-        return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
+        """See :func:`~berth.core.policies.node_adopt.adopt_waiting`."""
+        return adopt_waiting(self, job, now, start, guarantee)
 
     def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None:
         """Before adopting a queue: where each waiting job was planned (slots per node
@@ -378,6 +341,10 @@ class NodeBackfill:
                 self._tighten(now)
         return True
 
+    def relax(self, job_id: int, not_before: int | None, now: int) -> None:
+        """See :func:`~berth.core.policies.node_adopt.relax`."""
+        relax(self, job_id, not_before, now)
+
     def planned_start(self, job_id: int) -> int | None:
         entry = self.waiting.get(job_id)
         return None if entry is None or self.depth is not None else entry.start
@@ -409,7 +376,8 @@ class NodeBackfill:
         return held
 
     def _reserve_earliest(self, entry: Planned, now: int) -> None:
-        found = self.plan.earliest(entry.shape, entry.demand, entry.job.estimate, now)
+        job = entry.job
+        found = self.plan.earliest(entry.shape, entry.demand, job.estimate, job.ready(now))
         assert found is not None, "an admitted job always fits once all has ended"
         self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))

@@ -1,0 +1,99 @@
+"""A node policy taking jobs over (a restart, a replan), and a waiting job let start earlier.
+
+:func:`adopt_running` puts a running job back on the nodes it holds; :func:`adopt_waiting`
+queues a waiting job at its old start and nodes where they are still free (else at its
+earliest placement), keeping its guarantee when the start is no later. :func:`relax`
+lets a waiting job start earlier than before (what it waits for came earlier: see
+:mod:`berth.core.waits`) and moves it up if it can. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from berth.core.decisions import Reject, Reserve
+from berth.core.model import Job
+from berth.core.policies.node_naming import kept_placement
+from berth.core.shapes import shape_of
+from berth.core.whole_nodes import CountedPlan
+
+if TYPE_CHECKING:
+    from berth.core.policies.nodes import NodeBackfill
+
+
+def adopt_running(
+    policy: NodeBackfill,
+    job: Job,
+    start: int,
+    now: int,
+    placement: Mapping[str, Mapping[str, int]] | None,
+) -> None:
+    """Take over a running job with what it holds per node (``placement``); what it
+    holds on nodes this plan does not cover (draining) is not counted."""
+    from berth.core.policies.nodes import Planned
+
+    index = policy.node_index
+    capacity = policy.space.capacity
+    kept = {
+        index[name]: policy.space.pack({n: a for n, a in amounts.items() if n in capacity})
+        for name, amounts in (placement or {}).items()
+        if name in index
+    }
+    entry = Planned(job, job.shape or shape_of(job.resources), 0, start, None, kept)
+    end = start + job.estimate
+    plan = policy.plan
+    if isinstance(plan, CountedPlan) and any(a != plan.node_capacity for a in kept.values()):
+        policy._name_nodes(now)  # it shares a node: nodes can no longer be counted
+    if end > now and kept:
+        policy.plan.reserve(kept, now, end - now)
+    policy.running[job.id] = entry
+
+
+def adopt_waiting(
+    policy: NodeBackfill, job: Job, now: int, start: int | None, guarantee: int | None
+) -> Reserve | Reject | None:
+    """Queue a job in arrival order; under conservative at its old start and a
+    placement there if one is free (and the job may start then), else at its earliest;
+    the old guarantee is kept when the start is no later."""
+    entry = policy._admit(job, now)
+    if isinstance(entry, Reject):
+        return entry
+    if policy.depth is not None or job.id in policy.parked:
+        return None
+    placement = None
+    if start is not None and start >= job.ready(now):
+        nodes = policy.kept_nodes.get(job.id)
+        placement = None if nodes is None else kept_placement(policy, entry, nodes, start)
+        if placement is None:
+            placement = policy.plan.place(entry.shape, entry.demand, start, job.estimate)
+    if start is None or placement is None:
+        policy._reserve_earliest(entry, now)
+    else:
+        policy._hold(entry, start, placement)
+        heapq.heappush(policy._starts, (start, policy._arrival[job.id], job.id))
+    assert entry.start is not None
+    kept = guarantee is not None and entry.start <= guarantee
+    entry.guarantee = guarantee if kept else entry.start
+    return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
+
+
+def relax(policy: NodeBackfill, job_id: int, not_before: int | None, now: int) -> None:
+    """A waiting job may start from ``not_before`` (earlier than before): asked again at
+    the next compression, and moved up now if it can."""
+    entry = policy.waiting.get(job_id)
+    if entry is None:
+        return
+    entry.job = replace(entry.job, not_before=not_before)
+    entry.checked = -1
+    old = entry.start
+    if old is None or entry.held is None:
+        return
+    first: int | None = entry.job.ready(now)
+    if entry.need is not None and first is not None and first < old:
+        summed, total = entry.need  # as compression asks (a counted plan needs it)
+        first = summed.earliest_start(total, entry.job.estimate, first, old)
+    if first is not None and first < old:
+        policy._move_earlier(entry, first)
