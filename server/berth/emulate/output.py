@@ -7,11 +7,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TextIO
 
+from berth.core.dependencies import Need
 from berth.emulate.metrics import REPORT_KEYS
 from berth.emulate.replay import JobRecord
 
-#: SWF status codes: 1 completed, 0 failed (killed at its estimate), 5 cancelled (rejected).
-_SWF_STATUS = {"completed": "1", "killed": "0", "rejected": "5", "queued": "5"}
+#: SWF status codes: 1 completed, 0 failed (killed at its estimate), 5 cancelled (rejected,
+#: or a dependency never satisfied).
+_SWF_STATUS = {"completed": "1", "killed": "0", "rejected": "5", "queued": "5", "cancelled": "5"}
 
 
 def write_jobs_jsonl(records: Iterable[JobRecord], stream: TextIO) -> None:
@@ -78,3 +80,26 @@ def format_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -
     out = ["  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
     out += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(out)
+
+
+def format_starts(records: Sequence[JobRecord], needs: Mapping[int, Sequence[Need]]) -> str:
+    """When each job was guaranteed to start, started and ended, and what it waited
+    for: a workflow's plan before it is submitted (``berth emulate --starts``)."""
+    rows = [
+        {
+            "job": r.id,
+            "waits_for": _needs_text(needs.get(r.id, ())),
+            "guaranteed": "-" if r.guarantee is None else r.guarantee,
+            "start": "-" if r.start is None else r.start,
+            "end": "-" if r.end is None or r.start is None else r.end,
+            "status": r.status,
+        }
+        for r in records
+    ]
+    return format_table(rows, ["job", "waits_for", "guaranteed", "start", "end", "status"])
+
+
+def _needs_text(needs: Sequence[Need], shown: int = 3) -> str:
+    """A job's needs, the first few and how many more."""
+    text = ",".join(map(str, needs[:shown])) or "-"
+    return text if len(needs) <= shown else f"{text} +{len(needs) - shown} more"

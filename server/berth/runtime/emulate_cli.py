@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from berth.emulate.collector import collector_paused
-from berth.emulate.output import format_report, format_table, write_jobs_jsonl, write_swf
+from berth.emulate.output import (
+    format_report,
+    format_starts,
+    format_table,
+    write_jobs_jsonl,
+    write_swf,
+)
 from berth.emulate.run import Emulation, ProgressFactory, emulate, no_progress
 from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
@@ -57,6 +63,18 @@ def _run_emulate(args: argparse.Namespace) -> int:
         print(f"berth emulate: {error}", file=sys.stderr)
         return 1
     show = sys.stderr.isatty() if args.progress is None else args.progress
+    workflow = any(t.needs for t in workload.jobs)
+    if workflow:
+        refused = [flag for flag, given in (("--policy gang", args.policy == "gang"),
+                                            ("--slice", args.slice),
+                                            ("--load", args.load != 1.0)) if given]  # fmt: skip
+        if refused:
+            print(
+                f"berth emulate: {args.workload} has dependencies or array limits, which "
+                f"{', '.join(refused)} cannot replay",
+                file=sys.stderr,
+            )
+            return 1
     if args.policy == "gang":
         return _run_gang(args, workload, show)
     options = {
@@ -93,6 +111,9 @@ def _run_emulate(args: argparse.Namespace) -> int:
     if args.out_swf:
         with args.out_swf.open("w", encoding="utf-8") as stream:
             write_swf(records, stream, workload.header)
+    if (args.starts or workflow) and not args.json:
+        needs = {t.job.id: t.needs for t in workload.jobs}
+        print(format_starts(records, needs))
     _print_results(args, workload.skipped.total(), results)
     return 0
 

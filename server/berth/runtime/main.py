@@ -146,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         "every policy and selection)",
     )
     emulate_cmd.add_argument("--out", type=path_arg, help="write per-job results as JSONL here")
+    emulate_cmd.add_argument(
+        "--starts",
+        action="store_true",
+        help="print each job's guaranteed start, start and end (always, for a workload "
+        "with dependencies or array limits)",
+    )
     emulate_cmd.add_argument("--out-swf", type=path_arg, help="write the replay as an SWF trace")
     emulate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     emulate_cmd.add_argument(

@@ -5,8 +5,9 @@ A job line::
     {"id": 1, "submit": 0, "runtime": 60, "estimate": 300,
      "resources": {"cpus": 4, "mem_gb": 16}}
 
-with optional ``"deadline"`` (absolute seconds), ``"user"`` and ``"priority"`` (a number,
-or a map such as ``{"user": 1.0, "political": 0.5}``). Instead of ``resources``, a job
+with optional ``"deadline"`` (absolute seconds), ``"user"``, ``"name"`` and
+``"priority"`` (a number, or a map such as ``{"user": 1.0, "political": 0.5}``), and a
+workflow's ``"array"`` and ``"dependency"`` (:mod:`berth.emulate.traces.workflow`). Instead of ``resources``, a job
 may ask for whole slots on nodes as the daemon's API takes them: ``"slots": {"count": 8,
 "per_slot": {"cpus": 4}}`` with optional ``"nodes": {"count": 2, "exclusive": false}``.
 
@@ -29,6 +30,7 @@ from typing import Any, TextIO
 from berth.core.model import MIN_DURATION, Job
 from berth.core.shapes import Shape
 from berth.emulate.traces.opening import reading
+from berth.emulate.traces.workflow import Workflow
 from berth.emulate.workload import TraceJob, Workload, WorkloadError
 
 
@@ -123,7 +125,7 @@ def parse_job(where: str, record: Mapping[str, Any]) -> TraceJob:
     """One validated job from a decoded JSONL record."""
     unknown = set(record) - {
         "id", "submit", "runtime", "estimate", "resources", "slots", "nodes", "deadline",
-        "user", "priority",
+        "user", "priority", "name", "array", "dependency",
     }  # fmt: skip
     if unknown:
         raise WorkloadError(f"{where}: unknown field(s) {sorted(unknown)}")
@@ -155,6 +157,7 @@ def read_jsonl(path: str | Path) -> Workload:
     capacity: dict[str, int] = {}
     nodes: dict[str, dict[str, int]] | None = None
     seen: set[int] = set()
+    workflow = Workflow()
     with reading(path) as lines:
         for line_number, line in lines:
             text = line.strip()
@@ -177,11 +180,11 @@ def read_jsonl(path: str | Path) -> Workload:
                 else:
                     nodes = _node_list(where, record["nodes"])
                 continue
-            trace_job = parse_job(where, record)
-            if trace_job.job.id in seen:
-                raise WorkloadError(f"{where}: duplicate job id {trace_job.job.id}")
-            seen.add(trace_job.job.id)
-            jobs.append(trace_job)
+            for trace_job in workflow.expand(where, record, parse_job(where, record)):
+                if trace_job.job.id in seen:
+                    raise WorkloadError(f"{where}: duplicate job id {trace_job.job.id}")
+                seen.add(trace_job.job.id)
+                jobs.append(trace_job)
     jobs.sort(key=lambda t: (t.job.submit, t.job.id))
     return Workload(jobs=jobs, capacity=capacity, source=str(path), nodes=nodes)
 
