@@ -89,12 +89,16 @@ def _sbatch_parser() -> argparse.ArgumentParser:
     add("--deadline", dest="deadline")
     add("--requeue", dest="requeue", action="store_true")
     add("--dependency", "-d", dest="dependency")
+    add("--kill-on-invalid-dep", dest="kill_on_invalid_dep", type=yes_no)
     add("-a", "--array", dest="array")
     return parser
 
 
-#: Slurm options Berth knows but cannot honour yet (dependencies come next).
-NOT_YET = {"dependency": "--dependency"}
+def yes_no(text: str) -> bool:
+    """Slurm's ``yes``/``no``."""
+    if text.lower() not in ("yes", "no"):
+        raise ValueError(f"expected yes or no, got {text!r}")
+    return text.lower() == "yes"
 
 
 class Directives:
@@ -164,13 +168,8 @@ def parse_directives(
                 raise ScriptError(message + " (--ignore-unknown skips it)")
             result.warnings.append(message + "; ignored")
         values = {k: v for k, v in vars(given).items() if v is not None and v is not False}
-        for name, option in NOT_YET.items():
-            if name in values:
-                message = f"line {number}: {option} is not supported yet"
-                if not ignore_unknown:
-                    raise ScriptError(message + " (--ignore-unknown skips it)")
-                result.warnings.append(message + "; ignored")
-                values.pop(name)
+        if getattr(given, "kill_on_invalid_dep", None) is False:
+            values["kill_on_invalid_dep"] = False  # "no" is an answer, not an absence
         (berth if kind == "#BERTH" else slurm).update(values)
     try:
         mapped = _from_slurm(slurm)
@@ -183,7 +182,8 @@ def parse_directives(
 def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
     """``berth submit`` options for the ``#SBATCH`` values ``given``."""
     options: dict[str, Any] = {}
-    for name in ("name", "output", "error", "chdir", "partition", "account", "array"):
+    for name in ("name", "output", "error", "chdir", "partition", "account", "array",
+                 "dependency", "kill_on_invalid_dep"):  # fmt: skip
         if name in given:
             options[name] = given[name]
     if given.get("requeue"):

@@ -316,6 +316,14 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"{'predicted_start':>18}: {when(start['predicted_start'], now)}  ({start['based_on']})")
     if start["blocked_by"]:
         print(f"{'blocked_by':>18}: {start['blocked_by']}")
+    for need in start.get("dependencies") or ():
+        setting = "  <- sets its earliest start" if need["job_id"] == start["waits_for_job"] else ""
+        kind = "array limit" if need["kind"] == "throttle" else need["kind"]
+        print(
+            f"{'waits_for':>18}: job {need['job_id']} ({kind}; {need['job_state']}), promised "
+            f"{'to start' if need['kind'] == 'after' else 'to end'} by "
+            f"{when(need['promised'], now)}{setting}"
+        )
     gang = start.get("gang")
     if gang:
         rows = ", ".join(map(str, gang["rows"])) or "none yet"

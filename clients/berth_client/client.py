@@ -132,7 +132,8 @@ class BerthClient:
         """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
         False}``). ``launch`` takes ``chdir``, ``output``, ``error``, ``requeue``,
-        ``partition`` and ``account``."""
+        ``partition``, ``account``, ``script``, ``argv``, ``array``, ``dependency`` and
+        ``kill_on_invalid_dep``."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
             "resources": resources,

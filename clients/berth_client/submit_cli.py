@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from berth_client.batch import deadline_arg, time_arg
+from berth_client.batch import deadline_arg, time_arg, yes_no
 from berth_client.cli import _amounts, client_of, guard, to_json, when
 
 #: ``berth submit``'s defaults, filled in after the command line and the directives.
@@ -65,8 +65,19 @@ def add_options(submit: argparse.ArgumentParser) -> None:
     add(
         "--array",
         "-a",
-        help="a job array: one job per task index, e.g. 0-99, 1,3,5-9 or 0-99:4 "
-        "(BERTH_ARRAY_TASK_ID; %%a and %%A in -o/-e)",
+        help="a job array: one job per task index, e.g. 0-99, 1,3,5-9 or 0-99:4, and %%N "
+        "for at most N running (BERTH_ARRAY_TASK_ID; %%a and %%A in -o/-e)",
+    )
+    add(
+        "--dependency",
+        "-d",
+        help="wait for other jobs: afterok:ID[:ID...], afterany:, afternotok:, after:, "
+        "singleton, comma-separated (an array's id: all its tasks; ID_T: one task)",
+    )
+    add(
+        "--kill-on-invalid-dep",
+        type=yes_no,
+        help="yes (default): cancel the job when a dependency can never be satisfied; no: hold it",
     )
 
 
@@ -165,6 +176,8 @@ def run_submit(args: argparse.Namespace) -> int:
             script=script,
             argv=list(options.get("script_args") or []) if script is not None else None,
             array=options.get("array"),
+            dependency=options.get("dependency"),
+            kill_on_invalid_dep=options.get("kill_on_invalid_dep"),
         )
     if getattr(args, "json", False):
         print(to_json(answer, indent=2))

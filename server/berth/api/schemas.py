@@ -84,6 +84,15 @@ class JobOut(BaseModel):
         None,
         description="measured on its node (agents): cpu_seconds, peak_memory_bytes, gpus",
     )
+    dependency: str | None = Field(None, description="what it waits for, as submitted")
+    waits_for: str | None = Field(
+        None,
+        description="what it still waits for, resolved: afterok:12,throttle:14 (throttle: "
+        "its array's %N)",
+    )
+    kill_on_invalid_dep: bool = Field(
+        True, description="a dependency that can never be satisfied cancels it (else: held)"
+    )
 
     @classmethod
     def of(cls, job: JobRecord) -> Self:
@@ -124,6 +133,9 @@ class JobOut(BaseModel):
             argv=job.argv,
             array_job_id=job.array_job_id,
             array_task_id=job.array_task_id,
+            dependency=job.dependency,
+            waits_for=job.needs,
+            kill_on_invalid_dep=job.kill_on_invalid_dep,
         )
 
 
@@ -218,6 +230,16 @@ class GangStart(BaseModel):
     completion_basis: str
 
 
+class Dependency(BaseModel):
+    job_id: int
+    kind: str = Field(description="after, afterany, afterok, afternotok, or throttle (%N)")
+    job_state: str | None
+    promised: int | None = Field(
+        description="its promised start (after) or end: the guarantee, or the time limit "
+        "once it runs; null: no promise yet"
+    )
+
+
 class StartOut(BaseModel):
     job_id: int
     job_state: str
@@ -230,6 +252,16 @@ class StartOut(BaseModel):
     blocked_by: Blocking | None
     gang: GangStart | None = Field(
         None, description="gang partitions: the job's rows, next slot and completion forecast"
+    )
+    dependencies: list[Dependency] = Field(
+        default_factory=list, description="the jobs it still waits for (--dependency, %N)"
+    )
+    waits_for_job: int | None = Field(
+        default=None, description="the job whose promised end (or start) sets its earliest start"
+    )
+    not_before: int | None = Field(
+        default=None,
+        description="the earliest start its dependencies allow (null: not known yet)",
     )
 
 

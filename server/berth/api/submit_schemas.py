@@ -77,7 +77,19 @@ class JobSubmit(BaseModel):
         None,
         min_length=1,
         max_length=200,
-        description="a job array's task indices: 0-99, 1,3,5-9 or 0-99:4 (one job per task)",
+        description="a job array's task indices: 0-99, 1,3,5-9 or 0-99:4 (one job per task), "
+        "optionally with %N: at most N tasks running at once",
+    )
+    dependency: str | None = Field(
+        None,
+        min_length=1,
+        max_length=10_000,
+        description="what it waits for, as Slurm writes it: afterok:12:13,afterany:14,"
+        "afternotok:15,after:16,singleton (an array's id: all its tasks; A_T: one task)",
+    )
+    kill_on_invalid_dep: bool = Field(
+        True,
+        description="cancel the job when a dependency can never be satisfied (false: hold it)",
     )
     emulated_runtime: int | None = Field(
         None, ge=1, le=MAX_TIME_LIMIT, description="emulated nodes: how long it really runs"
@@ -148,6 +160,8 @@ class JobSubmit(BaseModel):
             requeue=self.requeue,
             partition=None if self.partition == DEFAULT_PARTITION else self.partition,
             account=self.account,
+            dependency=self.dependency,
+            kill_on_invalid_dep=self.kill_on_invalid_dep,
         )
 
     def _check_script(self) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
+from berth.service.dependents import dependency_answer
 from berth.service.model import JobRecord, JobRequest, JobState, readable
 
 if TYPE_CHECKING:
@@ -74,6 +75,17 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         info.update(
             predicted_start=record.start_time,
             based_on=f"the job is {record.state}",
+            computed_at=now,
+            blocked_by=None,
+        )
+        return info
+    if engine.waits.graph.needs(job_id):
+        info.update(dependency_answer(engine, record))
+    held_back = engine.waits.gated.get(job_id)
+    if held_back is not None:
+        info.update(
+            predicted_start=None,
+            based_on=f"no plan yet: it {engine.waiting_reason(held_back)}",
             computed_at=now,
             blocked_by=None,
         )

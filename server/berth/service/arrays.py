@@ -5,73 +5,44 @@ each task is an ordinary job that also carries its array's id (the first task's 
 and its index, so the plan, the agents and the store treat it like any job. The tasks
 are admitted in index order in one batch, with one scheduling pass after the last.
 Cancelling the array cancels each task that has not ended, with one scheduling pass
-after the last. A limit on running tasks (``%N``) is not taken yet: it is refused,
-naming it. A mixin of :class:`~berth.service.engine.Engine`; no I/O.
+after the last. A limit on running tasks (``%N``) becomes needs between the tasks
+(:func:`berth.core.arrays.throttle`). A mixin of :class:`~berth.service.engine.Engine`; no I/O.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 
+from berth.core import arrays
 from berth.service.engine_base import EngineBase
 from berth.service.model import JobRecord, JobRequest, RequestError
 
-#: The most tasks one array may have.
-MAX_ARRAY_TASKS = 10_000
-#: The largest task index.
-MAX_TASK_INDEX = 4_000_000
 
-
-def parse_array(spec: str) -> tuple[int, ...]:
-    """The task indices of ``spec`` (``0-99``, ``1,3,5-9``, ``0-99:4``), in order, each
-    once; :class:`RequestError` naming ``array`` if it cannot be read or is too big."""
-    text = spec.strip()
-    if "%" in text:
-        raise RequestError(
-            "invalid",
-            f"array {spec!r}: a limit on running tasks (%N) is not supported yet",
-            "array",
-        )
-    indices: set[int] = set()
-    for part in text.split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part.strip())
-        if match is None:
-            raise RequestError(
-                "invalid", f"array {spec!r}: expected N, N-M or N-M:STEP, comma-separated", "array"
-            )
-        first = int(match.group(1))
-        last = int(match.group(2) or first)
-        step = int(match.group(3) or 1)
-        if last < first or step < 1 or last > MAX_TASK_INDEX:
-            raise RequestError(
-                "invalid",
-                f"array {spec!r}: {part.strip()} must run upwards, by a step of at least 1, "
-                f"to at most {MAX_TASK_INDEX}",
-                "array",
-            )
-        if len(indices) + (last - first) // step + 1 > MAX_ARRAY_TASKS:
-            raise RequestError(
-                "invalid", f"array {spec!r}: more than {MAX_ARRAY_TASKS} tasks", "array"
-            )
-        indices.update(range(first, last + 1, step))
-    return tuple(sorted(indices))
+def parse_array(spec: str) -> tuple[tuple[int, ...], int | None]:
+    """:func:`berth.core.arrays.parse_array`, refused as a :class:`RequestError` naming
+    ``array``."""
+    try:
+        return arrays.parse_array(spec)
+    except ValueError as error:
+        raise RequestError("invalid", str(error), "array") from None
 
 
 class ArrayCommands(EngineBase):
     """Submitting and cancelling a whole array (mixed into the engine)."""
 
     def submit_array(
-        self, request: JobRequest, tasks: tuple[int, ...], now: int
+        self, request: JobRequest, tasks: tuple[int, ...], now: int, limit: int | None = None
     ) -> tuple[list[JobRecord], bool]:
-        """Admit one job per task; ``(tasks' records, created)``. A repeated
-        idempotency key returns the array it created the first time."""
+        """Admit one job per task, at most ``limit`` running at once; ``(tasks'
+        records, created)``. A repeated idempotency key returns the array it created
+        the first time."""
         key = request.idempotency_key
         if key is not None and (request.user, key) in self._idempotency:
             first = self.jobs[self._idempotency[(request.user, key)]]
             return self.array_tasks(first.array_job_id or first.id), False
         self.validate(request, now)
         array_id = self.next_id
+        needs = self.array_needs(request, tasks, limit)
         records = [
             # The first task alone carries the key (one job per key, as the store keeps).
             self._enter(
@@ -82,8 +53,9 @@ class ArrayCommands(EngineBase):
                     idempotency_key=key if index == tasks[0] else None,
                 ),
                 now,
+                task_needs,
             )
-            for index in tasks
+            for index, task_needs in zip(tasks, needs, strict=True)
         ]
         self._pass(now)
         return records, True

@@ -63,9 +63,11 @@ class SubmitArray:
 
     request: JobRequest
     tasks: tuple[int, ...]
+    #: At most this many tasks running at once (``%N``; None: no limit).
+    limit: int | None = None
 
     def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool]:
-        return engine.submit_array(self.request, self.tasks, now)
+        return engine.submit_array(self.request, self.tasks, now, self.limit)
 
 
 @dataclass(frozen=True, slots=True)

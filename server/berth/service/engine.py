@@ -29,10 +29,13 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.nodes import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
+from berth.core.waits import Waits
+from berth.service.admission import JobAdmission
 from berth.service.answers import start_info, what_if
 from berth.service.arrays import ArrayCommands
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
+from berth.service.dependents import DependentJobs
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.improvements import PASS_SECONDS, PlanImprovements, within
@@ -47,7 +50,6 @@ from berth.service.model import (
     JobState,
     NodeRecord,
     StartLags,
-    moment,
     readable,
 )
 from berth.service.node_commands import NodeCommands
@@ -72,7 +74,9 @@ END_EVENT = {
 
 class Engine(
     JobCommands,
+    JobAdmission,
     ArrayCommands,
+    DependentJobs,
     NodeCommands,
     PartitionCommands,
     GangSlots,
@@ -103,6 +107,8 @@ class Engine(
         self.pending: dict[int, JobRecord] = {}  # arrival order
         self.running: dict[int, JobRecord] = {}
         self.next_id = 1
+        #: Jobs that wait for other jobs (:mod:`berth.service.dependents`).
+        self.waits = Waits()
         self._idempotency: dict[tuple[str, str], int] = {}
         #: Finished jobs held in memory, oldest first; beyond ``keep_finished`` the oldest
         #: are let go once committed (the store keeps them: history, idempotency).
@@ -167,7 +173,11 @@ class Engine(
         return replan(
             self.pool(partition),
             [r for r in self.running.values() if r.partition == partition],
-            [r for r in self.pending.values() if r.partition == partition],
+            [
+                r
+                for r in self.pending.values()
+                if r.partition == partition and r.id not in self.waits.gated
+            ],
             name,
             options,
             now,
@@ -255,6 +265,7 @@ class Engine(
                     f"killed on reaching its time limit of {record.time_limit} s",
                 )
                 done.append(record.id)
+        self._settle_waits(now)  # before compression: what waited for them may move up
         self._ended_in_lanes(done, now)
         self._requeue(now)
         if catching_up:
@@ -273,76 +284,7 @@ class Engine(
         times.extend(t for t in more if t is not None)
         return min(times, default=None)
 
-    # ------------------------------------------------------------------ user commands
-    def _decide(self, record: JobRecord, now: int) -> Reserve | Reject | None:
-        """The policy's admission decision, and a deadline is never accepted unkept:
-        under a policy that does not admit by deadline, a deadline job is accepted only
-        if its guaranteed start plus its time limit meets the deadline. A gang job joins
-        its partition's next slot boundary (gang scheduling promises nothing)."""
-        part = self.gang_of(record)
-        if part is not None:
-            if record.deadline is not None:
-                return Reject(
-                    record.id,
-                    f"gang partition {part.spec.name!r} makes no promises, so it cannot "
-                    "guarantee a deadline",
-                )
-            part.arrive(record.id, record.resources, now)
-            return None
-        lane = self.lanes[record.partition]
-        decision = lane.arrive(record.as_job(), now)
-        if record.deadline is None or isinstance(decision, Reject):
-            return decision
-        if decision is None or decision.guarantee is None:
-            lane.policy.withdraw(record.id, now)
-            return Reject(
-                record.id,
-                f"policy {self.policy_spec(record.partition)[0]} makes no promises, so it cannot "
-                "guarantee a deadline (use conservative, slack, qops, msb or mrt)",
-            )
-        completion = decision.completion or decision.guarantee + record.time_limit
-        if completion > record.deadline:
-            lane.policy.withdraw(record.id, now)
-            return Reject(
-                record.id,
-                f"its deadline {moment(record.deadline)} cannot be guaranteed: the "
-                f"earliest guaranteed completion is {moment(completion)}",
-            )
-        return Reserve(
-            decision.job_id, decision.start, decision.guarantee, decision.reason, completion
-        )
-
     # ------------------------------------------------------------------ internals
-    def _admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
-        if isinstance(decision, Reject):
-            self._set_state(record, JobState.REJECTED, decision.reason)
-            record.end_time = now
-            self.counters["rejected"] += 1
-            self._emit("job.rejected", now, record.id, reason=record.state_reason)
-            return
-        self.pending[record.id] = record
-        part = self.gang_of(record)
-        if part is not None:
-            self._gang_reason(part, record, now)
-            reason = record.state_reason
-        else:
-            reason = self.lanes[record.partition].policy.wait_reason(record.id) or "queued"
-        if isinstance(decision, Reserve):
-            record.guaranteed_start = decision.guarantee
-            record.guaranteed_end = decision.completion
-            record.planned_start = decision.start
-            record.planned_nodes = self.lanes[record.partition].policy.named_plan(record.id)
-            reason = decision.reason
-        self._set_state(record, JobState.PENDING, reason)
-        self.counters["accepted"] += 1
-        self._emit(
-            "job.accepted",
-            now,
-            record.id,
-            guaranteed_start=record.guaranteed_start,
-            guaranteed_end=record.guaranteed_end,
-        )
-
     def _pass(self, now: int) -> None:
         """Start what the policy says, and note reservations that moved; inside a
         :meth:`batch`, only note that a pass is due."""
@@ -350,9 +292,15 @@ class Engine(
             self._run_pass(now)
 
     def _run_pass(self, now: int) -> None:
-        for lane in self.lanes:
-            self._run_lane(lane, now)
-        self._gang_boundaries(now)
+        """What moved jobs mean for those waiting for them, then each partition's pass;
+        again while jobs others wait for started."""
+        while True:
+            self._settle_waits(now)
+            for lane in self.lanes:
+                self._run_lane(lane, now)
+            self._gang_boundaries(now)
+            if not self.waits.unsettled:
+                return
 
     def _run_lane(self, lane: str | None, now: int) -> None:
         """One backfilling partition's pass: its starts, then its moved reservations."""
@@ -395,7 +343,9 @@ class Engine(
     def _withdraw(self, record: JobRecord, now: int) -> None:
         """A pending job leaves its partition's plan (cancelled or held)."""
         part = self.gang_of(record)
-        if part is not None:
+        if record.id in self.waits.gated:
+            pass  # it waits outside the plan
+        elif part is not None:
             part.withdraw(record.id)
         else:
             self.lanes[record.partition].policy.withdraw(record.id, now)
@@ -491,6 +441,7 @@ class Engine(
                 )
                 record.guaranteed_start, record.guaranteed_end = guarantee, completion
             self._take_plan(record, policy)
+            self.waits.touch(job_id)  # its promise may have moved: its waiters hear
         policy.take_replanned()
         self.version += 1
 
@@ -503,6 +454,10 @@ class Engine(
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:
             self._finished.append(record.id)
+            self.waits.ended(record.id, started=record.start_time is not None)
+        elif state is not JobState.PENDING:
+            self.waits.left(record.id)
+        self.waits.touch(record.id)
         record.state = state
         record.state_reason = readable(reason)  # the core's times as dates
         self._touch(record)

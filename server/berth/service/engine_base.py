@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections import Counter, deque
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from berth.core.decisions import Reject, Reserve
+    from berth.core.dependencies import Bound, Need
     from berth.core.forecast import ForecastRun
     from berth.core.policies.base import LivePolicy
     from berth.core.timeline import Timeline
+    from berth.core.waits import Waits
     from berth.service.cluster import Cluster
     from berth.service.gang import GangPartition
     from berth.service.intents import Intent
@@ -61,7 +63,25 @@ class EngineBase:
 
         def validate(self, request: JobRequest, now: int) -> None: ...
 
-        def _enter(self, request: JobRequest, now: int) -> JobRecord: ...
+        def _enter(
+            self,
+            request: JobRequest,
+            now: int,
+            needs: Sequence[Need] = (),
+            singleton: bool = False,
+        ) -> JobRecord: ...
+
+        def needs_of(
+            self, request: JobRequest, first_id: int, count: int = 1
+        ) -> tuple[list[Need], bool]: ...
+
+        def array_needs(
+            self, request: JobRequest, tasks: Sequence[int], limit: int | None
+        ) -> list[list[Need]]: ...
+
+        def singleton_needs(self, record: JobRecord) -> list[Need]: ...
+
+        def wait_for(self, record: JobRecord, needs: Sequence[Need]) -> None: ...
 
         def cancel_without_pass(self, job_id: int, now: int, reason: str) -> JobRecord: ...
 
@@ -106,6 +126,26 @@ class EngineBase:
 
         def _admit(
             self, record: JobRecord, decision: Reserve | Reject | None, now: int
+        ) -> None: ...
+
+        def _note_plan(self, record: JobRecord, decision: Reserve | None, now: int) -> None: ...
+
+        def array_tasks(self, array_id: int) -> list[JobRecord]: ...
+
+        def gang_of(self, record: JobRecord) -> GangPartition | None: ...
+
+        waits: Waits
+
+        def _held_back(self, record: JobRecord) -> Bound | None: ...
+
+        def waiting_reason(self, bound: Bound) -> str: ...
+
+        def _gang_reason(
+            self,
+            part: GangPartition,
+            record: JobRecord,
+            now: int,
+            queued: set[int] | None = None,
         ) -> None: ...
 
         def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None: ...

@@ -7,6 +7,9 @@ operator sets. A mixin of :class:`~berth.service.engine.Engine`; no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from berth.core.dependencies import Need
 from berth.service.engine_base import EngineBase
 from berth.service.intents import Kill
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
@@ -23,18 +26,25 @@ class JobCommands(EngineBase):
             if known is not None:
                 return self.jobs[known], False
         self.validate(request, now)
-        record = self._enter(request, now)
+        needs, singleton = self.needs_of(request, self.next_id)
+        record = self._enter(request, now, needs, singleton)
         self._pass(now)
         return record, True
 
-    def _enter(self, request: JobRequest, now: int) -> JobRecord:
-        """A new job for a checked ``request``, numbered next and admitted (or
-        rejected); the caller runs the scheduling pass."""
+    def _enter(
+        self, request: JobRequest, now: int, needs: Sequence[Need] = (), singleton: bool = False
+    ) -> JobRecord:
+        """A new job for a checked ``request``, numbered next, waiting for ``needs``
+        (and, ``singleton``, for the earlier jobs of its name), admitted (or rejected);
+        the caller runs the scheduling pass."""
         record = JobRecord.from_request(self.next_id, request, now)
         self.next_id += 1
         self.jobs[record.id] = record
         if request.idempotency_key is not None:
             self._idempotency[(request.user, request.idempotency_key)] = record.id
+        if singleton:
+            needs = [*needs, *self.singleton_needs(record)]
+        self.wait_for(record, needs)
         self._admit(record, self._decide(record, now), now)
         return record
 

@@ -102,6 +102,10 @@ class JobRequest:
     #: A task of a job array: the array's id (its first task's job id) and its index.
     array_job_id: int | None = None
     array_task_id: int | None = None
+    #: What it waits for, as the user wrote it (``afterok:12,singleton``), and whether a
+    #: need that can never be satisfied cancels it (else it is held).
+    dependency: str | None = None
+    kill_on_invalid_dep: bool = True
 
 
 @dataclass(slots=True)
@@ -161,6 +165,13 @@ class JobRecord:
     #: A task of a job array: the array's id (its first task's job id) and its index.
     array_job_id: int | None = None
     array_task_id: int | None = None
+    #: What it waits for: as written, as resolved at submission (``afterok:12,afterany:14``;
+    #: see :mod:`berth.core.dependencies`), and whether an unsatisfiable need cancels it.
+    dependency: str | None = None
+    needs: str | None = None
+    kill_on_invalid_dep: bool = True
+    #: Not stored: the earliest start its predecessors' promises allow, while planned.
+    not_before: int | None = None
 
     def measured_counts(self) -> dict[str, float]:
         """What an ended job adds to the daemon's usage counters (``/metrics``)."""
@@ -195,6 +206,8 @@ class JobRecord:
             account=request.account or request.user,
             array_job_id=request.array_job_id,
             array_task_id=request.array_task_id,
+            dependency=request.dependency,
+            kill_on_invalid_dep=request.kill_on_invalid_dep,
         )
 
     def as_job(self) -> Job:
@@ -213,6 +226,7 @@ class JobRecord:
             user=self.user,
             priority=priority,
             shape=self.shape,
+            not_before=self.not_before,
         )
 
     def drop_plan(self) -> None:

@@ -1,7 +1,9 @@
 """A (re)started daemon's engine, rebuilt from what the store holds.
 
 Persisted nodes, policy, partitions and jobs come back (defaults on a fresh store):
-waiting jobs in arrival order with their planned starts and guarantees, running jobs
+who waits for whom (from each waiting job's needs), waiting jobs in arrival order with
+their planned starts and guarantees (those held back by what they wait for outside the
+plan, as before the restart), running jobs
 with what they hold, handed back to the node backend (gang jobs on their blocks, with
 the time they spent suspended). Then one advance handles whatever should have happened
 while the daemon was down. No I/O.
@@ -55,15 +57,22 @@ def restore_engine(
     if fresh:
         engine._dirty_nodes.update(engine.cluster.nodes)
         engine._config_dirty = True
-    for record in sorted(snapshot.jobs, key=lambda r: r.id):
+    records = sorted(snapshot.jobs, key=lambda r: r.id)
+    for record in records:
         engine.jobs[record.id] = record
+    # Who waits for whom, and which waiting jobs are held back outside the plan.
+    engine.rebuild_waits()
+    for record in records:
+        if record.state is JobState.PENDING and record.needs:
+            engine._held_back(record)
+    for record in records:
         if record.idempotency_key is not None:
             engine._idempotency[(record.user, record.idempotency_key)] = record.id
         part = engine.gang_of(record)
         if record.state is JobState.PENDING:
             engine.pending[record.id] = record
-            if part is not None:  # it joins the rebuilt matrix in order
-                part.arrive(record.id, record.resources, record.submit_time)
+            if part is not None and record.id not in engine.waits.gated:
+                part.arrive(record.id, record.resources, record.submit_time)  # in order
         elif record.state is JobState.RUNNING:
             engine.running[record.id] = record
             engine.cluster.bind(record.allocation)

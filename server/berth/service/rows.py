@@ -61,6 +61,9 @@ JOB_COLUMNS = (
     "usage",
     "array_job_id",
     "array_task_id",
+    "dependency",
+    "needs",
+    "kill_on_invalid_dep",
 )
 
 
@@ -86,6 +89,7 @@ def job_from_row(row: dict[str, Any]) -> JobRecord:
     values["resources"] = dict(row["resources"])
     values["allocation"] = {n: dict(a) for n, a in (row["allocation"] or {}).items()}
     values["requeue"] = bool(row.get("requeue"))
+    values["kill_on_invalid_dep"] = row.get("kill_on_invalid_dep") is not False
     values["requeued"] = int(row.get("requeued") or 0)
     values["suspended_for"] = int(row.get("suspended_for") or 0)
     values["account"] = row.get("account") or row["user"]

@@ -82,6 +82,11 @@ JOBS = sa.Table(
     # A task of a job array: its array's id and its index (migration 0012).
     sa.Column("array_job_id", sa.BigInteger, index=True),
     sa.Column("array_task_id", sa.Integer),
+    # What it waits for: as written, as resolved, and what an unsatisfiable need does
+    # (migration 0013).
+    sa.Column("dependency", sa.Text),
+    sa.Column("needs", sa.Text),
+    sa.Column("kill_on_invalid_dep", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

@@ -173,6 +173,18 @@ class Cluster:
         job_id: int = answer.json()["job"]["job_id"]
         return job_id
 
+    def cli(self, *words: str, token: str = RUNNER) -> subprocess.CompletedProcess[str]:
+        """``berth WORDS`` against this daemon, run in the jobs' directory (as sbatch
+        runs in the job's working directory)."""
+        return subprocess.run(
+            [sys.executable, "-m", "berth.runtime.main", *words],
+            capture_output=True,
+            text=True,
+            cwd=self.jobs_dir,
+            env={**os.environ, "BERTH_URL": self.daemon.url, "BERTH_TOKEN": token},
+            timeout=60,
+        )
+
     def job(self, job_id: int) -> dict[str, Any]:
         job: dict[str, Any] = self.call("GET", f"/v1/jobs/{job_id}").json()
         return job

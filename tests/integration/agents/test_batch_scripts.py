@@ -5,12 +5,9 @@ ask for, as the job's account."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 from tests.integration.agents.cluster import Cluster
-from tests.integration.conftest import RUNNER
 
 SCRIPT = """#!/bin/bash
 #SBATCH -J sim
@@ -24,14 +21,7 @@ echo "bash ${BASH_VERSION:+yes}"
 
 
 def _berth(cluster: Cluster, *words: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "berth.runtime.main", *words],
-        capture_output=True,
-        text=True,
-        cwd=cluster.jobs_dir,  # the job's working directory, as with sbatch
-        env={**os.environ, "BERTH_URL": cluster.daemon.url, "BERTH_TOKEN": RUNNER},
-        timeout=60,
-    )
+    return cluster.cli(*words)
 
 
 def test_a_script_with_sbatch_lines_runs_with_its_shape_and_environment(

@@ -128,30 +128,20 @@ def test_a_suspended_job_is_frozen_whole_even_a_child_in_its_own_session(
 
 
 def test_show_and_usage_print_what_a_job_used(cluster: Cluster, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     cluster.add_agent("n1", "cpus=2,mem_gb=4")
     job = cluster.submit(_burn(1, 2), resources={"cpus": 1, "mem_gb": 1})
     cluster.wait_state(job, "COMPLETED", seconds=30)
-    env = {**os.environ, "BERTH_URL": cluster.daemon.url}
 
     def berth(*words: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "berth.runtime.main", *words],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-            check=True,
-        )
+        done = cluster.cli(*words, token=OPERATOR)
+        assert done.returncode == 0, done.stderr
         return done.stdout
 
-    shown = berth("show", str(job), "--token", OPERATOR)
+    shown = berth("show", str(job))
     assert "cpu_used:" in shown
     assert "efficiency" in shown
     assert "memory_peak:" in shown
-    usage = berth("usage", "--token", OPERATOR)
+    usage = berth("usage")
     assert "USED-CPU-H" in usage
     assert "CPU-EFF" in usage
     agents = berth("admin", "agents", "--token", OPERATOR)

@@ -103,10 +103,15 @@ def test_an_unknown_directive_names_its_line_unless_ignored() -> None:
     ]
 
 
-def test_dependencies_are_refused_until_berth_has_them_and_arrays_are_read() -> None:
-    with pytest.raises(ScriptError, match="line 2: --dependency is not supported yet"):
-        _directives("#!/bin/sh\n#SBATCH --dependency=afterok:12\ntrue\n")
-    assert _directives("#!/bin/sh\n#SBATCH --array=0-9:3\ntrue\n") == {"array": "0-9:3"}
+def test_dependencies_and_arrays_are_read_as_slurm_writes_them() -> None:
+    script = "#!/bin/sh\n#SBATCH --dependency=afterok:12,singleton\n#SBATCH -a 0-9:3%2\ntrue\n"
+    assert _directives(script) == {"dependency": "afterok:12,singleton", "array": "0-9:3%2"}
+    no = "#!/bin/sh\n#SBATCH -d afterany:3 --kill-on-invalid-dep=no\ntrue\n"
+    assert _directives(no) == {"dependency": "afterany:3", "kill_on_invalid_dep": False}
+    yes = "#!/bin/sh\n#BERTH --kill-on-invalid-dep yes\ntrue\n"
+    assert _directives(yes) == {"kill_on_invalid_dep": True}
+    with pytest.raises(ScriptError, match="line 2: #SBATCH --kill-on-invalid-dep=maybe"):
+        _directives("#!/bin/sh\n#SBATCH --kill-on-invalid-dep=maybe\ntrue\n")
 
 
 def test_gpus_that_do_not_divide_among_the_tasks_are_refused() -> None:

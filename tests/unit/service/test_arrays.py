@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from berth.service.arrays import MAX_ARRAY_TASKS, parse_array
+from berth.core.arrays import MAX_ARRAY_TASKS
+from berth.service.arrays import parse_array
 from berth.service.model import JobState, RequestError
 from tests.support.live import engine, request
 
@@ -21,13 +22,20 @@ from tests.support.live import engine, request
     ],
 )
 def test_task_indices_are_read_as_slurm_writes_them(spec: str, tasks: tuple[int, ...]) -> None:
-    assert parse_array(spec) == tasks
+    assert parse_array(spec) == (tasks, None)
+
+
+@pytest.mark.parametrize(("spec", "limit"), [("0-9%2", 2), ("1,3%1", 1), ("0-99:4%10", 10)])
+def test_a_limit_on_running_tasks_is_read(spec: str, limit: int) -> None:
+    assert parse_array(spec)[1] == limit
 
 
 @pytest.mark.parametrize(
     ("spec", "says"),
     [
-        ("0-9%2", "a limit on running tasks (%N) is not supported yet"),
+        ("0-9%0", "%N must be a whole number of tasks, at least 1"),
+        ("0-9%", "%N must be a whole number of tasks, at least 1"),
+        ("0-9%x", "%N must be a whole number of tasks, at least 1"),
         ("9-0", "must run upwards"),
         ("0-9:0", "step of at least 1"),
         ("a-b", "expected N, N-M or N-M:STEP"),

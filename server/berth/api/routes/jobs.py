@@ -61,9 +61,10 @@ async def submit(
     daemon.submits.take(who)
     request = body.request(who.user, idempotency_key)
     if body.array is not None:
-        tasks = parse_array(body.array)
+        tasks, limit = parse_array(body.array)
         answer, created = await daemon.coordinator.call(
-            SubmitArray(request, tasks), lambda made: (SubmitOut.of_array(made[0]), made[1])
+            SubmitArray(request, tasks, limit),
+            lambda made: (SubmitOut.of_array(made[0]), made[1]),
         )
     else:
         answer, created = await daemon.coordinator.call(
