@@ -29,12 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.conftest import ALICE, DaemonProcess
 
 
-def one_run(tasks: int, nodes: int) -> tuple[float, float]:
+def one_run(tasks: int, nodes: int, limit: int | None = None) -> tuple[float, float]:
     """Seconds one array submission takes, on a fresh daemon, and its cancel."""
     with tempfile.TemporaryDirectory(prefix="bench-arrays-") as root:
         daemon = DaemonProcess(Path(root), "--nodes", f"{nodes}x cpus=32,mem_gb=128")
         try:
-            body = {"resources": {"cpus": 1}, "time_limit": 3600, "array": f"0-{tasks - 1}"}
+            spec = f"0-{tasks - 1}" + ("" if limit is None else f"%{limit}")
+            body = {"resources": {"cpus": 1}, "time_limit": 3600, "array": spec}
             headers = {"Authorization": f"Bearer {ALICE}"}
             with httpx.Client(base_url=daemon.url, headers=headers, timeout=300) as http:
                 began = time.perf_counter()
@@ -58,11 +59,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--limit", type=int, help="at most this many tasks running (%%N)")
     args = parser.parse_args()
-    runs = [one_run(args.tasks, args.nodes) for _ in range(args.repeat)]
+    runs = [one_run(args.tasks, args.nodes, args.limit) for _ in range(args.repeat)]
     for label, times in (("submitted", [r[0] for r in runs]), ("cancelled", [r[1] for r in runs])):
         print(
-            f"an array of {args.tasks} tasks on {args.nodes} nodes {label}, {args.repeat} "
+            f"an array of {args.tasks} tasks{'' if args.limit is None else f' %{args.limit}'} "
+            f"on {args.nodes} nodes {label}, {args.repeat} "
             f"runs: median {statistics.median(times):.2f} s (min {min(times):.2f}, "
             f"max {max(times):.2f})" + ("   (goal < 1 s)" if label == "submitted" else "")
         )

@@ -127,8 +127,10 @@ class Dependencies:
         """``job_id`` waits for ``needs`` (on jobs that have not ended); raises
         :class:`DependencyCycle` if one of them waits, directly or not, for ``job_id``."""
         needs = list(dict.fromkeys(needs))
+        # Only a job something waits for can close a cycle (a new job never does).
+        awaited = job_id in self._waiters
         for need in needs:
-            if need.job_id == job_id or job_id in self.ancestors(need.job_id):
+            if need.job_id == job_id or (awaited and job_id in self.ancestors(need.job_id)):
                 raise DependencyCycle(
                     need.job_id,
                     f"job {need.job_id} waits for job {job_id}: depending on it makes a cycle",

@@ -11,8 +11,6 @@ after the last. A limit on running tasks (``%N``) becomes needs between the task
 
 from __future__ import annotations
 
-import dataclasses
-
 from berth.core import arrays
 from berth.service.engine_base import EngineBase
 from berth.service.model import JobRecord, JobRequest, RequestError
@@ -44,17 +42,7 @@ class ArrayCommands(EngineBase):
         array_id = self.next_id
         needs = self.array_needs(request, tasks, limit)
         records = [
-            # The first task alone carries the key (one job per key, as the store keeps).
-            self._enter(
-                dataclasses.replace(
-                    request,
-                    array_job_id=array_id,
-                    array_task_id=index,
-                    idempotency_key=key if index == tasks[0] else None,
-                ),
-                now,
-                task_needs,
-            )
+            self._enter(request, now, task_needs, task=(array_id, index, index == tasks[0]))
             for index, task_needs in zip(tasks, needs, strict=True)
         ]
         self._pass(now)

@@ -69,6 +69,7 @@ class EngineBase:
             now: int,
             needs: Sequence[Need] = (),
             singleton: bool = False,
+            task: tuple[int, int, bool] | None = None,
         ) -> JobRecord: ...
 
         def needs_of(

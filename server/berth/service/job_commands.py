@@ -32,16 +32,27 @@ class JobCommands(EngineBase):
         return record, True
 
     def _enter(
-        self, request: JobRequest, now: int, needs: Sequence[Need] = (), singleton: bool = False
+        self,
+        request: JobRequest,
+        now: int,
+        needs: Sequence[Need] = (),
+        singleton: bool = False,
+        task: tuple[int, int, bool] | None = None,
     ) -> JobRecord:
         """A new job for a checked ``request``, numbered next, waiting for ``needs``
         (and, ``singleton``, for the earlier jobs of its name), admitted (or rejected);
-        the caller runs the scheduling pass."""
+        the caller runs the scheduling pass. An array's ``task`` is ``(array id, index,
+        whether it carries the request's idempotency key)``: one job per key, as the
+        store keeps, so only the first task does."""
         record = JobRecord.from_request(self.next_id, request, now)
         self.next_id += 1
         self.jobs[record.id] = record
-        if request.idempotency_key is not None:
-            self._idempotency[(request.user, request.idempotency_key)] = record.id
+        if task is not None:
+            record.array_job_id, record.array_task_id, keyed = task
+            if not keyed:
+                record.idempotency_key = None
+        if record.idempotency_key is not None:
+            self._idempotency[(request.user, record.idempotency_key)] = record.id
         if singleton:
             needs = [*needs, *self.singleton_needs(record)]
         self.wait_for(record, needs)

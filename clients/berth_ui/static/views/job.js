@@ -1,5 +1,6 @@
-// One job: its state, guarantee and prediction, what blocks it, exit status and output
-// paths, and its history of events (guarantee changes included), oldest first.
+// One job: its state, guarantee and prediction, what blocks it, what it waits for (links
+// to those jobs), exit status and output paths, and its history of events (guarantee
+// changes included), oldest first.
 // Its owner and operators may cancel it; operators may hold and release it.
 
 import { act, api, outcomeArea, badge, clock, h, relative, resources, session, span } from "../lib.js";
@@ -64,6 +65,11 @@ export async function render(argument, redraw) {
       field("Predicted start", clock(start.predicted_start), " ",
         h("span", { class: "muted" }, start.based_on)),
       field("Deadline", clock(job.deadline)),
+      job.array_job_id === null ? null : field("Array", `task ${job.array_task_id} of array `,
+        h("a", { href: `#/job/${job.array_job_id}` }, job.array_job_id)),
+      job.dependency ? field("Dependency", h("code", {}, job.dependency),
+        job.kill_on_invalid_dep ? "" : " (held, not cancelled, if it can never be met)") : null,
+      (start.dependencies ?? []).length ? field("Waits for", waitsFor(start, now)) : null,
       field("Started", clock(job.start_time)),
       field("Ended", clock(job.end_time)),
       field("Nodes", Object.entries(job.nodes).map(([n, r]) => `${n} (${resources(r)})`).join(", ") || "—"),
@@ -106,4 +112,14 @@ function used(job) {
       (job.resources.mem_gb ? ` of ${job.resources.mem_gb} GiB asked` : ""));
   }
   return parts.join("; ") || "—";
+}
+
+// What it still waits for, each a link, and the one whose promise sets its earliest start.
+function waitsFor(start, now) {
+  return h("ul", { id: "job-waits-for" }, start.dependencies.map((d) => h("li", {},
+    h("a", { href: `#/job/${d.job_id}` }, `job ${d.job_id}`),
+    ` (${d.kind === "throttle" ? "its array's limit" : d.kind}, ${d.job_state ?? "gone"}), promised `,
+    `${d.kind === "after" ? "to start" : "to end"} by ${clock(d.promised)} `,
+    h("span", { class: "muted" }, relative(d.promised, now)),
+    d.job_id === start.waits_for_job ? h("strong", {}, " — sets its earliest start") : "")));
 }
