@@ -39,7 +39,27 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_end": None,
         }
     twin = copy.deepcopy(engine.lanes[request.partition].policy)
-    job = JobRecord.from_request(engine.next_id, request, now).as_job()
+    record = JobRecord.from_request(engine.next_id, request, now)
+    needs, singleton = engine.needs_of(request, record.id)
+    if singleton:
+        needs = [*needs, *engine.singleton_needs(record)]
+    promises = [engine._promised(need) for need in needs]
+    unknown = [need for need, promised in zip(needs, promises, strict=True) if promised is None]
+    if unknown or (needs and not twin.reserves_every_job):
+        waits = (
+            f"job {unknown[0].job_id} has no promise yet"
+            if unknown
+            else "its policy plans no job ahead"
+        )
+        return {
+            "accepted": True,
+            "reason": f"it would wait outside the plan until what it waits for allows: {waits}",
+            "predicted_start": None,
+            "guaranteed_start": None,
+            "guaranteed_end": None,
+        }
+    record.not_before = max((p for p in promises if p is not None), default=None)
+    job = record.as_job()
     decision = twin.submit(job, now)
     if isinstance(decision, Reject):
         return {"accepted": False, "reason": readable(decision.reason)}

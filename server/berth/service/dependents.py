@@ -252,7 +252,7 @@ class DependentJobs(EngineBase):
         record = self.jobs.get(job_id)
         if record is None:  # let go from memory: it ended long ago, and was settled then
             return True, True, True
-        ended = record.final
+        ended = record.final and not _to_requeue(record)
         return record.start_time is not None, ended, record.state is JobState.COMPLETED
 
     def _promised(self, need: Need) -> int | None:
@@ -260,8 +260,8 @@ class DependentJobs(EngineBase):
         waits, its time limit once it runs (none in a gang partition: it is suspended
         at times), its real end once it ended."""
         record = self.jobs.get(need.job_id)
-        if record is None:
-            return None
+        if record is None or _to_requeue(record):
+            return None  # (queued again after a node failure: its new guarantee will tell)
         if need.kind == "after":
             return record.start_time if record.start_time is not None else record.guaranteed_start
         if record.final:
@@ -288,6 +288,11 @@ class DependentJobs(EngineBase):
         for record in sorted(self.jobs.values(), key=lambda r: r.id):
             if not record.final and record.needs:
                 self.waits.add(record.id, parse_needs(record.needs), self._outcome)
+
+
+def _to_requeue(record: JobRecord) -> bool:
+    """Lost with a node and about to be queued again (it has not ended for good)."""
+    return record.state is JobState.NODE_FAIL and record.requeue
 
 
 def dependency_answer(engine: DependentJobs, record: JobRecord) -> dict[str, object]:

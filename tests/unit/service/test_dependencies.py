@@ -183,3 +183,31 @@ def test_a_restart_rebuilds_who_waits_for_whom() -> None:
     assert again.waits.graph.needs(waiting.id)
     again.advance(200)
     assert restored.state is JobState.RUNNING
+
+
+def test_a_predecessor_requeued_after_a_node_failure_takes_its_dependents_along() -> None:
+    live = engine(count=1)
+    first, _ = live.submit(dataclasses.replace(request(cpus=8, limit=100), requeue=True), 0)
+    waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
+    assert waiting.guaranteed_start == 100
+    live.mark_down(next(iter(live.cluster.nodes)), "power", 50)
+    assert first.state is JobState.PENDING  # queued again, not ended for good
+    assert waiting.state is JobState.PENDING  # so afterok is not doomed
+    assert waiting.guaranteed_start is None  # no node up: neither has a promise now
+    live.resume_node(next(iter(live.cluster.nodes)), 60)
+    assert first.state is JobState.RUNNING
+    assert first.start_time == 60
+    assert waiting.guaranteed_start == 160  # after its predecessor's new end
+    live.advance(160)
+    assert waiting.state is JobState.RUNNING
+
+
+def test_what_if_plans_a_dependency_as_a_submission_would() -> None:
+    live = engine()
+    live.submit(request(cpus=8, limit=100, runtime=100), 0)
+    answer = live.what_if(after(request(cpus=8, limit=10), "afterok:1"), 0)
+    assert answer["guaranteed_start"] == 100
+    live.hold(live.submit(request(cpus=FULL, limit=10), 0)[0].id, 1, "by alice")
+    waiting = live.what_if(after(request(cpus=8, limit=10), "afterok:2"), 1)
+    assert waiting["guaranteed_start"] is None
+    assert "job 2 has no promise yet" in str(waiting["reason"])
