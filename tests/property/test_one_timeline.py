@@ -11,6 +11,7 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core.dependencies import KINDS, Need
 from berth.core.policies import POLICY_OPTIONS
 from berth.core.policies.node_registry import make_node_policy
 from berth.dispatch.emulated import EmulatedNodes
@@ -98,6 +99,33 @@ def test_daemon_and_emulator_start_every_job_at_the_same_time(
     emulated = replay(jobs, make_node_policy(policy, named, None, **options))
     expected = {r.id: r.start for r in emulated}
     assert daemon_starts(jobs, capacity, policy, options, nodes) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), variant=st.sampled_from(VARIANTS))
+def test_dependencies_start_at_the_same_time_in_the_daemon_and_the_emulator(
+    data: st.DataObject, variant: tuple[str, dict[str, object]]
+) -> None:
+    """Jobs that wait for earlier ones (every kind, random outcomes: some run over their
+    limit and fail) are planned, moved up, started and cancelled alike by both shells."""
+    policy, options = variant
+    capacity = data.draw(clusters())
+    nodes = data.draw(st.integers(1, 3))
+    jobs = _valid(data.draw(workloads(capacity, max_jobs=10)), capacity)
+    waiting = []
+    for index, t in enumerate(jobs):
+        earlier = [e.job.id for e in jobs[:index]]
+        needs: tuple[Need, ...] = ()
+        if earlier and data.draw(st.booleans()):
+            chosen = data.draw(
+                st.lists(st.sampled_from(earlier), min_size=1, max_size=2, unique=True)
+            )
+            needs = tuple(Need(data.draw(st.sampled_from(KINDS)), p) for p in chosen)
+        waiting.append(dataclasses.replace(t, needs=needs))
+    named = {f"node{i:03d}": dict(capacity) for i in range(1, nodes + 1)}
+    emulated = replay(waiting, make_node_policy(policy, named, None, **options))
+    expected = {r.id: r.start for r in emulated}
+    assert daemon_starts(waiting, capacity, policy, options, nodes) == expected
 
 
 def test_same_instant_arrivals_share_one_pass() -> None:

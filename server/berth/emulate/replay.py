@@ -113,12 +113,14 @@ def _replay(
         finished: list[int] = []
         while ends and ends[0][0] == now:
             finished.append(heapq.heappop(ends)[1])
-        timeline.end(finished, now)
         if dependents is not None:
+            # As the daemon does: what the ends mean for waiting jobs first, so that the
+            # policy's compression at the ends sees the new bounds.
             for job_id in finished:
                 if job_id in records:
                     dependents.finished(job_id, records[job_id].status == "completed")
             dependents.settle(now)
+        timeline.end(finished, now)
 
         while cursor < total and jobs[cursor].job.submit == now:
             trace_job = jobs[cursor]

@@ -17,7 +17,8 @@ from berth.service.model import JobRequest
 
 def trace_request(trace: TraceJob, partition: str | None = None) -> JobRequest:
     """A trace job as a submission: its estimate the time limit, its runtime emulated,
-    its deadline and its slots kept."""
+    its deadline, slots and needs kept (its needs name jobs by the ids the daemon gives
+    them: the trace's must be the same)."""
     return JobRequest(
         name=str(trace.job.id),
         user=trace.job.user or "u",
@@ -27,6 +28,7 @@ def trace_request(trace: TraceJob, partition: str | None = None) -> JobRequest:
         emulated_runtime=trace.runtime,
         partition=partition,
         shape=trace.job.shape,
+        dependency=",".join(map(str, trace.needs)) or None,
     )
 
 
