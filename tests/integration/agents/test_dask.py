@@ -2,25 +2,19 @@
 worker jobs, a ``Client`` computes on them, ``adapt`` asks for workers on its own, and
 closing the cluster leaves no job and no worker process behind.
 
-The jobs run as ``nobody`` (the test agents run as root), which cannot read this
-interpreter's installation under ``/root``: the workers run Debian's ``python3`` (the
-same minor version) with this environment's packages on ``PYTHONPATH``, copied where
-``nobody`` can read them when the checkout itself is not readable.
+The jobs run as ``nobody`` (the test agents run as root): the workers run Debian's
+``python3`` with this environment's packages (:mod:`tests.support.nobody_env`).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 
 from tests.integration.agents.cluster import Cluster
 from tests.integration.conftest import RUNNER
+from tests.support.nobody_env import SYSTEM_PYTHON, readable_site
 from tests.support.waiting import wait_until
 
 pytest.importorskip("dask_jobqueue")
@@ -28,50 +22,6 @@ pytest.importorskip("dask_jobqueue")
 from distributed import Client
 
 from berth_client.dask import BerthCluster
-
-SYSTEM_PYTHON = Path("/usr/bin/python3")
-#: What a worker imports, with what those import.
-WORKER_PACKAGES = ("distributed",)
-
-
-def _as_nobody(*command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "env", "HOME=/tmp",
-         *(f"{k}={v}" for k, v in env.items()), *command],
-        capture_output=True, text=True, timeout=60, cwd="/tmp",
-    )  # fmt: skip
-
-
-def _worker_site(scratch: Path) -> str:
-    """A ``PYTHONPATH`` from which ``nobody`` imports ``distributed`` with Debian's
-    python3: this environment's site-packages if readable, else a copy of just the
-    distributions a worker needs."""
-    site = next(p for p in sys.path if p.endswith("site-packages"))
-    probe = (str(SYSTEM_PYTHON), "-c", "import distributed")
-    if _as_nobody(*probe, env={"PYTHONPATH": site}).returncode == 0:
-        return site
-    copy = scratch / "site"
-    wanted, seen = list(WORKER_PACKAGES), set()
-    while wanted:
-        name = wanted.pop()
-        dist = importlib.metadata.distribution(name)
-        if dist.metadata["Name"].lower() in seen:
-            continue
-        seen.add(dist.metadata["Name"].lower())
-        for file in dist.files or ():
-            source = Path(str(dist.locate_file(file)))
-            if source.is_file() and source.is_relative_to(site):
-                target = copy / source.relative_to(site)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)
-        for text in dist.requires or ():
-            requirement = Requirement(text)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                wanted.append(requirement.name)
-    for path in [scratch, *copy.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    assert _as_nobody(*probe, env={"PYTHONPATH": str(copy)}).returncode == 0
-    return str(copy)
 
 
 def _workers_left() -> list[str]:
@@ -84,7 +34,8 @@ def _workers_left() -> list[str]:
 def dask_cluster(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> BerthCluster:
     if not SYSTEM_PYTHON.exists():
         pytest.skip("no /usr/bin/python3 for the workers, which run as nobody")
-    site = _worker_site(tmp_path_factory.mktemp("dask", numbered=True))
+    scratch = tmp_path_factory.mktemp("dask", numbered=True)
+    site = readable_site(scratch, ["distributed"], ["distributed"])
     cluster.add_agent("n1", "cpus=2,mem_gb=4")
     cluster.add_agent("n2", "cpus=2,mem_gb=4")
     return BerthCluster(
