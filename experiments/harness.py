@@ -1,5 +1,5 @@
-"""What every reproduction script shares: a result cache filled in parallel, and the
-generated part of a results page.
+"""What every reproduction script shares: a result cache filled in parallel on Dask, and
+the generated part of a results page.
 
 Each run is a picklable configuration turned into a report by a top-level function; the
 reports are cached in a JSON file as they finish (so an interrupted reproduction resumes),
@@ -14,7 +14,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +42,25 @@ def run_missing(
     key: Callable[[Any], str],
     run_one: Callable[[Any], tuple[str, Report]],
     workers: int,
+    dask: str | None = None,
 ) -> dict[str, Report]:
-    """Run the configurations not yet in the cache on ``workers`` processes; the cache."""
+    """Run the configurations not yet in the cache on Dask (``dask``: see
+    :func:`berth.emulate.parallel.on_dask`; default a local cluster of ``workers``
+    processes); the cache, saved as each run ends."""
+    from berth.emulate.parallel import on_dask, run_all
+
     cache = load_cache(cache_path)
     todo = [c for c in configurations if key(c) not in cache]
     if not todo:
         return cache
-    print(f"{cache_path.stem}: {len(cache)} runs cached, {len(todo)} to run on {workers} "
-          "workers", file=sys.stderr)  # fmt: skip
+    where = dask or f"a local Dask cluster of {workers} workers"
+    print(f"{cache_path.stem}: {len(cache)} runs cached, {len(todo)} to run on {where}",
+          file=sys.stderr)  # fmt: skip
     with (
-        ProcessPoolExecutor(max_workers=workers) as pool,
+        on_dask(dask, workers) as client,
         tqdm(total=len(todo), desc=cache_path.stem, unit="run", file=sys.stderr) as bar,
     ):
-        futures = {pool.submit(run_one, c): c for c in todo}
-        for future in as_completed(futures):
-            name, report = future.result()
+        for _, (name, report) in run_all(client, run_one, todo):
             cache[name] = report
             save_cache(cache_path, cache)
             bar.set_postfix_str(f"{name} {report.get('seconds', 0.0):.0f} s", refresh=False)
@@ -93,6 +96,11 @@ def parse_arguments(description: str | None) -> argparse.Namespace:
     parser.add_argument("--render", action="store_true", help="only redraw from the cache")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
+        "--dask",
+        help="where the runs go: local (default: a Dask cluster of --workers processes), "
+        "tcp://HOST:PORT (a Dask scheduler) or berth://HOST:PORT (--workers Berth jobs)",
+    )
+    parser.add_argument(
         "--fresh", action="store_true", help="run everything again (the cache is set aside)"
     )
     return parser.parse_args()
@@ -113,6 +121,6 @@ def run_and_render(
     cache = load_cache(cache_path)
     if not args.render:
         start_cache(cache_path, args)
-        cache = run_missing(cache_path, configurations(), key, run_one, args.workers)
+        cache = run_missing(cache_path, configurations(), key, run_one, args.workers, args.dask)
     path, title, block = page
     write_generated(path, render(cache), title, block=block)

@@ -290,9 +290,11 @@ def main() -> None:
     start_cache(CACHE, args)
     cache = load_cache(CACHE)
     if not args.render:
-        run_missing(CACHE, workloads(), _calibration_key, calibrate_one, args.workers)
-        cache = run_missing(CACHE, tasks(load_cache(CACHE), False), task_key, run_one, args.workers)
-        cache = run_missing(CACHE, tasks(cache, True), task_key, run_one, args.workers)
+        run_missing(CACHE, workloads(), _calibration_key, calibrate_one, args.workers, args.dask)
+        cache = run_missing(
+            CACHE, tasks(load_cache(CACHE), False), task_key, run_one, args.workers, args.dask
+        )
+        cache = run_missing(CACHE, tasks(cache, True), task_key, run_one, args.workers, args.dask)
     write_generated(PAGE, render(cache), "Leinberger et al. (1999) reproduction")
 
 

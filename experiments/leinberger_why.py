@@ -151,7 +151,9 @@ def main() -> None:
     start_cache(CACHE, args)
     specs = [(v, k, d, q, s) for s in SEEDS for v in VARIANTS for k, d, q in CELLS]
     cache = (
-        load_cache(CACHE) if args.render else run_missing(CACHE, specs, key, run_one, args.workers)
+        load_cache(CACHE)
+        if args.render
+        else run_missing(CACHE, specs, key, run_one, args.workers, args.dask)
     )
     for selection in ("bb", "bl"):
         for metric in ("avg_response", "weighted_avg_response"):

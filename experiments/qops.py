@@ -392,7 +392,7 @@ def main() -> None:
     start_cache(CACHE, args)
     cache = load_cache(CACHE)
     if not args.render:
-        cache = run_missing(CACHE, list(runs()), run_key, run_one, args.workers)
+        cache = run_missing(CACHE, list(runs()), run_key, run_one, args.workers, args.dask)
     write_generated(PAGE, render(cache), "QoPS reproduction")
 
 

@@ -54,6 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fresh", action="store_true", help="every run again")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--dask", help="local (default), tcp://HOST:PORT or berth://HOST:PORT")
     args = parser.parse_args()
     cpu = sum(recorded_seconds(cache) for _, cache, _ in PAGES)
     print(f"Last time the runs took {cpu / 3600:.1f} CPU-hours: about "
@@ -64,6 +65,7 @@ def main() -> None:
         command = [sys.executable, str(HERE / script)]
         if cache is not None:
             command += ["--workers", str(args.workers)] + (["--fresh"] if args.fresh else [])
+            command += ["--dask", args.dask] if args.dask else []
         print(f"\n== {page} ({script})", flush=True)
         began = time.perf_counter()
         subprocess.run(command, cwd=HERE, check=True)

@@ -324,8 +324,10 @@ def main() -> None:
     if not args.render:
         configs = configurations()
         references = tasks([c for c in configs if c[1] != "slack"], cache)
-        cache = run_missing(CACHE, references, task_key, run_one, args.workers)
-        cache = run_missing(CACHE, tasks(configs, cache), task_key, run_one, args.workers)
+        cache = run_missing(CACHE, references, task_key, run_one, args.workers, args.dask)
+        cache = run_missing(
+            CACHE, tasks(configs, cache), task_key, run_one, args.workers, args.dask
+        )
     write_generated(PAGE, render(cache), "Talby & Feitelson (1999) reproduction")
 
 

@@ -355,7 +355,9 @@ def main() -> None:
     args = parse_arguments(__doc__)
     start_cache(CACHE, args)
     cache = (
-        load_cache(CACHE) if args.render else run_missing(CACHE, runs(), key, run_one, args.workers)
+        load_cache(CACHE)
+        if args.render
+        else run_missing(CACHE, runs(), key, run_one, args.workers, args.dask)
     )
     write_generated(PAGE, render(cache), "Zhou, Brent & Walsh: gang scheduling, reproduced")
 

@@ -57,6 +57,10 @@ def run_emulate(args: argparse.Namespace) -> int:
 
 
 def _run_emulate(args: argparse.Namespace) -> int:
+    if args.sweep is not None:
+        from berth.runtime.sweep_cli import run_sweep
+
+        return run_sweep(args)
     try:
         workload = read_workload(args.workload)
     except (OSError, WorkloadError, ValueError) as error:

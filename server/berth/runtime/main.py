@@ -220,6 +220,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="progress bar on stderr (default: when stderr is a terminal)",
     )
+    sweep = emulate_cmd.add_argument_group("sweeps (a grid of replays on Dask)")
+    sweep.add_argument(
+        "--sweep",
+        type=path_arg,
+        metavar="GRID.toml",
+        help="replay the workload under each point of a grid (policies, selections, "
+        "estimates, seeds): one table out",
+    )
+    sweep.add_argument("--csv", type=path_arg, help="--sweep: also write the table as CSV here")
+    sweep.add_argument(
+        "--dask",
+        help="--sweep: local (default: a Dask cluster of --workers processes), "
+        "tcp://HOST:PORT (a Dask scheduler) or berth://HOST:PORT (Berth jobs)",
+    )
+    sweep.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="--sweep: workers (all cores)"
+    )
 
     demo = commands.add_parser("demo", help="a short replay of the KTH trace under each policy")
     demo.add_argument(

@@ -1,0 +1,86 @@
+"""Many replays at once, on Dask: the reproductions' runs and ``berth emulate --sweep``.
+
+``on_dask(target, workers)`` gives a ``distributed.Client`` on one of three clusters:
+
+* ``None`` or ``local`` — a ``LocalCluster`` of ``workers`` processes of one thread
+  each on this machine (the embedded default, as a process pool was);
+* ``tcp://host:port`` (or ``tls://``) — a Dask scheduler someone runs;
+* ``berth://host:port`` (``berth+https://`` for TLS) — a
+  :class:`~berth_client.dask.BerthCluster` on that Berth daemon: ``workers`` Berth jobs
+  of one cpu each, cancelled at the end (the token from ``BERTH_TOKEN``; other options,
+  such as ``memory``, ``walltime``, ``python`` or ``job-script-prologue``, from Dask's
+  configuration under ``jobqueue.berth``; by default the workers' ``PYTHONPATH`` is this
+  process's path, for nodes that share its file system).
+
+:func:`run_all` submits one task per item and yields ``(item, result)`` as they finish,
+so a caller can save each at once. A run is a pure function of its item: the results
+are the same whichever cluster runs them. Dask is imported only here, when asked for
+(``pip install 'berth[dask]'``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from distributed import Client, SpecCluster
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@contextmanager
+def on_dask(target: str | None, workers: int) -> Iterator[Client]:
+    """A Dask client on ``target`` (see the module), closed (and its cluster with it)
+    at the end."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SystemExit(
+            "running on Dask needs the dask extra: pip install 'berth[dask]'"
+        ) from None
+    cluster: SpecCluster
+    if target in (None, "local"):
+        cluster = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    elif target.startswith(("berth://", "berth+https://")):
+        from berth_client.dask import BerthCluster
+
+        scheme = "https" if target.startswith("berth+https://") else "http"
+        prologue = [f"export PYTHONPATH={':'.join(p for p in sys.path if p)}"]
+        cluster = BerthCluster(
+            url=f"{scheme}://{target.split('://', 1)[1]}",
+            cores=1,
+            memory=_berth_setting("memory") or "2GiB",
+            job_script_prologue=_berth_setting("job-script-prologue") or prologue,
+        )
+        cluster.scale(jobs=workers)  # type: ignore[no-untyped-call]
+    elif "://" in target:
+        with Client(target) as client:  # type: ignore[no-untyped-call]
+            yield client
+        return
+    else:
+        raise SystemExit(f"--dask {target!r}: expected local, tcp://HOST:PORT or berth://HOST:PORT")
+    with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
+        yield client
+
+
+def _berth_setting(key: str) -> Any:
+    import dask
+
+    return dask.config.get(f"jobqueue.berth.{key}", None)
+
+
+def run_all(
+    client: Client, function: Callable[[T], R], items: Sequence[T]
+) -> Iterator[tuple[T, R]]:
+    """``(item, function(item))`` for every item, as each finishes."""
+    from distributed import as_completed
+
+    futures = {client.submit(function, item, pure=False): item for item in items}
+    for future in as_completed(futures):  # type: ignore[no-untyped-call]
+        yield futures[future], future.result()
