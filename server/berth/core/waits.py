@@ -143,10 +143,12 @@ class Waits:
         doomed: set[int] = set()
         touched, self._touched = self._touched, set()
         handed_on, self._handed = self._handed, {}
+        expanded: dict[int, list[Need]] = {}  # what each cancelled task hands on, resolved
         for job_id in sorted(touched):
             affected.update(self.graph.waiters(job_id))
             started, ended, ok = outcome(job_id)
-            handed = _lanes(handed_on.get(job_id, ()), handed_on, outcome)
+            handed = expanded[job_id] = _lanes(handed_on.get(job_id, ()), handed_on, expanded,
+                                               outcome)  # fmt: skip
             if started or ended:
                 satisfied, lost = self.graph.resolve(job_id, started, ended, ok, handed)
                 affected.update(satisfied)
@@ -190,10 +192,17 @@ class Waits:
         return Relax(job_id, bound.time)
 
 
-def _lanes(needs: Iterable[Need], handed_on: dict[int, list[Need]], outcome: Outcome) -> list[Need]:
+def _lanes(
+    needs: Iterable[Need],
+    handed_on: dict[int, list[Need]],
+    expanded: dict[int, list[Need]],
+    outcome: Outcome,
+) -> list[Need]:
     """The lane needs a task cancelled before it started hands on: ``needs``, where each
     on a task itself cancelled before it started (in the same settling) is replaced by
-    what that one hands on, and those on tasks that ended are dropped."""
+    what that one hands on (``expanded`` when already resolved: tasks are settled in id
+    order, and a lane's earlier task has the lower id, so a whole array cancelled at
+    once costs one step per task), and those on tasks that ended are dropped."""
     out: list[Need] = []
     todo = list(needs)
     seen: set[int] = set()
@@ -206,5 +215,9 @@ def _lanes(needs: Iterable[Need], handed_on: dict[int, list[Need]], outcome: Out
         if not ended:
             out.append(need)
         elif not started:
-            todo.extend(handed_on.get(need.job_id, ()))
+            known = expanded.get(need.job_id)
+            if known is not None:
+                out.extend(n for n in known if n.job_id not in seen)
+            else:
+                todo.extend(handed_on.get(need.job_id, ()))
     return out
