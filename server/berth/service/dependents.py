@@ -202,8 +202,8 @@ class DependentJobs(EngineBase):
             return False
         previous = record.guaranteed_start
         if record.guaranteed_start is not None or record.planned_start is not None:
-            self._withdraw(record, now)
-            self.pending[record.id] = record  # it stays queued: only its plan goes
+            # Only its plan goes: it keeps its place in the queue (a planning lane had it).
+            self.lanes[record.partition].policy.withdraw(record.id, now)
             record.drop_plan()
         decision = self._decide(record, now)
         if isinstance(decision, Reject):

@@ -211,3 +211,15 @@ def test_what_if_plans_a_dependency_as_a_submission_would() -> None:
     waiting = live.what_if(after(request(cpus=8, limit=10), "afterok:2"), 1)
     assert waiting["guaranteed_start"] is None
     assert "job 2 has no promise yet" in str(waiting["reason"])
+
+
+def test_a_dependent_planned_again_keeps_its_place_in_the_queue() -> None:
+    live = engine(count=1)
+    first, _ = live.submit(request(cpus=8, limit=100, runtime=100), 0)
+    waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
+    later, _ = live.submit(request(cpus=8, limit=10), 0)
+    assert list(live.pending) == [waiting.id, later.id]
+    # What a promise lost (a replan that moves its predecessor later) does to it:
+    assert live._plan_again(waiting, 5)
+    assert list(live.pending) == [waiting.id, later.id]
+    assert waiting.guaranteed_start == 110  # after its predecessor, and after later now
