@@ -33,10 +33,14 @@ class Dependents:
         timeline: Timeline[Policy],
         records: Mapping[int, JobRecord],
         decided: Callable[[JobRecord, Reserve | Reject | None], None],
+        running: Mapping[int, tuple[int, int]] | None = None,
     ) -> None:
         self.timeline = timeline
         self.records = records
         self.decided = decided
+        #: Jobs running before the replay began (a dry run of live state): start and
+        #: estimate; they have no record of their own.
+        self.running = dict(running or {})
         self.waits = Waits()
         self.jobs: dict[int, TraceJob] = {}
         self.ended: dict[int, bool] = {}  # job id -> ended successfully
@@ -107,12 +111,18 @@ class Dependents:
         return bool(getattr(self.policy, "reserves_every_job", False))
 
     def outcome(self, job_id: int) -> tuple[bool, bool, bool]:
-        record = self.records[job_id]
         ended = job_id in self.ended
+        record = self.records.get(job_id)
+        if record is None:  # running before the replay, or outside it (counts as met)
+            outside = job_id not in self.running
+            return True, ended or outside, outside or (ended and self.ended[job_id])
         return record.start is not None, ended, ended and self.ended[job_id]
 
     def promised(self, need: Need) -> int | None:
-        record = self.records[need.job_id]
+        record = self.records.get(need.job_id)
+        if record is None:
+            start, estimate = self.running.get(need.job_id, (0, 0))
+            return start if need.kind == "after" else start + estimate
         if need.kind == "after":
             return record.start if record.start is not None else record.guarantee
         if need.job_id in self.ended:

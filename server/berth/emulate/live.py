@@ -5,6 +5,9 @@ and how long they will really run, which the emulated nodes know) are adopted by
 fresh policy, waiting jobs arrive at ``now`` in queue order, and the replay runs them
 all under any policy, exactly as ``berth emulate`` would. Live state is never touched.
 Waits and responses in the report count from ``now``, not from the original submits.
+Waiting jobs keep what they still wait for: jobs of the replay, running ones (which end
+as the emulated nodes know they will), or jobs outside it (a gang partition's), whose
+needs count as met.
 """
 
 from __future__ import annotations
@@ -34,10 +37,13 @@ def replay_live(
     """
     policy = make_policy(policy_name, ResourceSpace(capacity), **policy_options)
     ends = []
+    before: dict[int, tuple[int, int, bool]] = {}
     for trace_job, start in running:
-        policy.adopt_running(trace_job.job, start, now)
-        end = start + min(trace_job.runtime, trace_job.job.estimate)
-        ends.append((max(end, now), trace_job.job.id))
+        job = trace_job.job
+        policy.adopt_running(job, start, now)
+        end = start + min(trace_job.runtime, job.estimate)
+        ends.append((max(end, now), job.id))
+        before[job.id] = (start, job.estimate, trace_job.runtime <= job.estimate)
     arrivals = [dataclasses.replace(t, job=dataclasses.replace(t.job, submit=now)) for t in waiting]
-    records = replay(arrivals, policy, running_ends=ends)
+    records = replay(arrivals, policy, running_ends=ends, running=before)
     return records, summarize(records, capacity)

@@ -77,16 +77,19 @@ def replay(
     policy: Policy,
     progress: Callable[[int], None] | None = None,
     running_ends: Sequence[tuple[int, int]] = (),
+    running: Mapping[int, tuple[int, int, bool]] | None = None,
 ) -> list[JobRecord]:
     """Replay ``jobs`` (sorted by submit, id) through ``policy``; one record per job.
 
     ``progress`` is called with the number of newly submitted jobs, now and then.
     ``running_ends`` lists ``(end time, job id)`` of jobs the policy already runs (a
-    dry run of live state): they end then, and have no record of their own. The
-    cyclic collector is paused meanwhile (:mod:`berth.emulate.collector`).
+    dry run of live state): they end then, and have no record of their own; for jobs
+    that wait for them, ``running`` gives each one's start, estimate and whether it
+    will end successfully. The cyclic collector is paused meanwhile
+    (:mod:`berth.emulate.collector`).
     """
     with collector_paused():
-        return _replay(jobs, policy, progress, running_ends)
+        return _replay(jobs, policy, progress, running_ends, running or {})
 
 
 def _replay(
@@ -94,6 +97,7 @@ def _replay(
     policy: Policy,
     progress: Callable[[int], None] | None,
     running_ends: Sequence[tuple[int, int]],
+    running: Mapping[int, tuple[int, int, bool]],
 ) -> list[JobRecord]:
     records: dict[int, JobRecord] = {}
     ends: list[tuple[int, int]] = list(running_ends)  # (end time, job id)
@@ -102,7 +106,10 @@ def _replay(
     cursor = 0
     reported = 0
     timeline = Timeline(policy)
-    dependents = Dependents(timeline, records, _decided) if any(t.needs for t in jobs) else None
+    dependents = None
+    if any(t.needs for t in jobs):
+        before = {job_id: (start, estimate) for job_id, (start, estimate, _) in running.items()}
+        dependents = Dependents(timeline, records, _decided, before)
     while True:
         next_arrival = jobs[cursor].job.submit if cursor < total else None
         instant = timeline.next_instant((next_arrival, ends[0][0] if ends else None))
@@ -119,6 +126,8 @@ def _replay(
             for job_id in finished:
                 if job_id in records:
                     dependents.finished(job_id, records[job_id].status == "completed")
+                elif job_id in running:
+                    dependents.finished(job_id, running[job_id][2])
             dependents.settle(now)
         timeline.end(finished, now)
 

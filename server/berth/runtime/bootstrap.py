@@ -22,6 +22,7 @@ from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tok
 from berth.api.deps import Daemon
 from berth.api.limits import Limits
 from berth.api.waiters import Waiters
+from berth.core.dependencies import parse_needs
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.live import replay_live
 from berth.emulate.workload import TraceJob
@@ -124,7 +125,7 @@ async def dry_run(
         if r.start_time is not None and r.partition is None
     ]
     waiting = [
-        TraceJob(r.as_job(), EmulatedNodes.runtime(r))
+        TraceJob(r.as_job(), EmulatedNodes.runtime(r), needs=tuple(parse_needs(r.needs)))
         for r in engine.pending.values()
         if r.partition is None
     ]

@@ -311,6 +311,17 @@ def test_dry_run_replays_live_state_without_touching_it(api: Api) -> None:
     assert error_of(bad)["field"] == "options.k_factor"
 
 
+def test_dry_run_keeps_what_waiting_jobs_wait_for(api: Api) -> None:
+    """A job waiting for a running one (which really ends at 50 of its 100 s) and one
+    waiting for a waiting one: the dry run starts each only after its predecessor."""
+    api.submit(resources={"cpus": 32}, time_limit=100, emulated_runtime=50)
+    api.submit(resources={"cpus": 8}, time_limit=100, emulated_runtime=20, dependency="afterok:1")
+    api.submit(resources={"cpus": 8}, time_limit=10, dependency="afterany:2")
+    report = api.call("POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy"}).json()
+    starts = {j["job_id"]: j["predicted_start"] for j in report["jobs"]}
+    assert starts == {2: 1_000_050, 3: 1_000_070}
+
+
 def test_health_metrics_and_openapi(api: Api) -> None:
     api.submit()
     assert api.call("GET", "/healthz", token=None).json()["status"] == "ok"
