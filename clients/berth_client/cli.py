@@ -117,11 +117,11 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     common(show)
     show.add_argument("job_id", type=int)
 
-    cancel = commands.add_parser("cancel", help="cancel a job (a running job is killed)")
+    cancel = commands.add_parser("cancel", help="cancel jobs (a running job is killed)")
     common(cancel)
-    cancel.add_argument("job_id", type=int)
+    cancel.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID", help="one or more")
     cancel.add_argument(
-        "--array", action="store_true", help="the whole job array JOB_ID (its first task's id)"
+        "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
 
     admin = commands.add_parser("admin", help="operator commands")
@@ -340,16 +340,30 @@ def run_show(args: argparse.Namespace) -> int:
 
 @guard
 def run_cancel(args: argparse.Namespace) -> int:
-    if args.array:
-        with client_of(args) as client:
-            tasks = client.cancel_array(args.job_id)
-        print(to_json(tasks, indent=2) if args.json else
-              f"array {args.job_id}: {len(tasks)} task(s) cancelled")  # fmt: skip
-        return 0
+    """Cancel each job (or array) named, as scancel does; each that cannot be is said
+    (the others are still cancelled) and the exit status is 1."""
+    answers: list[Any] = []
+    failed = False
     with client_of(args) as client:
-        job = client.cancel(args.job_id)
-    print(to_json(job, indent=2) if args.json else f"job {job['job_id']} {job['job_state']}")
-    return 0
+        for job_id in args.job_ids:
+            try:
+                if args.array:
+                    tasks = client.cancel_array(job_id)
+                    answers.append(tasks)
+                    line = f"array {job_id}: {len(tasks)} task(s) cancelled"
+                else:
+                    job = client.cancel(job_id)
+                    answers.append(job)
+                    line = f"job {job['job_id']} {job['job_state']}"
+            except BerthError as error:
+                failed = True
+                print(f"berth cancel: {job_id}: {error.message}", file=sys.stderr)
+                continue
+            if not args.json:
+                print(line)
+    if args.json:
+        print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
+    return 1 if failed else 0
 
 
 @guard

@@ -168,6 +168,21 @@ def test_history_lists_finished_jobs(
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)["jobs"]] == [2]
 
 
+def test_cancel_takes_several_jobs_and_says_which_it_could_not(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    for _ in range(3):
+        assert main(["submit", *auth, "-r", "cpus=1", "-t", "600"]) == 0
+    capsys.readouterr()
+    assert main(["cancel", *auth, "1", "99", "3"]) == 1  # scancel 1 99 3
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["job 1 CANCELLED", "job 3 CANCELLED"]
+    assert err.strip() == "berth cancel: 99: no job 99"
+    assert main(["cancel", *auth, "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["job_state"] == "CANCELLED"
+
+
 def test_usage_prints_hours_per_user(
     daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
