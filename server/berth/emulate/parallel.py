@@ -37,6 +37,7 @@ def on_dask(target: str | None, workers: int) -> Iterator[Client]:
     """A Dask client on ``target`` (see the module), closed (and its cluster with it)
     at the end."""
     try:
+        import dask
         from distributed import Client, LocalCluster
     except ImportError:
         raise SystemExit(
@@ -44,14 +45,20 @@ def on_dask(target: str | None, workers: int) -> Iterator[Client]:
         ) from None
     cluster: SpecCluster
     if target in (None, "local"):
-        cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        # Dask's statistical profiler samples each worker's stack every 10 ms, which a
+        # replay has no use for (its cost here was within the noise of single runs).
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
     elif target.startswith(("berth://", "berth+https://")):
         from berth_client.dask import BerthCluster
 
         scheme = "https" if target.startswith("berth+https://") else "http"
-        prologue = [f"export PYTHONPATH={':'.join(p for p in sys.path if p)}"]
+        prologue = [
+            f"export PYTHONPATH={':'.join(p for p in sys.path if p)}",
+            "export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False",  # as locally
+        ]
         cluster = BerthCluster(
             url=f"{scheme}://{target.split('://', 1)[1]}",
             cores=1,
