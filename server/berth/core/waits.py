@@ -66,7 +66,7 @@ PlansAhead = Callable[[int], bool]
 class Waits:
     """The dependency graph and where each dependent stands towards its policy."""
 
-    __slots__ = ("_handed", "_touched", "gated", "graph", "planned")
+    __slots__ = ("_changed", "_handed", "_touched", "gated", "graph", "planned")
 
     def __init__(self) -> None:
         self.graph = Dependencies()
@@ -75,6 +75,8 @@ class Waits:
         #: Dependents held back, with what holds them.
         self.gated: dict[int, Bound] = {}
         self._touched: set[int] = set()
+        #: Jobs whose needs changed (satisfied, doomed, handed on) since the shell asked.
+        self._changed: set[int] = set()
         #: Lanes handed on by tasks cancelled before they started, until settled.
         self._handed: dict[int, list[Need]] = {}
 
@@ -152,6 +154,7 @@ class Waits:
             if started or ended:
                 satisfied, lost = self.graph.resolve(job_id, started, ended, ok, handed)
                 affected.update(satisfied)
+                self._changed.update(satisfied)
                 for waiter, need in lost:
                     if waiter not in doomed:
                         doomed.add(waiter)
@@ -161,6 +164,12 @@ class Waits:
             if step is not None:
                 steps.append(step)
         return steps
+
+    def take_changed(self) -> set[int]:
+        """The jobs whose needs changed since the last call (a shell that stores what
+        each job still waits for writes them again)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def _step(self, job_id: int, promised: Promised, plans_ahead: bool) -> Step | None:
         """What a change among ``job_id``'s predecessors means for it."""

@@ -166,11 +166,15 @@ class DependentJobs(EngineBase):
                     planned = self._plan_again(record, now) or planned
                 elif isinstance(step, Gate):
                     self._gate(record, step.bound, now)
+        for job_id in self.waits.take_changed():
+            record = self.jobs.get(job_id)
+            if record is not None and not record.final:
                 self._keep_needs(record)
         return planned
 
     def _keep_needs(self, record: JobRecord) -> None:
-        """Record what the job still waits for (a restart rebuilds from it)."""
+        """Record what the job still waits for (a restart rebuilds from it): every job
+        whose needs changed, whether or not that changed its plan."""
         needs = format_needs(self.waits.graph.needs(record.id))
         if needs != record.needs:
             record.needs = needs

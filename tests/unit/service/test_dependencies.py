@@ -223,3 +223,18 @@ def test_a_dependent_planned_again_keeps_its_place_in_the_queue() -> None:
     assert live._plan_again(waiting, 5)
     assert list(live.pending) == [waiting.id, later.id]
     assert waiting.guaranteed_start == 110  # after its predecessor, and after later now
+
+
+def test_what_a_job_still_waits_for_is_kept_even_when_its_plan_does_not_move() -> None:
+    live = engine()
+    live.submit(request(cpus=8, limit=100, runtime=100), 0)  # ends at its limit: 100
+    live.submit(request(cpus=8, limit=100, runtime=10), 0)  # ends early, at 10
+    both, _ = live.submit(after(request(cpus=8, limit=10), "afterany:1,afternotok:2"), 0)
+    assert both.guaranteed_start == 100
+    live.advance(10)  # job 2 completed: afternotok on it can never be met
+    assert both.state is JobState.CANCELLED
+    keeps, _ = live.submit(after(request(cpus=8, limit=10), "afterany:1,afterany:3"), 11)
+    # Job 3 (cancelled) is met at once; its plan still waits for job 1 and does not
+    # move, but what it waits for is written down (a restart rebuilds from it).
+    assert keeps.guaranteed_start == 100
+    assert keeps.needs == "afterany:1"
