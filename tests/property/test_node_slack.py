@@ -17,6 +17,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core.model import Job
 from berth.core.policies.node_slack import NodeSlack
 from berth.core.policies.slack import SlackBackfilling
 from berth.core.policies.slack_pricing import HEURISTICS
@@ -87,3 +88,31 @@ def test_on_one_cpu_nodes_slack_gives_the_pools_schedule(
     assert [(r.id, r.status, r.start, r.guarantee) for r in on_nodes] == [
         (r.id, r.status, r.start, r.guarantee) for r in pool
     ]
+
+
+def test_a_job_slack_inserted_later_than_its_earliest_start_is_compressed_as_on_the_pool() -> None:
+    """Found by Hypothesis: job 10 is inserted at 4 by price, though it fits at 3 once
+    jobs 3 and 11 end on time. No room is given back then, yet the pool compresses it to
+    3: the node planner must not take the priced slot for its earliest."""
+    spec = [  # id, submit, estimate, cpus, runtime
+        (1, 0, 4, 2, 4), (2, 0, 1, 1, 1), (5, 0, 1, 1, 1), (6, 0, 1, 1, 1), (7, 0, 1, 1, 1),
+        (4, 1, 4, 4, 1), (8, 1, 1, 1, 1), (9, 1, 1, 1, 1), (12, 1, 1, 5, 1),
+        (3, 2, 1, 1, 1), (10, 2, 4, 1, 1), (11, 2, 1, 1, 1),
+    ]  # fmt: skip
+    political = {2: -math.inf, 11: -math.inf, 4: 0.25}
+    jobs = [
+        TraceJob(
+            job=Job(
+                id=i, submit=s, estimate=e, resources={"cpus": c},
+                priority={"user": 0.0, "political": political.get(i, 0.0)},
+            ),
+            runtime=r,
+        )
+        for i, s, e, c, r in spec
+    ]  # fmt: skip
+    pool = replay(jobs, RepeatedSlack(ResourceSpace({"cpus": 5}), heuristic="ast"))
+    nodes = {f"n{i}": {"cpus": 1} for i in range(5)}
+    on_nodes = replay(jobs, NodeSlack(nodes, heuristic="ast"))
+    starts = {r.id: r.start for r in on_nodes}
+    assert starts == {r.id: r.start for r in pool}
+    assert starts[10] == 3

@@ -73,8 +73,9 @@ class NodeSlack(SlackPricing, NodeBackfill):
             assert placement is not None, "the slot was free for it in the priced schedule"
             self._hold(entry, plan.slot, placement)
             heapq.heappush(self._starts, (plan.slot, self._arrival[job.id], job.id))
-            assert entry.log is not None
-            entry.checked = entry.log.size
+            # The slot was chosen by price, not as its earliest: the next compression
+            # asks it afresh, as the pool's does, even if no room is given back.
+            entry.checked = -1
         assert entry.start == plan.start
         state = self.new_state(job, plan.start, now, size, self._arrival[job.id])
         entry.guarantee = plan.start if state.bound is None else state.bound
