@@ -153,6 +153,12 @@ def _labelled(url: str) -> tuple[dict[str, float], float]:
     return buckets, ended
 
 
+def _per(after: dict[str, float], before: dict[str, float], total: str, count: str) -> float:
+    """The mean of a summed metric over the running phase (0 when nothing was counted)."""
+    counted = after.get(count, 0.0) - before.get(count, 0.0)
+    return (after.get(total, 0.0) - before.get(total, 0.0)) / counted if counted else 0.0
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -175,6 +181,9 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
             submit_seconds = time.perf_counter() - began
             ended_before = _labelled(daemon.url)[1]
             pending = _pending(daemon.url)
+            with daemon.log.open("a") as log:  # where the running phase begins in its log
+                log.write("--- bench_scale: running phase ---\n")
+            before = _metrics(daemon.url)
             began = time.perf_counter()
             health, starts = asyncio.run(poll(daemon.url, args.run_seconds, pending or [1]))
             ran = time.perf_counter() - began
@@ -185,6 +194,8 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
             rss = _rss_mb(pid)
         finally:
             daemon.stop()
+            if args.daemon_log:
+                Path(args.daemon_log).write_bytes(daemon.log.read_bytes())
     return {
         "submit_p50_ms": 1000 * _percentile(submit, 0.50),
         "submit_p99_ms": 1000 * _percentile(submit, 0.99),
@@ -200,6 +211,11 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
         "guarantees_broken": after.get("berth_guarantees_broken_total", 0.0),
         "daemon_rss_mb": rss,
         "daemon_cpu_s": cpu,
+        "commit_mean_ms": 1000
+        * _per(after, before, "berth_commit_seconds_total", "berth_commits_total"),
+        "loop_late_turns": after.get("berth_event_loop_late_turns_total", 0.0)
+        - before.get("berth_event_loop_late_turns_total", 0.0),
+        "loop_lag_max_ms": 1000 * after.get("berth_event_loop_lag_seconds_max", 0.0),
     }
 
 
@@ -218,6 +234,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="each run's figures as JSON too")
+    parser.add_argument("--daemon-log", help="keep the daemon's log (of the last run) here")
     args = parser.parse_args()
     runs = []
     for _ in range(args.repeat):

@@ -60,6 +60,25 @@ def test_unauthenticated_requests_are_refused_over_http(daemon: DaemonProcess) -
     assert response.json()["error"]["code"] == "unauthorized"
 
 
+def test_metrics_report_how_late_the_event_loop_turns(tmp_path: Path) -> None:
+    """The daemon watches its own loop: the late turns and the worst lateness are in
+    /metrics, and with --stall-report-ms a held loop is logged with where it was."""
+    daemon = DaemonProcess(tmp_path, "--stall-report-ms", "1")
+    try:
+        for _ in range(20):  # a few requests: some turn of the loop is over 1 ms late
+            httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(),
+                       json={"resources": {"cpus": 1}, "time_limit": 60})  # fmt: skip
+        lines = httpx.get(f"{daemon.url}/metrics").text.splitlines()
+        values = dict(line.rsplit(" ", 1) for line in lines if line.startswith("berth_event_loop"))
+        assert set(values) == {
+            "berth_event_loop_late_turns_total",
+            "berth_event_loop_lag_seconds_max",
+        }
+    finally:
+        daemon.stop()
+    assert "event loop held " in daemon.log.read_text()
+
+
 def test_kill_9_during_a_burst_loses_no_acknowledged_job(tmp_path: Path) -> None:
     """Eight clients submit with idempotency keys; the daemon is SIGKILLed mid-burst.
     After a restart every acknowledged job is there with the same guarantee, running

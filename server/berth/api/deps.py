@@ -66,6 +66,8 @@ class Daemon:
     agents: AgentNodes | None = None
     waiters: Waiters | None = None
     limits: Limits = field(default_factory=Limits)
+    #: The event loop's late turns so far and its worst lateness (seconds), if watched.
+    loop_lag: Callable[[], tuple[int, float]] | None = None
     #: Each user token's submit bucket (from ``limits``).
     submits: SubmitRate = field(init=False)
 

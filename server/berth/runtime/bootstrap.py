@@ -30,6 +30,7 @@ from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
 from berth.runtime.heap import settle_heap
 from berth.runtime.settings import Settings
+from berth.runtime.stalls import StallWatch
 from berth.service.agents import AgentNodes, AgentSettings
 from berth.service.commands import ExpireAgents
 from berth.service.coordinator import Coordinator
@@ -202,13 +203,15 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         agents.on_change = waiters.notify
         agents.restarted(engine.cluster.nodes, time.monotonic())
     limits = Limits(settings.max_body_bytes, settings.submit_rate, settings.submit_burst)
-    daemon = Daemon(coordinator, tokens, dry_run, agents, waiters, limits)
+    stalls = StallWatch(settings.stall_report_ms / 1000)
+    daemon = Daemon(coordinator, tokens, dry_run, agents, waiters, limits, stalls.lag)
     waker = Waker(coordinator, settings.reconcile_seconds, settings.event_retention_days * 86_400)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await coordinator.start()
         settle_heap()  # the state just loaded is long-lived: the collector stops walking it
+        stalls.start()
         waker.start()
         waker.plan(engine.next_event())
         watch = None
@@ -222,6 +225,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
             if waiters is not None:
                 waiters.release_all()
             waker.stop()
+            stalls.stop()
             await coordinator.stop()
             await store.aclose()
             database.dispose()

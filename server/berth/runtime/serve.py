@@ -72,6 +72,11 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     serve.add_argument("--submit-burst", type=int, help="submits at once above the rate (1000)")
     serve.add_argument(
+        "--stall-report-ms",
+        type=float,
+        help="log what held the event loop when a turn waited longer than this (off)",
+    )
+    serve.add_argument(
         "--ha",
         action="store_true",
         default=None,
@@ -123,6 +128,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "max_body_bytes",
             "submit_rate",
             "submit_burst",
+            "stall_report_ms",
             "ha",
             "lease_seconds",
             "advertise_url",

@@ -52,6 +52,11 @@ MAX_BATCH = 1024
 BATCH_SECONDS = 0.05
 #: Wall time one slice of deferred plan improvement (compression) may take.
 IMPROVE_SECONDS = 0.02
+#: Turns of the loop the writer gives after a slice of improvement before the next.
+#: A request takes a few turns (read, handler, its command or read, the answer), and
+#: would otherwise wait a whole slice at each: /healthz took 67 ms at the 99th
+#: percentile with one turn, on 1,024 nodes with compression going on for minutes.
+TURNS_BETWEEN_SLICES = 4
 #: Events a slow event-stream subscriber may fall behind before it is dropped.
 SUBSCRIBER_BACKLOG = 10_000
 
@@ -272,7 +277,8 @@ class Coordinator:
                     self._commits.append(asyncio.create_task(self._commit_after(previous)))
             finally:
                 self._holding = False
-            await asyncio.sleep(0)  # let the group's commit, and requests, move on
+            for _ in range(TURNS_BETWEEN_SLICES if improving else 1):
+                await asyncio.sleep(0)  # let the group's commit, and requests, move on
 
     async def _gather(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
         """Add to ``batch`` the commands queued, and those of the requests that have

@@ -329,6 +329,20 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
     metric(
         "berth_start_lag_seconds_max", "gauge", "The largest start lag so far.", [("", lags.worst)]
     )
+    if daemon.loop_lag is not None:
+        late_turns, worst = daemon.loop_lag()
+        metric(
+            "berth_event_loop_late_turns_total",
+            "counter",
+            "Event loop turns that came over 50 ms late (a read waited that long).",
+            [("", late_turns)],
+        )
+        metric(
+            "berth_event_loop_lag_seconds_max",
+            "gauge",
+            "The longest the event loop went without a turn, beyond its 10-ms beat.",
+            [("", worst)],
+        )
     metric(
         "berth_guarantees_broken_total",
         "counter",
