@@ -6,7 +6,8 @@ The daemon defers compression after job ends and runs it in slices between comma
 
 * a compression cut into slices of one to three questions, finished before anything
   else happens, gives exactly the plan a whole compression gives (it goes on from the
-  job it stopped at);
+  job it stopped at, and a search stopped midway from the start it had reached), on
+  small clusters and with blocks of nodes pruning the searches;
 * with slices left unfinished while jobs arrive and start, no node is over-committed and
   no job starts after its guarantee (a compression not yet done breaks no promise).
 """
@@ -14,14 +15,17 @@ The daemon defers compression after job ends and runs it in slices between comma
 from __future__ import annotations
 
 from collections.abc import Sequence
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core import nodes as node_module
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.replay import replay
+from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.stops import EveryFewQuestions
 
@@ -35,11 +39,13 @@ class SlicedToTheEnd(NodeBackfill):
         self.deferred = True
         self.stop = EveryFewQuestions(size)
         self.slices = 0
+        self.stopped_searches = 0  # slices that ended inside a search
 
     def complete(self, job_ids: Sequence[int], now: int) -> None:
         super().complete(job_ids, now)
         while not self.improve(now, self.stop):
             self.slices += 1
+            self.stopped_searches += self.search_resume is not None
 
 
 class LeftUnfinished(NodeBackfill):
@@ -63,6 +69,32 @@ class LeftUnfinished(NodeBackfill):
         return super().schedule(now)
 
 
+class CheckedWhenFinished(LeftUnfinished):
+    """One slice per end, arrival and pass (a search may stop midway, then room is given
+    back before it goes on); before the pass of every third instant, the compression is
+    finished and checked: no waiting job has an earlier placement left."""
+
+    def schedule(self, now: int) -> list[Start]:
+        if now % 3:  # left unfinished across the next ends, as between the daemon's batches
+            return super().schedule(now)
+        while not self.improve(now, self.stop):
+            pass
+        for entry in self.waiting.values():
+            if entry.start is None or entry.held is None:
+                continue
+            first: int | None = entry.job.ready(now)  # as compression asks (its need first)
+            if entry.need is not None and first is not None and first < entry.start:
+                summed, total = entry.need
+                first = summed.earliest_start(total, entry.job.estimate, first, entry.start)
+            if first is None or first >= entry.start:
+                continue
+            found = self.plan.earlier(
+                entry.shape, entry.demand, entry.job.estimate, first, entry.start, entry.held
+            )
+            assert found is None, (entry.job.id, entry.start, found)
+        return super().schedule(now)
+
+
 SELECTIONS = st.sampled_from(["ff", "bl", "bb"])
 
 
@@ -78,6 +110,32 @@ def test_a_compression_in_slices_is_the_whole_compression(
     assert [(r.id, r.start, r.guarantee, r.nodes) for r in sliced] == [
         (r.id, r.start, r.guarantee, r.nodes) for r in whole
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), size=st.integers(1, 3))
+def test_searches_stopped_midway_in_blocks_of_nodes_give_the_whole_compression(
+    data: st.DataObject, size: int
+) -> None:
+    nodes = data.draw(blocky_clusters(least=3, most=12))
+    jobs = data.draw(node_jobs(nodes, 30))
+    with mock.patch.object(node_module, "BLOCKS_FROM", 1):  # blocks of two or three nodes
+        whole = replay(jobs, NodeBackfill("conservative", nodes))
+        sliced = replay(jobs, SlicedToTheEnd(nodes, size))
+    assert [(r.id, r.start, r.guarantee, r.nodes) for r in sliced] == [
+        (r.id, r.start, r.guarantee, r.nodes) for r in whole
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), size=st.integers(1, 3))
+def test_a_compression_finished_after_interruptions_leaves_no_job_an_earlier_start(
+    data: st.DataObject, size: int
+) -> None:
+    nodes = data.draw(blocky_clusters(least=3, most=12))
+    jobs = data.draw(node_jobs(nodes, 30))
+    with mock.patch.object(node_module, "BLOCKS_FROM", 1):
+        replay(jobs, CheckedWhenFinished(nodes, size, "ff"))
 
 
 @settings(max_examples=200, deadline=None)
@@ -105,3 +163,27 @@ def test_slices_do_stop_and_go_on() -> None:
     assert [r.start for r in records] == [
         r.start for r in replay(jobs, NodeBackfill("conservative", nodes))
     ]
+
+
+def test_a_search_stopped_midway_goes_on_from_where_it_was() -> None:
+    """On 40 nodes in blocks, with a queue whose compression searches walk many starts,
+    slices of one question end inside searches, and the plan is the whole one's."""
+    import random
+
+    from berth.core.shapes import Shape
+    from berth.emulate.workload import TraceJob
+
+    rng = random.Random(7)
+    nodes = {f"n{i:02d}": {"cpus": 4} for i in range(40)}
+    jobs = []
+    for job_id in range(1, 121):
+        estimate = rng.randint(5, 60)
+        shape = Shape(rng.choice((1, 2, 4, 8, 16, 40)), {"cpus": rng.choice((1, 2))})
+        job = Job(job_id, job_id // 3, estimate, {}, shape=shape)
+        jobs.append(TraceJob(job, rng.randint(1, estimate)))
+    with mock.patch.object(node_module, "BLOCKS_FROM", 1):
+        whole = replay(jobs, NodeBackfill("conservative", nodes))
+        policy = SlicedToTheEnd(nodes, 1)
+        sliced = replay(jobs, policy)
+    assert policy.stopped_searches >= 10
+    assert [(r.id, r.start, r.nodes) for r in sliced] == [(r.id, r.start, r.nodes) for r in whole]

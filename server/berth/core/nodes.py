@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.profile import Profile
@@ -29,6 +29,19 @@ Placement = dict[int, int]
 #: What a job needs free for any start: the profile of the nodes that could hold its
 #: slots, summed, and the job's total (packed).
 Need = tuple[Profile, int]
+
+#: A search's ``stop()``: whether the caller's slice of time is over.
+Stop = Callable[[], bool]
+
+
+class SearchStopped(Exception):
+    """A search for an earlier start stopped by its caller's ``stop()`` before an
+    answer: no start before ``at`` holds the job (on the plan as it was); a search
+    asked again from ``at`` on the same plan gives the answer the whole one would."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 class NodePlan:
@@ -130,19 +143,28 @@ class NodePlan:
         return _choose([(index, k) for _, index, k in ranked], shape)
 
     def earliest(
-        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        after: int,
+        limit: int | None = None,
+        stop: Stop | None = None,
     ) -> tuple[int, Placement] | None:
         """The earliest start ``>= after`` (and ``< limit`` if given) where ``shape`` fits
-        for ``duration``, with its placement; ``None`` if there is none."""
+        for ``duration``, with its placement; ``None`` if there is none. With ``stop``,
+        raises :class:`SearchStopped` once it says so (after one candidate at least)."""
         ends = self._ends
         if not shape.exclusive:
-            return self._earliest_shared(shape, demand, duration, after, limit)
-        stop = len(ends) if limit is None else bisect_left(ends, limit)
-        candidates = [after, *ends[bisect_right(ends, after) : stop]]
+            return self._earliest_shared(shape, demand, duration, after, limit, stop)
+        last = len(ends) if limit is None else bisect_left(ends, limit)
+        candidates = [after, *ends[bisect_right(ends, after) : last]]
         previous = None
         for start in candidates:
             if start == previous or (limit is not None and start >= limit):
                 continue
+            if previous is not None and stop is not None and stop():
+                raise SearchStopped(start)
             previous = start
             placement = self.place(shape, demand, start, duration)
             if placement is not None:
@@ -164,12 +186,14 @@ class NodePlan:
         current: int,
         held: dict[int, int],
         before: int | None = None,
+        stop: Stop | None = None,
     ) -> tuple[int, Placement] | None:
         """For a reservation at ``current`` holding ``held``: its earliest start before
         ``current`` and a placement there, with ``held`` given back (the caller reserves
         the new placement); ``None``, and the plan unchanged, if there is none. No start
         before ``first`` can hold it (the caller asked the job's summed profile, or
         passes the present), and none from ``before`` on is new (the caller knows).
+        ``stop``: see :meth:`earliest` (the plan is left unchanged when it stops).
 
         Most reservations cannot move, so only the nodes' own profiles give ``held``
         back for the search: the summed profiles are asked with windows cut at the
@@ -185,16 +209,25 @@ class NodePlan:
         # A start must also be earlier than ``before``; cutting the summed profiles'
         # window there too only weakens their (necessary) test.
         limit = current if before is None else min(current, before)
-        found = self.earliest(shape, demand, duration, first, limit=limit)
+        try:
+            found = self.earliest(shape, demand, duration, first, limit, stop)
+        except SearchStopped:
+            self._hold_again(held, current, duration)
+            raise
         if found is None:
-            for index, amount in held.items():
-                profiles[index].reserve(current, duration, amount)
-            if blocks is not None:
-                blocks.add(held, current, current + duration, -1)
+            self._hold_again(held, current, duration)
         else:
             self._add_summed(held, current, duration, 1)
             self._drop_end(current + duration)
         return found
+
+    def _hold_again(self, held: dict[int, int], current: int, duration: int) -> None:
+        """Undo :meth:`earlier`'s giving back of ``held`` (no earlier start, or stopped)."""
+        profiles = self.profiles
+        for index, amount in held.items():
+            profiles[index].reserve(current, duration, amount)
+        if self._blocks is not None:
+            self._blocks.add(held, current, current + duration, -1)
 
     def _able(self, demand: int) -> list[int]:
         """The nodes whose capacity holds at least one slot of ``demand`` (a GPU slot
@@ -238,7 +271,13 @@ class NodePlan:
         return room
 
     def _earliest_shared(
-        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        after: int,
+        limit: int | None,
+        stop: Stop | None = None,
     ) -> tuple[int, Placement] | None:
         """:meth:`earliest` for a shape that shares nodes. Only starts where the nodes
         able to hold a slot have room together for the job's total during its window can
@@ -260,9 +299,11 @@ class NodePlan:
         blocks = self._blocks
         if blocks is not None:
             able_blocks = blocks.of_able(demand, self._able(demand))
-            floor = blocks.floor(able_blocks, demand, count, duration, start, limit, ends)
+            floor = blocks.floor(able_blocks, demand, count, duration, start, limit, ends, stop)
             if floor is None:
                 return None
+            if stop is not None and floor > start and stop():
+                raise SearchStopped(floor)
             start = floor
         # Each node's slots, valid until a later start (``copies_until``); a heap of
         # those times says which nodes to ask again at the next start, so a start costs
@@ -317,6 +358,8 @@ class NodePlan:
             at = bisect_left(ends, due[0][0]) if due else len(ends)
             if at == len(ends) or (limit is not None and ends[at] >= limit):
                 return None
+            if stop is not None and stop():
+                raise SearchStopped(ends[at])
             start = summed.earliest_start(total, duration, ends[at], limit)
             if start is None:
                 return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from berth.core.nodes import Need, Placement
@@ -126,10 +126,11 @@ class CountedPlan:
         current: int,
         held: dict[int, int],
         before: int | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> tuple[int, Placement] | None:
         """:meth:`NodePlan.earlier`. With counted nodes ``first`` must be the aggregate
         profile's answer (for the reservation's :meth:`need`, up to ``current``): it is
-        exact, so the reservation moves there."""
+        exact, so the reservation moves there (no search: ``stop`` is not needed)."""
         self.release(held, current, duration)
         return first, {TENTATIVE: self._taken(shape, demand)}
 

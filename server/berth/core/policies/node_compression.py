@@ -4,8 +4,9 @@ When room is given back (a job ended early, was cancelled, or moved), each waiti
 may now start earlier. :func:`compress` moves each, in the policy's compression order
 (arrival order; slack: its heuristic's), to its earliest
 placement before its current start, in passes until none moves; it can stop between two
-questions when the shell's ``stop()`` says so, and goes on from the same job at the
-next call, so the daemon compresses in bounded slices between commands while the
+questions, or inside one, when the shell's ``stop()`` says so, and goes on from the same
+job at the next call (a search stopped midway goes on from the start it had reached,
+if no room was given back meanwhile), so the daemon compresses in bounded slices between commands while the
 emulator compresses whole at every end. A reservation only ever moves earlier: a
 compression not yet finished keeps every guarantee. Pure: no clock, no I/O (``stop``
 is the shell's).
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from berth.core.nodes import SearchStopped
 
 if TYPE_CHECKING:
     from berth.core.policies.nodes import NodeBackfill
@@ -45,6 +48,7 @@ def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = N
     whole_window = not policy.plan.looks_before_start
     resume, moved = policy.compress_resume
     policy.compress_resume = (None, False)
+    stopped_search, policy.search_resume = policy.search_resume, None
     at = 0
     asked = False
     if resume is not None:
@@ -83,8 +87,17 @@ def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = N
                 # reservation untouched.
                 summed, total = entry.need
                 first = summed.earliest_start(total, estimate, ready, old, bound)
+            if stopped_search is not None and stopped_search[0] == entry.job.id:
+                if first is not None and stopped_search[1] == log.size:
+                    first = max(first, stopped_search[2])  # nothing was given back since
+                stopped_search = None
             if first is not None and (bound is None or first < bound):
-                moved = policy._move_earlier(entry, first, bound) or moved
+                try:
+                    moved = policy._move_earlier(entry, first, bound, stop) or moved
+                except SearchStopped as stopped:  # the slice ended inside one search
+                    policy.compress_resume = (entry.job.id, moved)
+                    policy.search_resume = (entry.job.id, log.size, stopped.at)
+                    return False
             entry.checked = log.size
         if not moved:
             return True

@@ -30,7 +30,7 @@ from berth.core.catalog import SELECTIONS
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
 from berth.core.node_selection import NodeSelector
-from berth.core.nodes import Need, NodePlan, Placement
+from berth.core.nodes import Need, NodePlan, Placement, Stop
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_adopt import adopt_running, adopt_waiting, relax
 from berth.core.policies.node_compression import compress
@@ -163,6 +163,9 @@ class NodeBackfill:
         #: Where a compression stopped by its shell goes on: the job it stopped at, and
         #: whether its pass had moved any job before it.
         self.compress_resume: tuple[int | None, bool] = (None, False)
+        #: A search of that compression stopped midway: the job, the size of its room
+        #: log then, and the start it had reached (none before holds the job).
+        self.search_resume: tuple[int, int, int] | None = None
         #: Deferred: when an EASY pass must stop (the shell's clock), and the job the
         #: pass stopped at, where the next one goes on.
         self.pass_stop: Callable[[], bool] | None = None
@@ -412,6 +415,11 @@ class NodeBackfill:
         later, in the slices the shell asks for with :meth:`improve`."""
         if self.deferred:
             self._improve_due = True
+            stopped_at, _ = self.compress_resume
+            if stopped_at is not None:
+                # Room given back behind a compression under way: its pass goes on from
+                # where it stopped, and another pass asks the jobs before that again.
+                self.compress_resume = (stopped_at, True)
         else:
             self._compress(now)
 
@@ -442,21 +450,28 @@ class NodeBackfill:
         """See :func:`~berth.core.policies.node_compression.compress`."""
         return compress(self, now, stop)
 
-    def _move_earlier(self, entry: Planned, first: int, before: int | None = None) -> bool:
+    def _move_earlier(
+        self, entry: Planned, first: int, before: int | None = None, stop: Stop | None = None
+    ) -> bool:
         """Move a reserved job to its earliest placement before its current start, if
-        there is one (none starts before ``first``, none new from ``before`` on)."""
+        there is one (none starts before ``first``, none new from ``before`` on).
+        ``stop``: see :meth:`NodePlan.earlier` (raises :class:`SearchStopped`)."""
         old = entry.start
         assert old is not None
         assert entry.held is not None
         found = self.plan.earlier(
-            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held, before
+            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held, before, stop
         )
         if found is None:
             return False
         held = entry.held
-        self._hold(entry, *found)
+        new = self._hold(entry, *found)
         heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
-        self._given_back(held, max(old, found[0] + entry.job.estimate), old + entry.job.estimate)
+        # Its old window is free from the new end on; and on a node it holds less of
+        # now (a move may change nodes), from its old start on.
+        kept = all(new.get(node, 0) >= amount for node, amount in held.items())
+        since = max(old, found[0] + entry.job.estimate) if kept else old
+        self._given_back(held, since, old + entry.job.estimate)
         return True
 
     def _start_reached(self, now: int) -> list[Start]:
