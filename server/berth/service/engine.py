@@ -22,7 +22,7 @@ shell, the queries and the memory of finished jobs are mixins kept in their own 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from berth.core.decisions import Reject, Reserve
@@ -135,6 +135,7 @@ class Engine(
         #: The latest time the engine has been advanced to, and the last time asked.
         self._stepped = -(1 << 62)
         self._advanced_to = self._stepped
+        self._catch_up_budget: Callable[[], bool] | None = None
         #: Each backfilling partition's policy in its timeline (None: the default
         #: partition), ordering events at each instant as the emulator does.
         self.lanes: dict[str | None, Timeline[LivePolicy]] = {
@@ -229,9 +230,16 @@ class Engine(
         those instants never overlap. Each step: jobs that ended, jobs past their time
         limit (killed), then starts."""
         self._advanced_to = now
-        while (due := self.next_event()) is not None and self._stepped < due < now:
-            self._step(due, catching_up=True)
-        self._step(now)
+        # One budget for the passes of every instant caught up: each pass stops after a
+        # question once it is spent, so a late wake-up over many ends (a deep EASY queue
+        # on thousands of nodes) does not hold the loop for a whole pass per instant.
+        self._catch_up_budget = within(PASS_SECONDS) if self._defer_improvements else None
+        try:
+            while (due := self.next_event()) is not None and self._stepped < due < now:
+                self._step(due, catching_up=True)
+            self._step(now)
+        finally:
+            self._catch_up_budget = None
 
     def _step(self, now: int, catching_up: bool = False) -> None:
         """Ends at ``now``, then the pass (an earlier instant caught up always passes at
@@ -306,7 +314,13 @@ class Engine(
         """One backfilling partition's pass: its starts, then its moved reservations."""
         timeline = self.lanes[lane]
         if self._defer_improvements:
-            timeline.policy.pass_stop = within(PASS_SECONDS)
+            budget = self._catch_up_budget if now < self._advanced_to else None
+            if budget is not None and not timeline.policy.reserves_every_job and budget():
+                # Catching up, the budget spent: a policy that promises nothing (EASY,
+                # FCFS) passes at the batch's own instant instead; one that reserves
+                # every job passes at each instant, as its reservations are due there.
+                return
+            timeline.policy.pass_stop = budget or within(PASS_SECONDS)
         for start in timeline.close(now):
             record = self.pending.pop(start.job_id)
             if start.placement is not None:  # the policy placed it on named nodes
