@@ -24,7 +24,7 @@ from berth.core import nodes as node_module
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.nodes import NodeBackfill
-from berth.emulate.replay import replay
+from berth.emulate.replay import JobRecord, replay
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.stops import EveryFewQuestions
@@ -98,6 +98,11 @@ class CheckedWhenFinished(LeftUnfinished):
 SELECTIONS = st.sampled_from(["ff", "bl", "bb"])
 
 
+def plans(records: list[JobRecord]) -> list[tuple[object, ...]]:
+    """What two replays must agree on: each job's start, guarantee and nodes."""
+    return [(r.id, r.start, r.guarantee, r.nodes) for r in records]
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), size=st.integers(1, 3), selection=SELECTIONS)
 def test_a_compression_in_slices_is_the_whole_compression(
@@ -107,9 +112,7 @@ def test_a_compression_in_slices_is_the_whole_compression(
     jobs = data.draw(node_jobs(nodes, 30))
     whole = replay(jobs, NodeBackfill("conservative", nodes, None, selection))
     sliced = replay(jobs, SlicedToTheEnd(nodes, size, selection))
-    assert [(r.id, r.start, r.guarantee, r.nodes) for r in sliced] == [
-        (r.id, r.start, r.guarantee, r.nodes) for r in whole
-    ]
+    assert plans(sliced) == plans(whole)
 
 
 @settings(max_examples=200, deadline=None)
@@ -122,9 +125,7 @@ def test_searches_stopped_midway_in_blocks_of_nodes_give_the_whole_compression(
     with mock.patch.object(node_module, "BLOCKS_FROM", 1):  # blocks of two or three nodes
         whole = replay(jobs, NodeBackfill("conservative", nodes))
         sliced = replay(jobs, SlicedToTheEnd(nodes, size))
-    assert [(r.id, r.start, r.guarantee, r.nodes) for r in sliced] == [
-        (r.id, r.start, r.guarantee, r.nodes) for r in whole
-    ]
+    assert plans(sliced) == plans(whole)
 
 
 @settings(max_examples=300, deadline=None)

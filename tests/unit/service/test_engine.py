@@ -421,19 +421,21 @@ def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job()
     assert {first.start_time, second.start_time} == {100}
 
 
-def _budget_always_spent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every slice's clock reads as run out at once (a machine far too slow)."""
+def _budget_always_spent(monkeypatch: pytest.MonkeyPatch, policy: str) -> Engine:
+    """The daemon's engine (improvements deferred) on a machine far too slow: every
+    slice's clock reads as run out at once."""
     import berth.service.engine as engine_module
 
     monkeypatch.setattr(engine_module, "within", lambda seconds: lambda: True)
+    live = engine(policy)
+    live.defer_improvements = True
+    return live
 
 
 def test_a_late_wake_up_with_its_budget_spent_leaves_easy_passes_to_its_own_instant(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _budget_always_spent(monkeypatch)
-    live = engine("easy")
-    live.defer_improvements = True
+    live = _budget_always_spent(monkeypatch, "easy")
     live.submit(request(cpus=32, limit=100, runtime=10), now=0)
     second, _ = live.submit(request(cpus=32, limit=100, runtime=10), now=0)
     live.advance(100)  # asleep past the first job's end at 10
@@ -444,9 +446,7 @@ def test_a_late_wake_up_with_its_budget_spent_leaves_easy_passes_to_its_own_inst
 def test_a_late_wake_up_with_its_budget_spent_still_starts_reservations_on_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _budget_always_spent(monkeypatch)
-    live = engine("conservative")
-    live.defer_improvements = True
+    live = _budget_always_spent(monkeypatch, "conservative")
     live.submit(request(cpus=32, limit=100, runtime=100), now=0)
     second, _ = live.submit(request(cpus=32, limit=50, runtime=50), now=0)
     third, _ = live.submit(request(cpus=32, limit=50, runtime=50), now=0)
