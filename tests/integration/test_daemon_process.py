@@ -79,6 +79,22 @@ def test_metrics_report_how_late_the_event_loop_turns(tmp_path: Path) -> None:
     assert "event loop held " in daemon.log.read_text()
 
 
+@pytest.mark.parametrize("access_log", [False, True])
+def test_requests_are_logged_one_by_one_only_with_access_log(
+    tmp_path: Path, access_log: bool
+) -> None:
+    extra = ("--log-level", "info", *(("--access-log",) if access_log else ()))
+    daemon = DaemonProcess(tmp_path, *extra)
+    try:
+        for _ in range(3):
+            assert httpx.get(f"{daemon.url}/v1/jobs", headers=_headers()).status_code == 200
+    finally:
+        daemon.stop()
+    logged = daemon.log.read_text()
+    assert "Application startup complete" in logged  # info lines are there either way
+    assert ('"GET /v1/jobs HTTP/1.1" 200' in logged) is access_log
+
+
 def test_kill_9_during_a_burst_loses_no_acknowledged_job(tmp_path: Path) -> None:
     """Eight clients submit with idempotency keys; the daemon is SIGKILLed mid-burst.
     After a restart every acknowledged job is there with the same guarantee, running

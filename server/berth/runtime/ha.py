@@ -111,7 +111,7 @@ async def _run(settings: Settings) -> int:
     advertise = settings.advertise_url or f"http://{settings.host}:{settings.port}"
     lease = Lease(database, holder, advertise, settings.lease_seconds)
     standby = Standby(holder)
-    server = uvicorn.Server(_config(standby, settings))
+    server = uvicorn.Server(server_config(standby, settings))
     serving = asyncio.create_task(server.serve())
     print(f"Berth daemon {holder} on {advertise}: standby, waiting to lead", flush=True)
     period = settings.lease_seconds / 3
@@ -145,7 +145,7 @@ async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
     )
     if built.tokens_note:
         print(built.tokens_note, flush=True)
-    server = uvicorn.Server(_config(built.app, settings))
+    server = uvicorn.Server(server_config(built.app, settings))
     guard = asyncio.create_task(_keep_leading(lease, built.daemon.coordinator, settings))
     serving = asyncio.create_task(server.serve())
     done, _ = await asyncio.wait({guard, serving}, return_when=asyncio.FIRST_COMPLETED)
@@ -179,12 +179,17 @@ async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> s
                 return f"the lease could not be renewed for {settings.lease_seconds:g} s"
 
 
-def _config(app: Any, settings: Settings) -> uvicorn.Config:
+def server_config(app: Any, settings: Settings) -> uvicorn.Config:
+    """uvicorn's configuration for a daemon (single or one of an HA group)."""
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        # One line per request (agents sync every few seconds) buries what happens:
+        # off unless asked for.
+        access_log=settings.access_log,
         lifespan="on",
+        # Agents' long polls are released at shutdown; do not wait on them past this.
         timeout_graceful_shutdown=5,
     )

@@ -72,6 +72,12 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     serve.add_argument("--submit-burst", type=int, help="submits at once above the rate (1000)")
     serve.add_argument(
+        "--access-log",
+        action="store_true",
+        default=None,
+        help="log every HTTP request (off: the daemon logs what happens, not each request)",
+    )
+    serve.add_argument(
         "--stall-report-ms",
         type=float,
         help="log what held the event loop when a turn waited longer than this (off)",
@@ -129,6 +135,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "submit_rate",
             "submit_burst",
             "stall_report_ms",
+            "access_log",
             "ha",
             "lease_seconds",
             "advertise_url",
@@ -162,6 +169,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from berth.api.auth import Role
     from berth.runtime.bootstrap import build
+    from berth.runtime.ha import server_config
 
     try:
         settings = _settings(args)
@@ -185,15 +193,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     print(f"Dashboard: {url}/ui", flush=True)
-    config = uvicorn.Config(
-        built.app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        lifespan="on",
-        # Agents' long polls are released at shutdown; do not wait on them past this.
-        timeout_graceful_shutdown=5,
-    )
+    config = server_config(built.app, settings)
     waiters = built.daemon.waiters
 
     class Server(uvicorn.Server):
