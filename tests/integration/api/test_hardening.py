@@ -129,7 +129,7 @@ def test_concurrent_retries_with_one_idempotency_key_make_one_job(tmp_path: Path
 
 
 def test_no_token_reaches_the_log(tmp_path: Path) -> None:
-    daemon = DaemonProcess(tmp_path, "--log-level", "debug")
+    daemon = DaemonProcess(tmp_path, "--log-level", "debug", "--access-log")
     try:
         headers = {"Authorization": f"Bearer {ALICE}"}
         httpx.post(f"{daemon.url}/v1/jobs", headers=headers, timeout=10,
