@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.core.nodes import Need, Placement
+from berth.core.nodes import Need, Placement, Stop
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
@@ -126,7 +126,7 @@ class CountedPlan:
         current: int,
         held: dict[int, int],
         before: int | None = None,
-        stop: Callable[[], bool] | None = None,
+        stop: Stop | None = None,
     ) -> tuple[int, Placement] | None:
         """:meth:`NodePlan.earlier`. With counted nodes ``first`` must be the aggregate
         profile's answer (for the reservation's :meth:`need`, up to ``current``): it is

@@ -3,12 +3,14 @@
 Every read is answered on the event loop, so a read waits as long as the longest piece
 of work between two of its turns: a scheduling slice, a batch of commands, a garbage
 collection. :class:`StallWatch` measures that wait directly: a beat task asks for a turn
-every :data:`BEAT` seconds and records how late it got it (``berth_event_loop_lag``
-in ``/metrics``: the count of turns later than :data:`LATE`, the worst lateness). With
+every :data:`BEAT` seconds and records how late it got it (in ``/metrics``:
+``berth_event_loop_late_turns_total``, the turns later than :data:`LATE`, and
+``berth_event_loop_lag_seconds_max``, the worst lateness). With
 a report threshold set (``--stall-report-ms``), a watcher thread also samples the loop
 thread's stack while a turn is overdue, and the beat logs, once the loop is back, how
 long it was held and the frames it was seen in most — where to look, without a
-profiler attached. The watcher costs nothing while the loop turns on time.
+profiler attached. While the loop turns on time the watcher only wakes every beat to
+read a clock (a brief hand-over of the GIL).
 """
 
 from __future__ import annotations

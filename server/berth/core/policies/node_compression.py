@@ -2,11 +2,11 @@
 
 When room is given back (a job ended early, was cancelled, or moved), each waiting job
 may now start earlier. :func:`compress` moves each, in the policy's compression order
-(arrival order; slack: its heuristic's), to its earliest
-placement before its current start, in passes until none moves; it can stop between two
-questions, or inside one, when the shell's ``stop()`` says so, and goes on from the same
-job at the next call (a search stopped midway goes on from the start it had reached,
-if no room was given back meanwhile), so the daemon compresses in bounded slices between commands while the
+(arrival order; slack: its heuristic's), to its earliest placement before its current
+start, in passes until none moves; it can stop between two questions, or inside one,
+when the shell's ``stop()`` says so, and goes on from the same job at the next call (a
+search stopped midway goes on from the start it had reached, if no room was given back
+meanwhile), so the daemon compresses in bounded slices between commands while the
 emulator compresses whole at every end. A reservation only ever moves earlier: a
 compression not yet finished keeps every guarantee. Pure: no clock, no I/O (``stop``
 is the shell's).
