@@ -31,7 +31,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy server/berth clients/berth_client
 
 contracts: $(STAMP)
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-cache
 
 test: lint typecheck contracts browser-deps
 	$(BIN)/python -m pytest

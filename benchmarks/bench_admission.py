@@ -35,7 +35,7 @@ from berth.core.shapes import Shape
 from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 CPUS = 128
 

@@ -23,16 +23,16 @@ from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
-from berth.service.engine import Engine
 from berth.service.gang import GangSpec
 from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 
 
 def run_live(jobs: list[TraceJob], scheme: str) -> tuple[float, list[float], dict[int, int]]:
     """Total CPU seconds, CPU seconds of each boundary, and each job's end slot."""
     nodes = [NodeRecord(f"n{i:02d}", {"cpus": 16, "mem_gb": 64}) for i in range(8)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
     live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT_SECONDS), 0)
     live.keep_finished = len(jobs)  # the comparison reads every job's end at the close
     arrivals = [(trace.job.submit, trace_request(trace, "g")) for trace in jobs]

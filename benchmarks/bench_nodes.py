@@ -30,7 +30,7 @@ from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import TraceJob
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 
 def _cpu(run: Callable[[], object]) -> float:

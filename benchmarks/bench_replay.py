@@ -29,10 +29,11 @@ from berth.core.model import Job
 from berth.core.policies import make_policy
 from berth.core.policies.conservative import Conservative
 from berth.core.resources import ResourceSpace
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import TraceJob
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 SYNTHETIC_CPUS = 128

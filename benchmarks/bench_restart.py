@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from berth.store.migrate import upgrade
-from berth.store.sql import JOBS, create_db_engine
+from berth.store.tables import JOBS, create_db_engine
 
 CHUNK = 50_000
 
@@ -61,12 +61,14 @@ import json, resource, time
 from berth.dispatch.emulated import EmulatedNodes
 from berth.runtime.settings import Settings
 from berth.service.engine import Engine
-from berth.store.sql import SqlStore, create_db_engine
+from berth.service.restore import restore_engine
+from berth.store.sql import SqlStore
+from berth.store.tables import create_db_engine
 settings = Settings()
 began = time.perf_counter()
 snapshot = SqlStore(create_db_engine({url!r})).load()
 loaded = time.perf_counter() - began
-engine = Engine.restore(snapshot, EmulatedNodes(), 10**9, settings.default_nodes(),
+engine = restore_engine(snapshot, EmulatedNodes(), 10**9, settings.default_nodes(),
                         "conservative", {{}})
 total = time.perf_counter() - began
 print(json.dumps({{"load": loaded, "total": total, "jobs_held": len(engine.jobs),

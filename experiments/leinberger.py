@@ -35,7 +35,7 @@ from berth.emulate.generate import calibrate, extend_to_k, resource_names, with_
 from berth.emulate.run import run_jobs
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload as Trace
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 from harness import load_cache, parse_arguments, run_missing, start_cache, write_generated
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,7 +30,7 @@ from berth.emulate.run import run_jobs
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import TraceJob
 from berth.emulate.workload import Workload as Trace
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 from harness import load_cache, run_and_render
 from leinberger import VARIANTS as POOL_VARIANTS
 

@@ -39,7 +39,7 @@ from berth.emulate.generate import (
 from berth.emulate.run import run_jobs
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import TraceJob, Workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 from harness import load_cache, parse_arguments, run_missing, start_cache
 from leinberger import CACHE as PAGE_CACHE
 from leinberger import JOBS, TRACE

@@ -28,7 +28,7 @@ from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 from harness import run_and_render
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,7 +31,7 @@ from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 TRACE = "CTC-SP2-1996-3.1-cln.swf.gz"
 

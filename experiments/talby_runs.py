@@ -14,7 +14,7 @@ from berth.emulate.scenario import Scenario
 from berth.emulate.slicing import by_month
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "talby-feitelson.json"

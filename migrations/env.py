@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from berth.store.sql import METADATA, create_db_engine
+from berth.store.tables import METADATA, create_db_engine
 
 config = context.config
 

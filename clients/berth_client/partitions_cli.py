@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from berth_client.cli import client_of, guard, to_json, when
+from berth_client.cli_support import client_of, guard, to_json, when
 
 #: The actions of ``berth partition`` and what each does.
 ACTIONS = {

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from berth_client.batch import deadline_arg, time_arg, yes_no
-from berth_client.cli import _amounts, client_of, guard, to_json, when
+from berth_client.cli_support import amounts, client_of, guard, to_json, when
 
 #: ``berth submit``'s defaults, filled in after the command line and the directives.
 DEFAULTS: dict[str, Any] = {
@@ -31,9 +31,9 @@ DEFAULTS: dict[str, Any] = {
 def add_options(submit: argparse.ArgumentParser) -> None:
     """The job's options (also what a ``#BERTH`` line may hold), with no defaults."""
     add = submit.add_argument
-    add("--resources", "-r", type=_amounts, help="totals, e.g. cpus=64,mem_gb=256 (or --slots)")
+    add("--resources", "-r", type=amounts, help="totals, e.g. cpus=64,mem_gb=256 (or --slots)")
     add("--slots", type=int, help="how many whole slots (with --per-slot)")
-    add("--per-slot", type=_amounts, help="one slot's resources, e.g. cpus=4,mem_gb=16,gpus=1")
+    add("--per-slot", type=amounts, help="one slot's resources, e.g. cpus=4,mem_gb=16,gpus=1")
     add("--nodes", "-N", type=int, help="spread the slots over exactly N nodes")
     add("--exclusive", action="store_true", help="whole nodes, shared with no other job")
     add(

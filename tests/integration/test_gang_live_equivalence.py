@@ -18,10 +18,10 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
-from berth.service.engine import Engine
 from berth.service.gang import GangSpec
 from berth.service.model import JobState, NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 
 SLOT = 10
 PROCESSORS = 16
@@ -42,7 +42,7 @@ def workload(seed: int, count: int = 150) -> list[TraceJob]:
 def live_ends(jobs: list[TraceJob], scheme: str) -> tuple[dict[int, int], int]:
     """Each job's end rounded up to a slot boundary, and the most rows seen."""
     nodes = [NodeRecord(f"n{i}", {"cpus": 4, "mem_gb": 16}) for i in range(4)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
     live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT), 0)
     part = live.gang["g"]
     rows: list[int] = []

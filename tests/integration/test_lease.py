@@ -13,7 +13,8 @@ import sqlalchemy as sa
 
 from berth.store.lease import Fenced, Lease, current_leader
 from berth.store.migrate import upgrade
-from berth.store.sql import SqlStore, create_db_engine
+from berth.store.sql import SqlStore
+from berth.store.tables import create_db_engine
 from tests.support.live import engine, request
 
 

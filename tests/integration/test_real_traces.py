@@ -11,7 +11,7 @@ import pytest
 from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 from tests.support.checks import peak_use
 
 TRACES = [

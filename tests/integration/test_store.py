@@ -16,7 +16,8 @@ from berth.service.model import JobState
 from berth.service.ports import JobFilter
 from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade
-from berth.store.sql import METADATA, SqlStore, create_db_engine
+from berth.store.sql import SqlStore
+from berth.store.tables import METADATA, create_db_engine
 from tests.integration.api.test_api import Api, make_api
 from tests.integration.conftest import OPERATOR
 from tests.support.live import engine, request

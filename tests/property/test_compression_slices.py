@@ -24,7 +24,8 @@ from berth.core import nodes as node_module
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.nodes import NodeBackfill
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.stops import EveryFewQuestions

@@ -26,7 +26,8 @@ from berth.core.model import Job
 from berth.core.policies import make_policy
 from berth.core.policies.node_registry import make_node_policy
 from berth.core.resources import ResourceSpace
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 from tests.property.strategies import clusters, workloads
 from tests.support.checks import peak_use

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from berth.core import nodes as node_module
 from berth.core.decisions import Start, at
-from berth.core.policies.nodes import NodeBackfill, Planned
+from berth.core.policies.node_schedule import Planned
+from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.replay import replay
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import node_jobs

@@ -17,6 +17,7 @@ from berth.service.engine import Engine
 from berth.service.gang import GangSpec
 from berth.service.model import JobRequest, JobState, NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 
 SLOT = 5
 
@@ -58,7 +59,7 @@ def test_a_live_gang_partition_keeps_its_invariants(
     scheme: str, workload: list[tuple[int, int, int, int, int]]
 ) -> None:
     nodes = [NodeRecord("a", {"cpus": 4, "mem_gb": 16}), NodeRecord("b", {"cpus": 4, "mem_gb": 16})]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
     live.create_partition(GangSpec("g", ["a", "b"], scheme, SLOT), 0)
     arrivals = [
         (submit, JobRequest("j", "u", {"cpus": cpus, "mem_gb": mem}, limit,

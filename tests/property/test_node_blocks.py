@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from berth.core import nodes as node_module
 from berth.core.model import Job
 from berth.core.policies.node_registry import make_node_policy
-from berth.core.policies.nodes import NODE_POLICIES
+from berth.core.policies.node_schedule import NODE_POLICIES
 from berth.core.shapes import Shape
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 from tests.property.test_node_planner import check, node_jobs
 

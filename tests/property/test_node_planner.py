@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from berth.core.model import Job
 from berth.core.policies.node_registry import make_node_policy
-from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
+from berth.core.policies.node_schedule import NODE_POLICIES
+from berth.core.policies.nodes import NodeBackfill
 from berth.core.shapes import Shape
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 
 RESOURCES = ("cpus", "mem", "gpus")

@@ -18,9 +18,9 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
 from berth.emulate.virtual import trace_request
 from berth.emulate.workload import TraceJob
-from berth.service.engine import Engine
 from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 from tests.property.strategies import clusters, workloads
 from tests.support.builders import trace_job
 
@@ -58,7 +58,7 @@ def daemon_starts(
     """Start times the live engine gives, batch by batch as the coordinator applies them
     (``None``: never started, rejected at admission)."""
     records = [NodeRecord(f"node{i:03d}", dict(capacity)) for i in range(1, nodes + 1)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, records, policy, options)
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, records, policy, options)
     for submit in sorted({t.job.submit for t in jobs}):
         with live.batch(submit):
             live.advance(submit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from berth.emulate.replay import JobRecord
+from berth.emulate.records import JobRecord
 
 
 def peak_use(records: Mapping[int, JobRecord], capacity: Mapping[str, int]) -> dict[str, int]:

@@ -6,6 +6,7 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.model import JobRequest, NodeRecord
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 
 
 class ManualClock:
@@ -38,7 +39,7 @@ def engine(
     **options: object,
 ) -> Engine:
     """A fresh engine (or one restored from ``snapshot``) on emulated nodes."""
-    return Engine.restore(
+    return restore_engine(
         snapshot or Snapshot(), EmulatedNodes(), now, nodes(count), policy, dict(options)
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.emulate.replay import JobRecord
+from berth.emulate.records import JobRecord
 from berth.emulate.workload import TraceJob
 
 

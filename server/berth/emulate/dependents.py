@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.dependencies import Need
 from berth.core.policies.base import LivePolicy, Policy
 from berth.core.timeline import Timeline
 from berth.core.waits import Doom, Gate, Plan, Relax, Waits
+from berth.emulate.records import JobRecord
 from berth.emulate.workload import TraceJob
-
-if TYPE_CHECKING:
-    from berth.emulate.replay import JobRecord
 
 
 class Dependents:

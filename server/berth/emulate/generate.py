@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from berth.core.catalog import DISTRIBUTIONS
 from berth.core.policies import make_policy
 from berth.core.resources import ResourceSpace
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 
 #: Mean of the exponential draw (before the cap at 1), matching the uniform's mean.

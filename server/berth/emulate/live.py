@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from berth.core.policies import make_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.metrics import summarize
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 
 

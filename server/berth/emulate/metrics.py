@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from berth.emulate.replay import JobRecord
+from berth.emulate.records import JobRecord
 
 #: Bounded slowdown's threshold in seconds (Feitelson & Mu'alem Weil 1998, section 3.1).
 SLOWDOWN_THRESHOLD = 10

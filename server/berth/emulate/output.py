@@ -9,7 +9,7 @@ from typing import TextIO
 
 from berth.core.dependencies import Need
 from berth.emulate.metrics import REPORT_KEYS
-from berth.emulate.replay import JobRecord
+from berth.emulate.records import JobRecord
 
 #: SWF status codes: 1 completed, 0 failed (killed at its estimate), 5 cancelled (rejected,
 #: or a dependency never satisfied).

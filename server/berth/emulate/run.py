@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from berth.core.policies import Policy, make_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.metrics import summarize
-from berth.emulate.replay import JobRecord, replay
+from berth.emulate.records import JobRecord
+from berth.emulate.replay import replay
 from berth.emulate.scenario import Scenario
 from berth.emulate.workload import TraceJob, Workload
 

@@ -83,7 +83,7 @@ def _jobs_dir(data_dir: Path) -> tuple[Path, bool]:
 def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
     """Submit the demo jobs, wait for their ends; the lines to print."""
     from berth_client import BerthClient
-    from berth_client.cli import when
+    from berth_client.cli_support import when
 
     out: list[str] = []
     with BerthClient(url, operator) as admin:

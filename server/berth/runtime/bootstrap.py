@@ -37,9 +37,11 @@ from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import RequestError
 from berth.service.ports import Clock, NodeBackend, Snapshot
+from berth.service.restore import restore_engine
 from berth.store.lease import Lease
 from berth.store.migrate import upgrade
-from berth.store.sql import SqlStore, create_db_engine
+from berth.store.sql import SqlStore
+from berth.store.tables import create_db_engine
 
 log = logging.getLogger("berth")
 
@@ -186,7 +188,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
             wall=time.time,
         )
         backend = agents
-    engine = Engine.restore(
+    engine = restore_engine(
         snapshot,
         backend,
         clock.now(),

@@ -26,7 +26,8 @@ from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload, WorkloadError
-from berth.runtime.main import DEMO_TRACE, POLICY_FLAGS, find_shared_trace, node_cluster
+from berth.runtime.options import POLICY_FLAGS, node_cluster
+from berth.runtime.paths import DEMO_TRACE, find_shared_trace
 
 
 def _tqdm_progress(enabled: bool) -> ProgressFactory:

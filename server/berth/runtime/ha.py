@@ -34,7 +34,7 @@ import uvicorn
 from berth.runtime.settings import Settings
 from berth.store.lease import Fenced, Lease
 from berth.store.migrate import upgrade
-from berth.store.sql import create_db_engine
+from berth.store.tables import create_db_engine
 
 log = logging.getLogger("berth.ha")
 

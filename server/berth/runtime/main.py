@@ -13,16 +13,10 @@ only for ``emulate``, ``demo`` and ``workload``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
 import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from berth.agent.cli import parse_resources
 from berth.core.catalog import (
     DEADLINE_HEURISTICS,
     GANG_SCHEMES,
@@ -32,66 +26,9 @@ from berth.core.catalog import (
     SLACK_HEURISTICS,
 )
 from berth.runtime import agent_cli, serve, workload_cli
+from berth.runtime.options import estimates_arg, node_group, parse_capacity, stringency_arg
 from berth.runtime.paths import path_arg
 from berth_client import cli as client_cli
-
-DEMO_TRACE = "KTH-SP2-1996-2.1-cln.swf.gz"
-
-
-#: ``--capacity`` reads like an agent's ``--resources``.
-parse_capacity = parse_resources
-
-
-#: ``berth emulate`` flags passed to the policy constructor (as keyword options).
-POLICY_FLAGS = (
-    "selection", "heuristic", "relaxation", "k_factor", "max_backtracks",
-    "slack_factor", "awt", "alpha_u", "alpha_t", "alpha_p", "alpha_f",
-)  # fmt: skip
-
-
-def _node_group(text: str) -> dict[str, int]:
-    """One ``--nodes`` group, checked now (argument errors exit 2); kept as its text's
-    resources, the count in key ``""``."""
-    from berth.core.shapes import parse_node_groups
-
-    try:
-        nodes = parse_node_groups(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return {"": len(nodes), **next(iter(nodes.values()))}
-
-
-def node_cluster(groups: Sequence[dict[str, int]]) -> dict[str, dict[str, int]]:
-    """The ``--nodes`` groups as one cluster: node001, node002, ... in group order."""
-    nodes: dict[str, dict[str, int]] = {}
-    for group in groups:
-        amounts = {n: a for n, a in group.items() if n}
-        for _ in range(group[""]):
-            nodes[f"node{len(nodes) + 1:03d}"] = dict(amounts)
-    return nodes
-
-
-def _estimates(text: str) -> str:
-    from berth.emulate.estimates import parse_estimates
-
-    try:
-        parse_estimates(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
-def _stringency(text: str) -> float:
-    kind, _, value = text.partition(":")
-    try:
-        stringency = float(value)
-    except ValueError:
-        stringency = -1.0
-    if kind != "easy" or not 0.0 <= stringency < 1.0:
-        raise argparse.ArgumentTypeError(
-            f"expected easy:S with a stringency S in [0, 1), got {text!r}"
-        )
-    return stringency
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     emulate_cmd.add_argument(
         "--nodes",
         action="append",
-        type=_node_group,
+        type=node_group,
         metavar="COUNTxNAME=AMOUNT,...",
         help="a node cluster instead of a pool, e.g. --nodes 16xcpus=32,mem_gb=128 --nodes "
         "2xcpus=32,mem_gb=256,gpus=4 (repeatable; jobs get whole slots on named nodes; "
@@ -156,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     emulate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     emulate_cmd.add_argument(
         "--estimates",
-        type=_estimates,
+        type=estimates_arg,
         default="user",
         help="user (as given), exact (= runtime) or badness:F (uniform in [r, F*r])",
     )
@@ -179,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scaling.add_argument(
         "--deadlines",
-        type=_stringency,
+        type=stringency_arg,
         metavar="easy:S",
         help="deadline = submit + max(runtime, (1 - S) x EASY response time)",
     )
@@ -254,20 +191,6 @@ def build_parser() -> argparse.ArgumentParser:
     }.items():
         commands.choices[name].set_defaults(run=handler)
     return parser
-
-
-def find_shared_trace(name: str) -> Path | None:
-    """Where trace ``name`` is: in ``$BERTH_TRACES``, else in a ``shared/traces`` folder
-    beside the checkout or the working directory (or one of their parents), else None."""
-    from pathlib import Path
-
-    folders = [Path(os.environ["BERTH_TRACES"])] if os.environ.get("BERTH_TRACES") else []
-    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
-        folders += [parent / "shared" / "traces" for parent in start.parents]
-    for folder in folders:
-        if (folder / name).exists():
-            return folder / name
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -274,7 +274,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
     import http.client
 
     from berth_client import BerthClient, BerthError
-    from berth_client.cli import when
+    from berth_client.cli_support import when
 
     for _ in range(200):
         if server.started:

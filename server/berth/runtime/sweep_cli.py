@@ -18,7 +18,7 @@ from typing import Any
 from berth.emulate.output import format_table
 from berth.emulate.parallel import on_dask, run_all
 from berth.emulate.sweep import POINT, Point, grid_points, run_point
-from berth.runtime.main import _node_group, node_cluster, parse_capacity
+from berth.runtime.options import node_cluster, node_group, parse_capacity
 
 #: The report's columns shown after the point's.
 SHOWN = ("jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization", "seconds")
@@ -59,7 +59,7 @@ def _points(args: argparse.Namespace) -> list[Point]:
     groups = grid.get("nodes")
     if groups is not None and not isinstance(groups, list):
         raise ValueError('nodes: a list of groups, such as ["16xcpus=32,mem_gb=128"]')
-    nodes = node_cluster([_node_group(g) for g in groups]) if groups else None
+    nodes = node_cluster([node_group(g) for g in groups]) if groups else None
     if nodes is None and args.nodes:
         nodes = node_cluster(args.nodes)
     workload = str(args.workload.resolve())  # the workers read it: the same path

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.improvements import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
-from berth.service.partitions import DEFAULT_PARTITION
+from berth.service.partition_specs import DEFAULT_PARTITION
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
     from berth.service.gang import GangSpec
-    from berth.service.partitions import BackfillSpec
+    from berth.service.partition_specs import BackfillSpec
 
 
 class Command(Protocol):

@@ -27,11 +27,10 @@ from contextlib import contextmanager
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import LivePolicy
-from berth.core.policies.nodes import WAITS_FOR_NODES
+from berth.core.policies.node_schedule import WAITS_FOR_NODES
 from berth.core.timeline import Timeline
 from berth.core.waits import Waits
 from berth.service.admission import JobAdmission
-from berth.service.answers import start_info, what_if
 from berth.service.arrays import ArrayCommands
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
@@ -53,12 +52,12 @@ from berth.service.model import (
     readable,
 )
 from berth.service.node_commands import NodeCommands
-from berth.service.partitions import BackfillSpec, PartitionCommands
+from berth.service.partition_specs import BackfillSpec
+from berth.service.partitions import PartitionCommands
 from berth.service.policy_commands import PolicyCommands
 from berth.service.ports import NodeBackend
 from berth.service.queries import EngineQueries
 from berth.service.replan import Replan, build_policy, replan
-from berth.service.restore import restore_engine
 from berth.service.shell import ShellOutputs
 
 #: The event announcing each way a running job can end.
@@ -199,14 +198,6 @@ class Engine(
         if error is not None:
             raise error
 
-    def start_info(self, job_id: int, now: int) -> dict[str, object]:
-        """When will the job start: see :func:`berth.service.answers.start_info`."""
-        return start_info(self, job_id, now)
-
-    def what_if(self, request: JobRequest, now: int) -> dict[str, object]:
-        """The decision ``request`` would get now: see :func:`berth.service.answers.what_if`."""
-        return what_if(self, request, now)
-
     @contextmanager
     def batch(self, now: int) -> Iterator[None]:
         """Apply several commands at ``now`` as one round of the timeline: whatever they
@@ -218,10 +209,6 @@ class Engine(
         finally:
             self._batching = False
             self._run_pass(now)
-
-    # ------------------------------------------------------------------ set-up
-    #: The engine a (re)started daemon resumes with: see :func:`restore_engine`.
-    restore = classmethod(restore_engine)
 
     # ------------------------------------------------------------------ time
     def advance(self, now: int) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from berth.service.gang import GangPartition
     from berth.service.intents import Intent
     from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
-    from berth.service.partitions import BackfillSpec
+    from berth.service.partition_specs import BackfillSpec
     from berth.service.ports import NodeBackend
     from berth.service.replan import Replan
 

@@ -12,19 +12,15 @@ while the daemon was down. No I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from berth.service.engine import Engine
 from berth.service.gang import GangPartition, GangSpec
 from berth.service.model import JobState, NodeRecord
-from berth.service.partitions import spec_from_dict
+from berth.service.partition_specs import spec_from_dict
 from berth.service.ports import NodeBackend, Snapshot
-
-if TYPE_CHECKING:
-    from berth.service.engine import Engine
 
 
 def restore_engine(
-    engine_type: type[Engine],
     snapshot: Snapshot,
     backend: NodeBackend,
     now: int,
@@ -41,7 +37,7 @@ def restore_engine(
     policy = str(snapshot.config.get("policy", default_policy))
     options = snapshot.config.get("policy_options", default_options)
     assert isinstance(options, dict)
-    engine = engine_type(nodes, policy, options, backend)
+    engine = Engine(nodes, policy, options, backend)
     engine.hold_intents = hold_intents
     partitions = snapshot.config.get("partitions", [])
     assert isinstance(partitions, list)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect, Engine
 
-from berth.store.sql import LEADER
+from berth.store.tables import LEADER
 from berth.store.writes import Fence
 
 

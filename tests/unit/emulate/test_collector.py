@@ -9,7 +9,7 @@ import random
 from berth.core.model import Job
 from berth.core.policies import make_policy
 from berth.core.policies.node_registry import make_node_policy
-from berth.core.policies.nodes import NODE_POLICIES
+from berth.core.policies.node_schedule import NODE_POLICIES
 from berth.core.resources import ResourceSpace
 from berth.emulate.collector import collector_paused
 from berth.emulate.replay import replay

@@ -17,7 +17,7 @@ from berth.emulate.run import emulate
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload
-from berth.runtime.main import find_shared_trace
+from berth.runtime.paths import find_shared_trace
 
 
 @cache

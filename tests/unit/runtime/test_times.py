@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from berth_client.cli import span, when
+from berth_client.cli_support import span, when
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from berth.service.commands import AgentSync, ExpireAgents
 from berth.service.engine import Engine
 from berth.service.model import JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 
 NODE = {"cpus": 2, "mem_gb": 4}
 
@@ -33,7 +34,7 @@ class Wall:
 def setup(count: int = 2) -> tuple[Engine, AgentNodes, Wall]:
     wall = Wall()
     agents = AgentNodes(AgentSettings(node_timeout=60.0), wall=wall)
-    engine = Engine.restore(Snapshot(), agents, 0, [], "conservative", {})
+    engine = restore_engine(Snapshot(), agents, 0, [], "conservative", {})
     for number in range(count):
         sync(engine, agents, f"n{number + 1}", register=True)
     return engine, agents, wall

@@ -6,17 +6,19 @@ from __future__ import annotations
 import pytest
 
 from berth.dispatch.emulated import EmulatedNodes
+from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
-from berth.service.partitions import BackfillSpec
+from berth.service.partition_specs import BackfillSpec
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 
 
 def two_partitions(policy: str = "easy") -> Engine:
     """node001-002 default (conservative), node003-004 partition ``p``, 8 cpus each."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
     live.create_partition(BackfillSpec("p", ["node003", "node004"], policy), now=0)
     return live
 
@@ -73,7 +75,7 @@ def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
 
 def test_taking_nodes_that_default_promised_away_is_refused_unless_forced() -> None:
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
     live.submit(job(16), 0)
     wide, _ = live.submit(job(32), 0)  # waits for every node at 100
     assert wide.guaranteed_start == 100
@@ -91,7 +93,7 @@ def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
     running, _ = live.submit(job(16, partition="p"), 0)
     waiting, _ = live.submit(job(8, partition="p"), 0)
     store.save(live.take_changes())
-    again = Engine.restore(store.load(), EmulatedNodes(), 50, [], "conservative", {})
+    again = restore_engine(store.load(), EmulatedNodes(), 50, [], "conservative", {})
     assert again.backfill["p"].policy == "conservative"
     assert again.jobs[waiting.id].guaranteed_start == 100
     again.advance(100)
@@ -110,14 +112,14 @@ def test_the_start_answer_speaks_of_the_jobs_own_partition() -> None:
     live.submit(job(8), 0)  # waits in the default partition
     live.submit(job(16, partition="p"), 0)
     waiting, _ = live.submit(job(8, partition="p"), 0)
-    info = live.start_info(waiting.id, 0)
+    info = start_info(live, waiting.id, 0)
     assert info["guaranteed_start"] == info["predicted_start"] == 100
     assert "the reservation conservative holds" in str(info["based_on"])
     blocked = info["blocked_by"]
     assert isinstance(blocked, dict)
     assert blocked["jobs_ahead"] == 0  # the default partition's queue is not ahead
     assert blocked["running_jobs_to_end"] == [3]
-    what = live.what_if(job(8, partition="p"), 0)
+    what = what_if(live, job(8, partition="p"), 0)
     assert what["guaranteed_start"] == 100
 
 
@@ -131,7 +133,7 @@ def test_real_nodes_take_every_backfilling_policy() -> None:
     """Every policy plans on named nodes, so agents' nodes take each of them, with any
     selection, as the default partition's policy or a partition's."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
-    live = Engine.restore(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
+    live = restore_engine(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
     live.create_partition(BackfillSpec("p", ["node003"], "slack"), 0)
     live.change_policy("conservative", {"selection": "bb"}, 0)
     live.change_policy("mrt", {}, 0, partition="p")

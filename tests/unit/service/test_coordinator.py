@@ -17,6 +17,7 @@ from berth.service.coordinator import Coordinator, StoreUnavailable
 from berth.service.engine import Engine
 from berth.service.model import JobRecord
 from berth.service.ports import Changes, CommitMode, Snapshot
+from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 from tests.support.live import ManualClock, nodes, request
 
@@ -77,7 +78,7 @@ def _setup(count: int = 1) -> tuple[Coordinator, GatedStore, RecordingNodes, Man
     store = GatedStore()
     backend = RecordingNodes(store)
     clock = ManualClock(1000)
-    engine = Engine.restore(Snapshot(), backend, clock.now(), nodes(count), "conservative", {})
+    engine = restore_engine(Snapshot(), backend, clock.now(), nodes(count), "conservative", {})
     return Coordinator(engine, store, clock), store, backend, clock
 
 
@@ -270,7 +271,7 @@ def test_starts_caught_up_at_restart_wait_for_the_start_up_commit() -> None:
 
     store = asyncio.run(first_life())
     backend = RecordingNodes(store)
-    engine = Engine.restore(
+    engine = restore_engine(
         store.load(), backend, 1500, nodes(1), "conservative", {}, hold_intents=True
     )
     assert engine.jobs[2].state.value == "RUNNING"  # caught up in memory ...
@@ -401,7 +402,7 @@ def test_a_store_commits_where_it_says(commits: CommitMode) -> None:
     async def scenario() -> tuple[set[tuple[str, int]], int]:
         store = WhereStore()
         clock = ManualClock(1000)
-        engine = Engine.restore(
+        engine = restore_engine(
             Snapshot(), EmulatedNodes(), clock.now(), nodes(1), "conservative", {}
         )
         coordinator = Coordinator(engine, store, clock)
@@ -429,7 +430,7 @@ def test_a_command_that_arrives_while_the_batch_is_gathered_joins_it() -> None:
     async def scenario() -> tuple[int, int, list[int]]:
         store = MemoryStore()  # commits on the loop, as SQLite does
         clock = ManualClock(1000)
-        engine = Engine.restore(
+        engine = restore_engine(
             Snapshot(), EmulatedNodes(), clock.now(), nodes(1), "conservative", {}
         )
         coordinator = Coordinator(engine, store, clock)
@@ -488,7 +489,7 @@ def test_a_long_compression_runs_in_slices_and_reads_answer_meanwhile(
     assert batches >= 3  # the tick's own batch and slices after it, one question each
 
     clock = ManualClock(1000)
-    at_once = Engine.restore(Snapshot(), EmulatedNodes(), clock.now(), nodes(4), "conservative", {})
+    at_once = restore_engine(Snapshot(), EmulatedNodes(), clock.now(), nodes(4), "conservative", {})
     for command in commands(clock):
         with at_once.batch(clock.now()):
             at_once.advance(clock.now())
@@ -517,7 +518,7 @@ def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
     async def scenario() -> tuple[dict[int, int], dict[int, int], dict[int, int], bool]:
         store = GatedStore()
         clock = ManualClock(1000)
-        engine = Engine.restore(
+        engine = restore_engine(
             Snapshot(), RecordingNodes(store), clock.now(), nodes(2), "easy", {}
         )
         coordinator = Coordinator(engine, store, clock)

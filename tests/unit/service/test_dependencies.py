@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from berth.service.answers import what_if
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
 from tests.support.live import engine, request
@@ -205,10 +206,10 @@ def test_a_predecessor_requeued_after_a_node_failure_takes_its_dependents_along(
 def test_what_if_plans_a_dependency_as_a_submission_would() -> None:
     live = engine()
     live.submit(request(cpus=8, limit=100, runtime=100), 0)
-    answer = live.what_if(after(request(cpus=8, limit=10), "afterok:1"), 0)
+    answer = what_if(live, after(request(cpus=8, limit=10), "afterok:1"), 0)
     assert answer["guaranteed_start"] == 100
     live.hold(live.submit(request(cpus=FULL, limit=10), 0)[0].id, 1, "by alice")
-    waiting = live.what_if(after(request(cpus=8, limit=10), "afterok:2"), 1)
+    waiting = what_if(live, after(request(cpus=8, limit=10), "afterok:2"), 1)
     assert waiting["guaranteed_start"] is None
     assert "job 2 has no promise yet" in str(waiting["reason"])
 

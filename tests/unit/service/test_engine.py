@@ -8,6 +8,7 @@ import pytest
 
 from berth.core.shapes import Shape
 from berth.dispatch.emulated import EmulatedNodes
+from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
 from berth.service.model import (
     JobRequest,
@@ -18,6 +19,7 @@ from berth.service.model import (
     readable,
 )
 from berth.service.ports import Changes, Snapshot
+from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
 
@@ -186,7 +188,7 @@ def test_draining_refuses_to_break_a_guarantee_unless_forced() -> None:
 
 def test_a_job_only_a_drained_node_can_hold_waits_for_it() -> None:
     """Draining the only GPU node: a GPU job waits with a reason, it is not refused."""
-    live = Engine.restore(
+    live = restore_engine(
         Snapshot(), EmulatedNodes(), 0,
         [NodeRecord("cpu1", {"cpus": 8}), NodeRecord("gpu1", {"cpus": 8, "gpus": 2})],
         "conservative", {},
@@ -286,7 +288,7 @@ def test_start_info_names_what_blocks_the_job() -> None:
     live = engine()
     running, _ = live.submit(request(cpus=24, limit=100), now=0)
     waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
-    info = live.start_info(waiting.id, 5)
+    info = start_info(live, waiting.id, 5)
     assert info["predicted_start"] == 100
     assert info["guaranteed_start"] == 100
     blocked = info["blocked_by"]
@@ -302,7 +304,7 @@ def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
     third, _ = live.submit(request(cpus=32, limit=50), now=0)
     _, predicted = live.predictions(0)
     assert predicted == {second.id: 100, third.id: 200}
-    info = live.start_info(third.id, 0)
+    info = start_info(live, third.id, 0)
     assert "not a promise" in str(info["based_on"])
     assert info["guaranteed_start"] is None
 
@@ -311,7 +313,7 @@ def test_what_if_leaves_the_live_state_alone() -> None:
     live = engine()
     live.submit(request(cpus=32, limit=100), now=0)
     version = live.version
-    answer = live.what_if(request(cpus=16, limit=10), 0)
+    answer = what_if(live, request(cpus=16, limit=10), 0)
     assert answer == {"accepted": True, "reason": answer["reason"], "predicted_start": 100,
                       "guaranteed_start": 100, "guaranteed_end": None}  # fmt: skip
     assert live.version == version

@@ -12,13 +12,14 @@ from berth.service.engine import Engine
 from berth.service.gang import GangSpec, share
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.ports import Snapshot
+from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 
 
 def gang_engine(scheme: str = "bc", slot: int = 10, memory: int = 32, **spec: object) -> Engine:
     """Four nodes of 8 cpus: node001-002 a gang partition ``g`` of 16 cpus, the rest default."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8, "mem_gb": memory}) for i in range(1, 5)]
-    live = Engine.restore(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
+    live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
     live.create_partition(
         GangSpec("g", ["node001", "node002"], scheme, slot, **spec),  # type: ignore[arg-type]
         now=0,
@@ -196,7 +197,7 @@ def test_a_restarted_engine_puts_gang_jobs_back_on_their_blocks() -> None:
     run_until(live, 15)
     store.save(live.take_changes())
     nodes = [NodeRecord("x", {"cpus": 1})]  # ignored: the store has nodes
-    again = Engine.restore(store.load(), EmulatedNodes(), 15, nodes, "conservative", {})
+    again = restore_engine(store.load(), EmulatedNodes(), 15, nodes, "conservative", {})
     assert set(again.gang) == {"g"}
     assert again.jobs[first.id].suspended_at == 10
     run_until(again, 200)

@@ -32,6 +32,7 @@ from berth.api.schemas import (
     WhatIfOut,
 )
 from berth.api.submit_schemas import JobSubmit
+from berth.service import answers
 from berth.service.arrays import parse_array
 from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJob
 from berth.service.engine import Engine
@@ -109,7 +110,7 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
     request = body.request(who.user, None)
     now = daemon.now()
     return WhatIfOut.model_validate(
-        await daemon.coordinator.read(lambda e: e.what_if(request, now))
+        await daemon.coordinator.read(lambda e: answers.what_if(e, request, now))
     )
 
 
@@ -285,7 +286,7 @@ async def start(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> StartOut
         if job_id not in engine.jobs:
             return None
         visible(engine, who, job_id)
-        return StartOut.model_validate(engine.start_info(job_id, now))
+        return StartOut.model_validate(answers.start_info(engine, job_id, now))
 
     held = await daemon.coordinator.read(answer)
     if held is not None:

@@ -4,7 +4,10 @@
 queues a waiting job at its old start and nodes where they are still free (else at its
 earliest placement), keeping its guarantee when the start is no later. :func:`relax`
 lets a waiting job start earlier than before (what it waits for came earlier: see
-:mod:`berth.core.waits`) and moves it up if it can. Pure: no clock, no I/O.
+:mod:`berth.core.waits`) and moves it up if it can. A restart puts each waiting job
+back on the nodes it was planned on (:func:`kept_placement`), by name: another
+placement at the same start could take nodes that a job adopted later was promised.
+Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -12,20 +15,17 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.node_naming import kept_placement
+from berth.core.nodes import NodePlan, Placement
+from berth.core.policies.node_schedule import NodeSchedule, Planned
 from berth.core.shapes import shape_of
 from berth.core.whole_nodes import CountedPlan
 
-if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill
-
 
 def adopt_running(
-    policy: NodeBackfill,
+    policy: NodeSchedule,
     job: Job,
     start: int,
     now: int,
@@ -33,8 +33,6 @@ def adopt_running(
 ) -> None:
     """Take over a running job with what it holds per node (``placement``); what it
     holds on nodes this plan does not cover (draining) is not counted."""
-    from berth.core.policies.nodes import Planned
-
     index = policy.node_index
     capacity = policy.space.capacity
     kept = {
@@ -53,7 +51,7 @@ def adopt_running(
 
 
 def adopt_waiting(
-    policy: NodeBackfill, job: Job, now: int, start: int | None, guarantee: int | None
+    policy: NodeSchedule, job: Job, now: int, start: int | None, guarantee: int | None
 ) -> Reserve | Reject | None:
     """Queue a job in arrival order; under conservative at its old start and a
     placement there if one is free (and the job may start then), else at its earliest;
@@ -80,7 +78,7 @@ def adopt_waiting(
     return Reserve(job.id, entry.start, entry.guarantee, "taken over with its reservation")
 
 
-def relax(policy: NodeBackfill, job_id: int, not_before: int | None, now: int) -> None:
+def relax(policy: NodeSchedule, job_id: int, not_before: int | None, now: int) -> None:
     """A waiting job may start from ``not_before`` (earlier than before): asked again at
     the next compression, and moved up now if it can."""
     entry = policy.waiting.get(job_id)
@@ -97,3 +95,31 @@ def relax(policy: NodeBackfill, job_id: int, not_before: int | None, now: int) -
         first = summed.earliest_start(total, entry.job.estimate, first, old)
     if first is not None and first < old:
         policy._move_earlier(entry, first)
+
+
+def kept_placement(
+    policy: NodeSchedule, entry: Planned, nodes: Mapping[str, int], start: int
+) -> Placement | None:
+    """The placement of ``nodes`` (slots per node name) if every one of those nodes is
+    in the plan and has room for what the job holds there from ``start`` for its
+    estimate; ``None`` otherwise, or on a counted plan (which names no reservation:
+    counting is exact without names)."""
+    plan = policy.plan
+    if not isinstance(plan, NodePlan) or not nodes:
+        return None
+    index = policy.node_index
+    placement: Placement = {}
+    for name, slots in nodes.items():
+        at = index.get(name)
+        if at is None or slots < 1:
+            return None
+        placement[at] = slots
+    if sum(placement.values()) < entry.shape.count and not entry.shape.exclusive:
+        return None
+    held = plan.held(placement, entry.demand, entry.shape.exclusive)
+    profiles = plan.profiles
+    if all(
+        profiles[i].fits_during(amount, start, entry.job.estimate) for i, amount in held.items()
+    ):
+        return placement
+    return None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from berth.core.nodes import Placement
 from berth.core.policies.boards import Board
-from berth.core.policies.nodes import Planned
+from berth.core.policies.node_schedule import Planned
 
 if TYPE_CHECKING:
     from berth.core.policies.nodes import NodeBackfill

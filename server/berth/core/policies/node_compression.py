@@ -15,15 +15,12 @@ is the shell's).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from berth.core.nodes import SearchStopped
-
-if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill
+from berth.core.policies.node_schedule import NodeSchedule
 
 
-def compress(policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = None) -> bool:
+def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = None) -> bool:
     """Whether the compression finished (``False``: ``stop()`` ended the slice first;
     the next call goes on from the job it stopped at).
 

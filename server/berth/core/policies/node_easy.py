@@ -9,16 +9,12 @@ no clock, no I/O (``pass_stop`` is the shell's).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from berth.core.decisions import Start, at
-
-if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill, Planned
+from berth.core.policies.node_schedule import NodeSchedule, Planned
 
 
 def backfill(
-    policy: NodeBackfill, head: Planned, reserved: int, now: int, started: list[Start]
+    policy: NodeSchedule, head: Planned, reserved: int, now: int, started: list[Start]
 ) -> None:
     """EASY: start now every other job that has a placement for its whole estimate
     beside the head's reservation (held in the plan), in queue order.

@@ -7,16 +7,16 @@ Under EASY and FCFS on a plan that names nodes only what driving it changes is c
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
+from berth.core.policies.node_schedule import NodeSchedule
 from berth.core.room_log import LOG_LIMIT, RoomLogs
 from berth.core.whole_nodes import CountedPlan
 
-if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill
+Schedule = TypeVar("Schedule", bound=NodeSchedule)
 
 
-def fork(policy: NodeBackfill) -> NodeBackfill:
+def fork(policy: Schedule) -> Schedule:
     """A copy to drive forward (a forecast), independent of this policy. Under EASY
     and FCFS on a plan that names nodes, only what driving it changes is copied: the
     plan (:meth:`NodePlan.fork`), the queue and running entries (their placements and

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from berth.core.policies import policy_problem
-from berth.core.policies.nodes import NODE_POLICIES, NodeBackfill
+from berth.core.policies.node_schedule import NODE_POLICIES
+from berth.core.policies.nodes import NodeBackfill
 
 
 def make_node_policy(

@@ -18,24 +18,20 @@ Pure: no clock, no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from berth.core.decisions import Start, at
 from berth.core.nodes import NodePlan, Placement
-
-if TYPE_CHECKING:
-    from berth.core.policies.nodes import NodeBackfill, Planned
+from berth.core.policies.node_schedule import NodeSchedule, Planned, SelectionRound
 
 
-def _pick(policy: NodeBackfill, now: int, helds: list[dict[int, int]]) -> int:
+def _pick(policy: NodeSchedule, now: int, helds: list[dict[int, int]]) -> int:
     plan = policy.plan
     profiles = plan.profiles if isinstance(plan, NodePlan) else None
     return policy.selector.pick(plan.aggregate.free_at(now), profiles, helds, now)
 
 
 def backfill_by_selection(
-    policy: NodeBackfill, head: Planned, reserved: int, now: int, started: list[Start]
+    policy: NodeSchedule, head: Planned, reserved: int, now: int, started: list[Start]
 ) -> None:
     """EASY with BL or BB: the best-scoring job that has a placement now beside the
     head's reservation starts first, until none has one.
@@ -79,17 +75,8 @@ def backfill_by_selection(
         eligible = [c[0] for c in candidates if c[0] is not entry]
 
 
-@dataclass(slots=True)
-class SelectionRound:
-    """A conservative BL/BB round under way in the daemon: the jobs asked so far, and
-    those of them that could start now (with what they would hold)."""
-
-    asked: set[int] = field(default_factory=set)
-    movable: list[tuple[Planned, dict[int, int]]] = field(default_factory=list)
-
-
 def start_now_by_selection(
-    policy: NodeBackfill, now: int, stop: Callable[[], bool] | None = None
+    policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = None
 ) -> bool:
     """Conservative with BL or BB: move up to ``now`` the reserved jobs that can start
     now, the best-scoring first, asking the others again after each move; whether it is

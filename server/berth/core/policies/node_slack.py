@@ -21,7 +21,8 @@ from typing import Any
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
 from berth.core.policies.node_board import NodeBoard, commit
-from berth.core.policies.nodes import NodeBackfill, Planned
+from berth.core.policies.node_schedule import Planned
+from berth.core.policies.nodes import NodeBackfill
 from berth.core.policies.slack_pricing import DUMMY_PRIORITY, NEUTRAL_PRIORITY, SlackPricing
 
 
