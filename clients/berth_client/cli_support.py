@@ -85,6 +85,12 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
         try:
             return run(args)
+        except BrokenPipeError:  # a reader that stopped early (``| head``): say nothing
+            import os
+
+            # What is still buffered for stdout must not fail again at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
         except BerthError as error:
             where = f" ({error.field})" if error.field else ""
             print(f"berth {args.command}: {error.message}{where}", file=sys.stderr)
