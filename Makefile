@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-emulated test browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
+.PHONY: run run-emulated test docs docs-build browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,17 +24,27 @@ run-emulated: $(STAMP)
 	$(BIN)/berth serve --demo --time-scale 60
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments
-	$(BIN)/ruff check server clients migrations tests benchmarks experiments
+	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments tools
+	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools
 
 typecheck: $(STAMP)
-	$(BIN)/mypy server/berth clients/berth_client
+	$(BIN)/mypy server/berth clients/berth_client tools
 
 contracts: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
-test: lint typecheck contracts browser-deps
+test: lint typecheck contracts docs-build browser-deps
 	$(BIN)/python -m pytest
+
+# The documentation site (MkDocs, Material theme; mkdocs.yml): served with live reload
+# on http://127.0.0.1:8000, or built into site/ with --strict (a broken link, a missing
+# anchor or a page left out of the nav fails the build; make test runs it).
+export NO_MKDOCS_2_WARNING := 1
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict
 
 # The browser tests drive Debian's headless Chromium (never a downloaded build). As root
 # with apt reachable (CI), install it; otherwise those tests skip and say why.

@@ -2,20 +2,22 @@
 
 No import-time globals: everything the routes need hangs off ``app.state.daemon``,
 put there by the factory. The runtime passes a lifespan that starts and stops the
-coordinator and the scheduler around the app.
+coordinator and the scheduler around the app. :func:`openapi_schema` is the same
+application's schema without a daemon (the documentation's API reference).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
 from berth.api import errors, ui
 from berth.api.deps import Daemon
 from berth.api.lean import LeanPaths
-from berth.api.limits import BodyLimit
+from berth.api.limits import BodyLimit, Limits
 from berth.api.routes import admin, agents, jobs, partitions, system
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -27,6 +29,18 @@ async def _no_lifespan(_: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
+    """The daemon's application: every route, answering from ``daemon``."""
+    app = _application(lifespan, daemon.limits)
+    app.state.daemon = daemon
+    return app
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The API's OpenAPI schema, as ``/openapi.json`` serves it, built without a daemon."""
+    return _application(None, Limits()).openapi()
+
+
+def _application(lifespan: Lifespan | None, limits: Limits) -> FastAPI:
     app = FastAPI(
         title="Berth",
         version="0.1.0",
@@ -43,7 +57,6 @@ def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
         # (2-3 % of a submission's CPU); with them off, they never ask.
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
-    app.state.daemon = daemon
     errors.install(app)
     app.include_router(jobs.router)
     app.include_router(admin.router)
@@ -52,5 +65,5 @@ def create_app(daemon: Daemon, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(partitions.router)
     ui.install(app)
     app.add_middleware(LeanPaths, handlers=jobs.LEAN_PATHS)
-    app.add_middleware(BodyLimit, max_bytes=daemon.limits.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
     return app
