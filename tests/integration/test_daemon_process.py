@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +93,69 @@ def test_requests_are_logged_one_by_one_only_with_access_log(
     finally:
         daemon.stop()
     logged = daemon.log.read_text()
-    assert "Application startup complete" in logged  # info lines are there either way
     assert ('"GET /v1/jobs HTTP/1.1" 200' in logged) is access_log
+    # The web server's start-up chatter is not logged either way.
+    assert "Application startup complete" not in logged
+
+
+def _run_one_job(daemon: DaemonProcess) -> int:
+    """Submit a job that runs a second of cluster time at once; its number, once ended."""
+    answer = httpx.post(f"{daemon.url}/v1/jobs", headers=_headers(), json={
+        "resources": {"cpus": 2}, "time_limit": 60, "emulated_runtime": 1})  # fmt: skip
+    job_id = int(answer.json()["job"]["job_id"])
+    for _ in range(100):
+        job = httpx.get(f"{daemon.url}/v1/jobs/{job_id}", headers=_headers()).json()
+        if job["job_state"] == "COMPLETED":
+            return job_id
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} did not end: {job}")
+
+
+def test_the_log_has_one_readable_line_per_meaningful_event(tmp_path: Path) -> None:
+    """A job's start and end are logged, one line each, and a drain; its admission and
+    the daemon's routine work (requests, the job scheduler, migrations) are not."""
+    daemon = DaemonProcess(tmp_path, "--log-level", "info")
+    operator = {"Authorization": f"Bearer {OPERATOR}"}
+    try:
+        job_id = _run_one_job(daemon)
+        drained = httpx.post(f"{daemon.url}/v1/admin/nodes/node004/drain", headers=operator,
+                             json={"reason": "disk check"})  # fmt: skip
+        assert drained.status_code == 200, drained.text
+    finally:
+        daemon.stop()
+    lines = [line for line in daemon.log.read_text().splitlines() if " INFO " in line]
+    started = [line for line in lines if f"job {job_id} started on node" in line]
+    ended = [line for line in lines if f"job {job_id} completed" in line]
+    assert len(started) == 1, lines
+    assert len(ended) == 1, lines
+    assert any(line.endswith("node node004 drained: disk check") for line in lines), lines
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO job", started[0]), started
+    # Nothing else at info: no admission, no scheduler jobs, no migrations.
+    assert not [line for line in lines if line not in (*started, *ended) and "drained" not in line]
+
+
+def test_json_log_lines_carry_the_event(tmp_path: Path) -> None:
+    """With --log-format json every line on stderr is a JSON object; an event's line
+    carries its kind, job and the cluster time beside the wall time."""
+    daemon = DaemonProcess(tmp_path, "--log-level", "info", "--log-format", "json")
+    try:
+        job_id = _run_one_job(daemon)
+    finally:
+        daemon.stop()
+    text = daemon.log.read_text()
+    records = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    by_kind = {record.get("kind"): record for record in records}
+    started = by_kind["job.started"]
+    assert started["job_id"] == job_id
+    assert started["level"] == "info"
+    assert started["logger"] == "berth.events"
+    assert started["message"].startswith(f"job {job_id}")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", started["time"])
+    assert isinstance(started["cluster_time"], int)
+    assert started["nodes"]
+    assert by_kind["job.completed"]["job_id"] == job_id
+    # Every log record is JSON (stdout's banner and tokens are the only other lines).
+    assert not [line for line in text.splitlines() if " INFO " in line or " WARNING " in line]
 
 
 def test_kill_9_during_a_burst_loses_no_acknowledged_job(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from berth.emulate.workload import TraceJob
 from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
 from berth.runtime.heap import settle_heap
+from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
 from berth.service.agents import AgentNodes, AgentSettings
@@ -198,6 +199,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         hold_intents=True,
     )
     coordinator = Coordinator(engine, store, clock, snapshot.last_event_id)
+    coordinator.on_published = log_event  # one line per meaningful event
     tokens, note = load_tokens(settings, engine.node_tokens)
     waiters = None
     if agents is not None:

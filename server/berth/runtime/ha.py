@@ -31,6 +31,7 @@ from typing import Any
 
 import uvicorn
 
+from berth.runtime.logs import quiet_web_server
 from berth.runtime.settings import Settings
 from berth.store.lease import Fenced, Lease
 from berth.store.migrate import upgrade
@@ -113,7 +114,7 @@ async def _run(settings: Settings) -> int:
     standby = Standby(holder)
     server = uvicorn.Server(server_config(standby, settings))
     serving = asyncio.create_task(server.serve())
-    print(f"Berth daemon {holder} on {advertise}: standby, waiting to lead", flush=True)
+    log.info("daemon %s on %s: standby, waiting to lead", holder, advertise)
     period = settings.lease_seconds / 3
     while True:
         try:
@@ -138,11 +139,10 @@ async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
 
     began = time.monotonic()
     built = await asyncio.to_thread(build, settings, None, lease)
-    print(
-        f"Berth daemon {lease.holder} leads (epoch {lease.epoch}) on {advertise}; "
-        f"took {time.monotonic() - began:.2f} s to load",
-        flush=True,
-    )
+    log.info(
+        "daemon %s leads (epoch %d) on %s; took %.2f s to load",
+        lease.holder, lease.epoch, advertise, time.monotonic() - began,
+    )  # fmt: skip
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     server = uvicorn.Server(server_config(built.app, settings))
@@ -151,8 +151,8 @@ async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
     done, _ = await asyncio.wait({guard, serving}, return_when=asyncio.FIRST_COMPLETED)
     if guard in done:
         # Lost the lease or fenced: stop at once; nothing more may leave this process.
-        log.error("%s", guard.result())
-        print(f"Berth daemon {lease.holder}: {guard.result()}; stepping down", flush=True)
+        log.error("daemon %s steps down: %s", lease.holder, guard.result())
+        logging.shutdown()  # the line is out before the process ends
         os._exit(STEPPED_DOWN)
     guard.cancel()
     return 0
@@ -181,10 +181,12 @@ async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> s
 
 def server_config(app: Any, settings: Settings) -> uvicorn.Config:
     """uvicorn's configuration for a daemon (single or one of an HA group)."""
-    return uvicorn.Config(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
+        # Its records go to the daemon's log (berth.runtime.logs), in its format.
+        log_config=None,
         log_level=settings.log_level,
         # One line per request (agents sync every few seconds) buries what happens:
         # off unless asked for.
@@ -193,3 +195,5 @@ def server_config(app: Any, settings: Settings) -> uvicorn.Config:
         # Agents' long polls are released at shutdown; do not wait on them past this.
         timeout_graceful_shutdown=5,
     )
+    quiet_web_server(settings.log_level)
+    return config

@@ -8,6 +8,7 @@ for it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -61,6 +62,11 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--time-scale", type=float, help="run the emulated cluster N times faster")
     serve.add_argument("--tokens", help="TOKEN:USER:ROLE,... (default: generated in the data dir)")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        help="text (default), or JSON lines for log shippers",
+    )
     serve.add_argument(
         "--event-retention-days", type=float, help="prune events older than this (7)"
     )
@@ -124,6 +130,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "time_scale",
             "tokens",
             "log_level",
+            "log_format",
             "backend",
             "agent_timeout",
             "agent_grace",
@@ -170,9 +177,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from berth.api.auth import Role
     from berth.runtime.bootstrap import build
     from berth.runtime.ha import server_config
+    from berth.runtime.logs import configure
 
     try:
         settings = _settings(args)
+        configure(settings.log_level, settings.log_format)
         if settings.ha:
             from berth.runtime.ha import run_ha
 
@@ -237,6 +246,7 @@ def _agents_demo(
     import http.client
 
     from berth.runtime.agents_demo import run_demo, start_agents
+    from berth.runtime.logs import events_muted
     from berth_client import BerthError
 
     for _ in range(200):
@@ -247,19 +257,22 @@ def _agents_demo(
         print("demo: needs the generated tokens (run without --tokens)", file=sys.stderr)
         return
     try:
-        agents.extend(start_agents(url, operator, data_dir))
-        lines = run_demo(url, operator, user, data_dir)
+        with events_muted():
+            agents.extend(start_agents(url, operator, data_dir))
+            lines = run_demo(url, operator, user, data_dir)
     except (BerthError, OSError, http.client.HTTPException) as error:
         print(f"demo failed: {error}", file=sys.stderr, flush=True)
         return
     print("\n".join(lines), flush=True)
+    # Under root the agents run jobs as nobody, who cannot write here: a folder it can.
+    chdir = " --chdir /tmp" if os.geteuid() == 0 else ""
     print(
         f"""
 Try it (the user token is shown above):
   export BERTH_URL={url} BERTH_TOKEN={user}
-  .venv/bin/berth submit -r cpus=1,mem_gb=1 -t 60 --command 'hostname; sleep 5'
+  .venv/bin/berth submit -r cpus=1,mem_gb=1 -t 60{chdir} --command 'hostname; sleep 5'
   .venv/bin/berth queue                     # jobs with start times, like squeue --start
-  .venv/bin/berth show 1                    # one job: state, exit code, nodes
+  .venv/bin/berth show JOBID                # one job (the number submit printed)
   BERTH_TOKEN={operator} .venv/bin/berth admin agents   # the agents and launch delays
 The dashboard: {url}/ui (sign in with a token above; the operator's shows the actions).
 A real node runs the lean agent (pip install ./agent): `berth-agent --url {url} --token-file FILE` (docs/agents.md).
@@ -273,6 +286,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
     """Once the server is up: a few jobs through the real API, then how to look at them."""
     import http.client
 
+    from berth.runtime.logs import events_muted
     from berth_client import BerthClient, BerthError
     from berth_client.cli_support import when
 
@@ -281,7 +295,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
             break
         time.sleep(0.05)
     try:
-        with BerthClient(url, token) as client:
+        with events_muted(), BerthClient(url, token) as client:
             now = client.cluster()["now"]
             jobs = [
                 ("big-sim", {"cpus": 384, "mem_gb": 1024}, 3600, None, 2400),

@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     submit_burst: int = Field(1000, ge=1, le=1_000_000, description="submits at once above it")
     sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    log_format: Literal["text", "json"] = Field(
+        "text", description="the log's lines: readable text, or one JSON object each"
+    )
     access_log: bool = Field(False, description="log every HTTP request (uvicorn's access log)")
     stall_report_ms: float = Field(
         0.0, ge=0, description="log what held the event loop when a turn waited longer; 0: off"

@@ -112,6 +112,8 @@ class Coordinator:
         self.archive = Archive(store)
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
+        #: Told of every committed event as it is published (the shell's log).
+        self.on_published: Callable[[EventRow], None] | None = None
         self._queue: asyncio.Queue[tuple[Queued, asyncio.Future[Any]]] = asyncio.Queue()
         self._subscribers: set[asyncio.Queue[EventRow | None]] = set()
         #: The number of the latest committed event (events are numbered in commit
@@ -490,6 +492,8 @@ class Coordinator:
     def _publish(self, row: EventRow) -> None:
         kind = row.event.kind
         self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+        if self.on_published is not None:
+            self.on_published(row)
         for queue in list(self._subscribers):
             if queue.qsize() >= SUBSCRIBER_BACKLOG:
                 self._subscribers.discard(queue)
