@@ -34,14 +34,14 @@ def run_live(jobs: list[TraceJob], scheme: str) -> tuple[float, list[float], dic
     nodes = [NodeRecord(f"n{i:02d}", {"cpus": 16, "mem_gb": 64}) for i in range(8)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
     live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT_SECONDS), 0)
-    live.keep_finished = len(jobs)  # the comparison reads every job's end at the close
+    live.memory.keep = len(jobs)  # the comparison reads every job's end at the close
     arrivals = [(trace.job.submit, trace_request(trace, "g")) for trace in jobs]
     steps: list[float] = []
     clock = [time.process_time()]
 
     def after_batch(_: int) -> None:
         live.take_changes()  # what the coordinator would persist
-        live.take_events()
+        live.outbox.take_events()
         now = time.process_time()
         steps.append(now - clock[0])
         clock[0] = now

@@ -127,7 +127,7 @@ def test_events_are_stored_numbered_paged_and_pruned(database: str) -> None:
     live = engine()
     live.submit(request(cpus=8, limit=100), 0)
     changes = live.take_changes()
-    events = live.take_events()
+    events = live.outbox.take_events()
     changes.events = [event_row(i, e, "alice", 1000.0 + i) for i, e in enumerate(events, 1)]
     store.save(changes)
     assert [r.event.kind for r in store.events_after(0, 10)] == ["job.accepted", "job.started"]

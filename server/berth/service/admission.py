@@ -72,11 +72,11 @@ class JobAdmission(EngineBase):
             self._set_state(record, JobState.REJECTED, decision.reason)
             record.end_time = now
             self.counters["rejected"] += 1
-            self._emit("job.rejected", now, record.id, reason=record.state_reason)
+            self.outbox.emit("job.rejected", now, record.id, reason=record.state_reason)
             return
         self._note_plan(record, decision, now)
         self.counters["accepted"] += 1
-        self._emit(
+        self.outbox.emit(
             "job.accepted",
             now,
             record.id,

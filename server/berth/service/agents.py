@@ -295,7 +295,7 @@ def apply_report(
         if job.state in HELD_STATES:
             if record.launched_at is None:
                 record.launched_at = job.started_at or agents.wall()
-                engine.touch(record)
+                engine.outbox.job_changed(record)
         else:
             agents.dispatched.pop(record.id, None)
             agents.ended.append(

@@ -35,8 +35,9 @@ class ArrayCommands(EngineBase):
         records, created)``. A repeated idempotency key returns the array it created
         the first time."""
         key = request.idempotency_key
-        if key is not None and (request.user, key) in self._idempotency:
-            first = self.jobs[self._idempotency[(request.user, key)]]
+        known = None if key is None else self.memory.job_with_key(request.user, key)
+        if known is not None:
+            first = self.jobs[known]
             return self.array_tasks(first.array_job_id or first.id), False
         self.validate(request, now)
         array_id = self.next_id

@@ -132,7 +132,7 @@ class Coordinator:
         self._reads: list[tuple[Callable[[Engine], Any], asyncio.Future[Any]]] = []
         # Node commands leave only after their commit (the engine was restored holding
         # them, so the start-up catch-up's starts wait for the start-up commit too).
-        engine.hold_intents = True
+        engine.outbox.hold_intents = True
         # Compression after job ends runs in the writer's slices, between batches.
         engine.defer_improvements = True
         #: Commands taken from the queue that a batch over its time left for the next.
@@ -148,7 +148,9 @@ class Coordinator:
     async def start(self) -> None:
         """Persist what restoring changed, then take commands."""
         engine = self.engine
-        await self._commit(engine.take_changes(), engine.take_events(), engine.take_intents(), [])
+        await self._commit(
+            engine.take_changes(), engine.outbox.take_events(), engine.outbox.take_intents(), []
+        )
         if self.failed is not None:
             raise StoreUnavailable("the store failed at start-up", self.failed)
         self._task = asyncio.create_task(self._writer(), name="berth-writer")
@@ -379,8 +381,8 @@ class Coordinator:
             engine = self.engine
             changes, events, intents = (
                 engine.take_changes(),
-                engine.take_events(),
-                engine.take_intents(),
+                engine.outbox.take_events(),
+                engine.outbox.take_intents(),
             )
             if self.failed is not None:
                 self._refuse_all(outcomes)
@@ -407,7 +409,7 @@ class Coordinator:
             for q, _ in batch
             if isinstance(q.command, SubmitJob)
             and (key := q.command.request.idempotency_key) is not None
-            and not engine.knows_key(q.command.request.user, key)
+            and not engine.memory.knows_key(q.command.request.user, key)
         ]
         if keys:
             try:
@@ -416,7 +418,7 @@ class Coordinator:
                 log.exception("looking up idempotency keys failed")
                 return
             for record in found:
-                engine.remember(record)
+                engine.memory.remember(record)
 
     async def _commit(
         self,

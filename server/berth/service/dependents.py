@@ -178,7 +178,7 @@ class DependentJobs(EngineBase):
         needs = format_needs(self.waits.graph.needs(record.id))
         if needs != record.needs:
             record.needs = needs
-            self._touch(record)
+            self.outbox.job_changed(record)
 
     def _doom(self, record: JobRecord, need: Need, now: int) -> None:
         other = self.jobs.get(need.job_id)
@@ -190,7 +190,7 @@ class DependentJobs(EngineBase):
         if record.state is JobState.PENDING:
             self._withdraw(record, now)
             record.drop_plan()
-            self._emit("job.held", now, record.id, reason=reason)
+            self.outbox.emit("job.held", now, record.id, reason=reason)
         self._set_state(record, JobState.HELD, reason)
 
     def _relax(self, record: JobRecord, not_before: int | None, now: int) -> None:
@@ -214,11 +214,11 @@ class DependentJobs(EngineBase):
             self._withdraw_unplanned(record)
             self._set_state(record, JobState.REJECTED, decision.reason)
             record.end_time = now
-            self._emit("job.rejected", now, record.id, reason=record.state_reason)
+            self.outbox.emit("job.rejected", now, record.id, reason=record.state_reason)
             return False
         self._note_plan(record, decision, now)
         if record.guaranteed_start != previous:
-            self._emit(
+            self.outbox.emit(
                 "job.guarantee_changed",
                 now,
                 record.id,
@@ -238,7 +238,7 @@ class DependentJobs(EngineBase):
         record.drop_plan()
         self._set_state(record, JobState.PENDING, self.waiting_reason(bound))
         if previous is not None:
-            self._emit(
+            self.outbox.emit(
                 "job.guarantee_changed",
                 now,
                 record.id,

@@ -14,14 +14,18 @@ such a change unless forced, a node failure applies it and announces the new tim
 
 Jobs run in partitions: the default partition is the policy above over every node no
 other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
-matrix and move it on at each slot boundary, inside the same scheduling pass. Node,
-partition and policy commands, a job's cancel, hold and release, the outputs for the
-shell, the queries and the memory of finished jobs are mixins kept in their own modules.
+matrix and move it on at each slot boundary, inside the same scheduling pass.
+
+Two parts stand on their own, with narrow interfaces: the :class:`Outbox` (what the
+commands leave for the shell to commit and send) and the :class:`JobMemory` (which
+finished jobs are held). Node, partition and policy commands, a job's cancel, hold and
+release, admission, dependencies, gang slots and the queries are still mixins kept in
+their own modules (``docs/architecture.md`` says where the engine is going).
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
@@ -38,12 +42,11 @@ from berth.service.dependents import DependentJobs
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.improvements import PASS_SECONDS, PlanImprovements, within
-from berth.service.intents import Intent, Kill, StartOn
+from berth.service.intents import Kill, StartOn
 from berth.service.job_commands import JobCommands
-from berth.service.job_memory import KEEP_FINISHED, JobMemory
+from berth.service.job_memory import JobMemory
 from berth.service.model import (
     FINAL_STATES,
-    Event,
     JobRecord,
     JobRequest,
     JobState,
@@ -52,13 +55,13 @@ from berth.service.model import (
     readable,
 )
 from berth.service.node_commands import NodeCommands
+from berth.service.outbox import Outbox
 from berth.service.partition_specs import BackfillSpec
 from berth.service.partitions import PartitionCommands
 from berth.service.policy_commands import PolicyCommands
-from berth.service.ports import NodeBackend
+from berth.service.ports import Changes, NodeBackend
 from berth.service.queries import EngineQueries
 from berth.service.replan import Replan, build_policy, replan
-from berth.service.shell import ShellOutputs
 
 #: The event announcing each way a running job can end.
 END_EVENT = {
@@ -81,9 +84,7 @@ class Engine(
     GangSlots,
     PolicyCommands,
     PlanImprovements,
-    ShellOutputs,
     EngineQueries,
-    JobMemory,
 ):
     """Job and node records, one policy, and the commands that change them."""
 
@@ -108,26 +109,14 @@ class Engine(
         self.next_id = 1
         #: Jobs that wait for other jobs (:mod:`berth.service.dependents`).
         self.waits = Waits()
-        self._idempotency: dict[tuple[str, str], int] = {}
-        #: Finished jobs held in memory, oldest first; beyond ``keep_finished`` the oldest
-        #: are let go once committed (the store keeps them: history, idempotency).
-        self._finished: deque[int] = deque()
-        self.keep_finished = KEEP_FINISHED
-        self._events: list[Event] = []
-        #: Node commands waiting for their commit. A shell that commits (the
-        #: coordinator) sets ``hold_intents`` and sends them after each commit; without
-        #: a store they go to the backend at once.
-        self._intents: list[Intent] = []
+        #: Which finished jobs are held, and the idempotency keys known.
+        self.memory = JobMemory(self.jobs)
+        #: What the commands leave for the shell: changed rows, events, node intents.
+        self.outbox = Outbox(backend)
         #: Jobs a node failure ended that will be queued again.
         self._to_requeue: list[JobRecord] = []
-        self.hold_intents = False
-        self._dirty_jobs: set[int] = set()
-        self._dirty_nodes: set[str] = set()
-        self._config_dirty = False
         #: Node tokens as SHA-256 digest -> node name (persisted with the configuration).
         self.node_tokens: dict[str, str] = {}
-        #: Bumped by every change; caches (the forecast) are keyed by it.
-        self.version = 0
         self._forecast: tuple[int, int, dict[int, int]] | None = None
         self.counters: Counter[str] = Counter()
         self.start_lags = StartLags()
@@ -198,6 +187,23 @@ class Engine(
         if error is not None:
             raise error
 
+    def take_changes(self) -> Changes:
+        """The rows changed since the last call, for the shell to commit."""
+        changes = self.outbox.take_changes(self.jobs, self.cluster.nodes, self._config_row)
+        self.memory.let_go()  # what it lets go is in ``changes``, committed before any read
+        return changes
+
+    def _config_row(self) -> dict[str, object]:
+        return {
+            "policy": self.policy_name,
+            "policy_options": dict(self.policy_options),
+            "node_tokens": dict(self.node_tokens),
+            "partitions": [
+                *(p.spec.as_dict() for p in self.gang.values()),
+                *(spec.as_dict() for spec in self.backfill.values()),
+            ],
+        }
+
     @contextmanager
     def batch(self, now: int) -> Iterator[None]:
         """Apply several commands at ``now`` as one round of the timeline: whatever they
@@ -252,7 +258,7 @@ class Engine(
         for record in list(self.running.values()):
             limit_at = record.limit_at
             if limit_at is not None and limit_at <= now:
-                self._intend(Kill(record.id, now))
+                self.outbox.intend(Kill(record.id, now))
                 self._end(
                     record,
                     JobState.TIMEOUT,
@@ -323,9 +329,9 @@ class Engine(
             record.planned_nodes = None
             self._set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
-            self._intend(StartOn.of(record, now))
+            self.outbox.intend(StartOn.of(record, now))
             self.counters["started"] += 1
-            self._emit("job.started", now, record.id, nodes=sorted(record.allocation))
+            self.outbox.emit("job.started", now, record.id, nodes=sorted(record.allocation))
         for job_id in timeline.policy.take_replanned():
             moved = self.pending.get(job_id)
             if moved is not None:
@@ -367,7 +373,7 @@ class Engine(
         self._set_state(record, state, reason)
         self.counters[state.value.lower()] += 1
         kind = END_EVENT[state]
-        self._emit(kind, end, record.id, reason=record.state_reason)
+        self.outbox.emit(kind, end, record.id, reason=record.state_reason)
         if state is JobState.NODE_FAIL and record.requeue:
             self._to_requeue.append(record)
 
@@ -382,7 +388,7 @@ class Engine(
             record.drop_plan()
             record.allocation = {}
             self.counters["requeued"] += 1
-            self._emit("job.requeued", now, record.id, times=record.requeued)
+            self.outbox.emit("job.requeued", now, record.id, times=record.requeued)
             if decide or record.partition is not None:  # no replan decides for gang jobs
                 self._admit(record, self._decide(record, now), now)
             else:
@@ -410,7 +416,7 @@ class Engine(
                 )
                 record.end_time = now
                 record.drop_plan()
-                self._emit("job.rejected", now, job_id, reason=record.state_reason)
+                self.outbox.emit("job.rejected", now, job_id, reason=record.state_reason)
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
             completion = decision.completion if isinstance(decision, Reserve) else None
@@ -423,7 +429,7 @@ class Engine(
                 planned = policy.planned_start(job_id)
                 promised = record.guaranteed_start
                 if promised is not None and planned is not None and planned > promised:
-                    self._emit(
+                    self.outbox.emit(
                         "job.guarantee_missed",
                         now,
                         job_id,
@@ -432,7 +438,7 @@ class Engine(
                         reason="the daemon was down",
                     )
             elif (guarantee, completion) != (record.guaranteed_start, record.guaranteed_end):
-                self._emit(
+                self.outbox.emit(
                     "job.guarantee_changed",
                     now,
                     job_id,
@@ -444,21 +450,21 @@ class Engine(
             self._take_plan(record, policy)
             self.waits.touch(job_id)  # its promise may have moved: its waiters hear
         policy.take_replanned()
-        self.version += 1
+        self.outbox.version += 1
 
     def _take_plan(self, record: JobRecord, policy: LivePolicy) -> None:
         """Record where the policy now plans a waiting job (start and nodes)."""
         record.planned_start = policy.planned_start(record.id)
         record.planned_nodes = policy.named_plan(record.id)
-        self._touch(record)
+        self.outbox.job_changed(record)
 
     def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:
-            self._finished.append(record.id)
+            self.memory.finished(record.id)
             self.waits.ended(record.id, started=record.start_time is not None)
         elif state is not JobState.PENDING:
             self.waits.left(record.id)
         self.waits.touch(record.id)
         record.state = state
         record.state_reason = readable(reason)  # the core's times as dates
-        self._touch(record)
+        self.outbox.job_changed(record)

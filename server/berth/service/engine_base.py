@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections import Counter, deque
+    from collections import Counter
     from collections.abc import Callable, Sequence
 
     from berth.core.decisions import Reject, Reserve
@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from berth.core.waits import Waits
     from berth.service.cluster import Cluster
     from berth.service.gang import GangPartition
-    from berth.service.intents import Intent
+    from berth.service.job_memory import JobMemory
     from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
+    from berth.service.outbox import Outbox
     from berth.service.partition_specs import BackfillSpec
     from berth.service.ports import NodeBackend
     from berth.service.replan import Replan
@@ -45,19 +46,13 @@ class EngineBase:
         lanes: dict[str | None, Timeline[LivePolicy]]
         node_tokens: dict[str, str]
         counters: Counter[str]
-        _dirty_nodes: set[str]
-        _config_dirty: bool
-        #: Bumped at every change of a plan (:mod:`berth.service.queries` caches on it).
-        version: int
         _forecast: tuple[int, int, dict[int, int]] | None
+        outbox: Outbox
+        memory: JobMemory
         _defer_improvements: bool
         _forecast_run: tuple[int, int, list[ForecastRun]] | None
 
         def advance_forecast(self, stop: Callable[[], bool] | None) -> bool: ...
-
-        _idempotency: dict[tuple[str, str], int]
-        _finished: deque[int]
-        keep_finished: int
 
         next_id: int
 
@@ -96,8 +91,6 @@ class EngineBase:
 
         def _ended_in_lanes(self, job_ids: list[int], now: int) -> None: ...
 
-        def let_go(self) -> None: ...
-
         def _replan(
             self,
             name: str,
@@ -122,8 +115,6 @@ class EngineBase:
         def lane_of_node(self, name: str) -> str | None: ...
 
         def _pass(self, now: int) -> None: ...
-
-        def _intend(self, intent: Intent) -> None: ...
 
         def _admit(
             self, record: JobRecord, decision: Reserve | Reject | None, now: int
@@ -154,14 +145,3 @@ class EngineBase:
         def _requeue(self, now: int, decide: bool = True) -> None: ...
 
         def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None: ...
-
-        def _touch(self, record: JobRecord) -> None: ...
-
-        def _emit(
-            self,
-            kind: str,
-            time: int,
-            job_id: int | None = None,
-            node: str | None = None,
-            **detail: object,
-        ) -> None: ...

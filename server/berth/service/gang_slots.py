@@ -67,7 +67,7 @@ class GangSlots(EngineBase):
             reason = f"joins gang partition {name!r} at the next slot boundary"
         if (reason, planned) != (record.state_reason, record.planned_start):
             record.state_reason, record.planned_start = reason, planned
-            self._touch(record)
+            self.outbox.job_changed(record)
 
     # ------------------------------------------------------------------ time
     def gang_next_event(self) -> int | None:
@@ -86,17 +86,17 @@ class GangSlots(EngineBase):
         for job_id in change.suspend:
             record = self.running[job_id]
             record.suspended_at = now
-            self._intend(Suspend(job_id, now))
-            self._touch(record)
-            self._emit("job.suspended", now, job_id, partition=name)
+            self.outbox.intend(Suspend(job_id, now))
+            self.outbox.job_changed(record)
+            self.outbox.emit("job.suspended", now, job_id, partition=name)
         for job_id in change.resume:
             record = self.running[job_id]
             assert record.suspended_at is not None
             record.suspended_for += now - record.suspended_at
             record.suspended_at = None
-            self._intend(Resume(job_id, now))
-            self._touch(record)
-            self._emit("job.resumed", now, job_id, partition=name)
+            self.outbox.intend(Resume(job_id, now))
+            self.outbox.job_changed(record)
+            self.outbox.emit("job.resumed", now, job_id, partition=name)
         for job_id in change.start:
             record = self.pending.pop(job_id)
             record.allocation = part.allocation(job_id)
@@ -108,9 +108,9 @@ class GangSlots(EngineBase):
                 record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
             )
             self.running[job_id] = record
-            self._intend(StartOn.of(record, now))
+            self.outbox.intend(StartOn.of(record, now))
             self.counters["started"] += 1
-            self._emit("job.started", now, job_id, nodes=sorted(record.allocation))
+            self.outbox.emit("job.started", now, job_id, nodes=sorted(record.allocation))
         queued = {j for j, _ in part.rotation.scheduler.waiting}
         for job_id in part.jobs():
             waiting = self.pending.get(job_id)

@@ -22,7 +22,7 @@ class JobCommands(EngineBase):
         """Admit (or reject) a new job; ``(record, created)``. A repeated idempotency key
         returns the job it created the first time."""
         if request.idempotency_key is not None:
-            known = self._idempotency.get((request.user, request.idempotency_key))
+            known = self.memory.job_with_key(request.user, request.idempotency_key)
             if known is not None:
                 return self.jobs[known], False
         self.validate(request, now)
@@ -51,8 +51,7 @@ class JobCommands(EngineBase):
             record.array_job_id, record.array_task_id, keyed = task
             if not keyed:
                 record.idempotency_key = None
-        if record.idempotency_key is not None:
-            self._idempotency[(request.user, record.idempotency_key)] = record.id
+        self.memory.note_key(record)
         if singleton:
             needs = [*needs, *self.singleton_needs(record)]
         self.wait_for(record, needs)
@@ -73,7 +72,7 @@ class JobCommands(EngineBase):
                 "conflict", f"job {job_id} has already ended ({record.state})", "job_id"
             )
         if record.state is JobState.RUNNING:
-            self._intend(Kill(job_id, now))
+            self.outbox.intend(Kill(job_id, now))
             self._end(record, JobState.CANCELLED, now, reason)
             self._ended_in_lanes([job_id], now)
         else:
@@ -81,7 +80,7 @@ class JobCommands(EngineBase):
                 self._withdraw(record, now)
             self._set_state(record, JobState.CANCELLED, reason)
             record.end_time = now
-            self._emit("job.cancelled", now, job_id, reason=reason)
+            self.outbox.emit("job.cancelled", now, job_id, reason=reason)
         return record
 
     def hold(self, job_id: int, now: int, reason: str) -> JobRecord:
@@ -89,14 +88,14 @@ class JobCommands(EngineBase):
         self._withdraw(record, now)
         self._set_state(record, JobState.HELD, reason)
         record.drop_plan()
-        self._emit("job.held", now, job_id, reason=reason)
+        self.outbox.emit("job.held", now, job_id, reason=reason)
         self._pass(now)
         return record
 
     def release(self, job_id: int, now: int) -> JobRecord:
         """A held job queues again, at the back, with a new admission decision."""
         record = _in_state(self.job(job_id), JobState.HELD, "released")
-        self._emit("job.released", now, job_id)
+        self.outbox.emit("job.released", now, job_id)
         self._admit(record, self._decide(record, now), now)
         self._pass(now)
         return record
@@ -104,8 +103,8 @@ class JobCommands(EngineBase):
     def set_political_priority(self, job_id: int, value: float | None, now: int) -> JobRecord:
         record = self.job(job_id)
         record.political_priority = value
-        self._touch(record)
-        self._emit("job.priority_changed", now, job_id, political_priority=value)
+        self.outbox.job_changed(record)
+        self.outbox.emit("job.priority_changed", now, job_id, political_priority=value)
         return record
 
 

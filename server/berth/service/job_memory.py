@@ -1,15 +1,17 @@
 """The engine's memory of finished jobs: the newest are held, older ones let go.
 
-A daemon runs for months; holding every finished job would grow without bound. The
-engine keeps the newest :data:`KEEP_FINISHED` (and their idempotency keys) and lets the
-older ones go once committed; the store still has them, and a submission retried with a
-key the engine let go brings its job back (:meth:`JobMemory.remember`). A mixin of
-:class:`~berth.service.engine.Engine`. No I/O.
+A daemon runs for months; holding every finished job would grow without bound.
+:class:`JobMemory` keeps the newest :data:`KEEP_FINISHED` finished jobs (and their
+idempotency keys) in the engine's job table and lets the older ones go once committed;
+the store still has them, and a submission retried with a key the engine let go brings
+its job back (:meth:`JobMemory.remember`). A part of
+:class:`~berth.service.engine.Engine`, over the engine's job table. No I/O.
 """
 
 from __future__ import annotations
 
-from berth.service.engine_base import EngineBase
+from collections import deque
+
 from berth.service.model import JobRecord
 
 #: Finished jobs an engine holds in memory (the newest); older ones are read from the
@@ -17,27 +19,46 @@ from berth.service.model import JobRecord
 KEEP_FINISHED = 1000
 
 
-class JobMemory(EngineBase):
-    """Which finished jobs the engine still holds, and the idempotency keys it knows."""
+class JobMemory:
+    """Which finished jobs of ``jobs`` are still held, and the idempotency keys known."""
+
+    def __init__(self, jobs: dict[int, JobRecord], keep: int = KEEP_FINISHED) -> None:
+        self.jobs = jobs
+        #: How many finished jobs are held; beyond it the oldest are let go.
+        self.keep = keep
+        self._keys: dict[tuple[str, str], int] = {}
+        self._finished: deque[int] = deque()  # oldest first
+
+    def job_with_key(self, user: str, key: str) -> int | None:
+        """The job ``user`` submitted with idempotency key ``key``, if held."""
+        return self._keys.get((user, key))
+
+    def knows_key(self, user: str, key: str) -> bool:
+        return (user, key) in self._keys
+
+    def note_key(self, record: JobRecord) -> None:
+        """A held job's idempotency key (if it has one)."""
+        if record.idempotency_key is not None:
+            self._keys[(record.user, record.idempotency_key)] = record.id
+
+    def finished(self, job_id: int) -> None:
+        """A held job reached a final state: the newest finished job now."""
+        self._finished.append(job_id)
 
     def remember(self, record: JobRecord) -> None:
         """Hold a stored job the engine had let go (its idempotency key came again)."""
         if record.id not in self.jobs:
             self.jobs[record.id] = record
-            if record.idempotency_key is not None:
-                self._idempotency[(record.user, record.idempotency_key)] = record.id
+            self.note_key(record)
             self._finished.append(record.id)
 
-    def knows_key(self, user: str, key: str) -> bool:
-        return (user, key) in self._idempotency
-
     def let_go(self) -> None:
-        """Drop the oldest finished jobs beyond ``keep_finished`` (after their commit)."""
-        while len(self._finished) > self.keep_finished:
+        """Drop the oldest finished jobs beyond :attr:`keep` (after their commit)."""
+        while len(self._finished) > self.keep:
             job_id = self._finished.popleft()
             record = self.jobs.get(job_id)
             if record is None or not record.final:
                 continue  # requeued after a node failure: live again
             del self.jobs[job_id]
             if record.idempotency_key is not None:
-                self._idempotency.pop((record.user, record.idempotency_key), None)
+                self._keys.pop((record.user, record.idempotency_key), None)

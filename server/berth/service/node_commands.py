@@ -25,9 +25,9 @@ class NodeCommands(EngineBase):
             )
         node = NodeRecord(name, dict(resources))
         self.cluster.add(node)
-        self._dirty_nodes.add(name)
+        self.outbox.node_changed(name)
         self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
-        self._emit("node.added", now, node=name, resources=dict(resources))
+        self.outbox.emit("node.added", now, node=name, resources=dict(resources))
         self._pass(now)
         return node
 
@@ -40,11 +40,11 @@ class NodeCommands(EngineBase):
             )
         before = node.resources
         self.cluster.resize(node, resources)
-        self._dirty_nodes.add(name)
+        self.outbox.node_changed(name)
         lane = self.lane_of_node(name)
         policy, options = self.policy_spec(lane)
         self._install(self._replan(policy, options, now, True, lane), now, partition=lane)
-        self._emit("node.resized", now, node=name, before=before, resources=dict(resources))
+        self.outbox.emit("node.resized", now, node=name, before=before, resources=dict(resources))
         self._pass(now)
         return node
 
@@ -53,8 +53,8 @@ class NodeCommands(EngineBase):
         for old in [d for d, n in self.node_tokens.items() if n == name]:
             del self.node_tokens[old]  # in place: the token table reads this very dict
         self.node_tokens[token_digest] = name
-        self._config_dirty = True
-        self._emit("node.token_issued", now, node=name)
+        self.outbox.config_changed()
+        self.outbox.emit("node.token_issued", now, node=name)
 
     def drain(self, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
         """Stop placing jobs on a node; its running jobs go on. Refused (unless forced)
@@ -77,7 +77,7 @@ class NodeCommands(EngineBase):
             raise RequestError("conflict", f"node {name!r} is already down", "name")
         for record in list(self.running.values()):
             if name in record.allocation:
-                self._intend(Kill(record.id, now))
+                self.outbox.intend(Kill(record.id, now))
                 self._end(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
         self._requeue(now, decide=False)  # the replan below decides for them
         return self._set_node(node, NodeState.DOWN, reason, now, True, "node.down")
@@ -108,8 +108,8 @@ class NodeCommands(EngineBase):
                 + " (force=true does it anyway)",
                 "name",
             )
-        self._dirty_nodes.add(node.name)
+        self.outbox.node_changed(node.name)
         self._install(replan, now, partition=lane)
-        self._emit(event, now, node=node.name, reason=reason)
+        self.outbox.emit(event, now, node=node.name, reason=reason)
         self._pass(now)
         return node

@@ -155,11 +155,11 @@ class PartitionCommands(EngineBase):
                 + " (force=true does it anyway)",
                 "nodes",
             )
-        self._config_dirty = True
+        self.outbox.config_changed()
         self._install(replan, now)
         if own is not None:
             self._install(own, now, partition=name)
-        self._emit("partition.created", now, partition=spec.as_dict())
+        self.outbox.emit("partition.created", now, partition=spec.as_dict())
         self._pass(now)
         return made
 
@@ -235,8 +235,8 @@ class PartitionCommands(EngineBase):
         else:
             part.spec = spec
             part.rotation.scheduler.max_rows = spec.max_rows
-        self._config_dirty = True
-        self._emit("partition.changed", now, partition=spec.as_dict())
+        self.outbox.config_changed()
+        self.outbox.emit("partition.changed", now, partition=spec.as_dict())
         return part
 
     def drain_partition(self, name: str, drained: bool, now: int) -> GangPartition | BackfillSpec:
@@ -248,8 +248,10 @@ class PartitionCommands(EngineBase):
         else:
             made = self.partition(name)
             made.spec.drained = drained
-        self._config_dirty = True
-        self._emit("partition.drained" if drained else "partition.resumed", now, partition=name)
+        self.outbox.config_changed()
+        self.outbox.emit(
+            "partition.drained" if drained else "partition.resumed", now, partition=name
+        )
         return made
 
     def delete_partition(self, name: str, now: int) -> None:
@@ -267,7 +269,7 @@ class PartitionCommands(EngineBase):
             )
         nodes = (self.backfill[name] if name in self.backfill else self.gang[name].spec).nodes
         self._forget(name)
-        self._config_dirty = True
+        self.outbox.config_changed()
         self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
-        self._emit("partition.deleted", now, partition=name, nodes=list(nodes))
+        self.outbox.emit("partition.deleted", now, partition=name, nodes=list(nodes))
         self._pass(now)

@@ -49,7 +49,9 @@ class PolicyCommands(EngineBase):
         else:
             self.backfill[partition].policy = name
             self.backfill[partition].options = dict(options)
-        self._config_dirty = True
+        self.outbox.config_changed()
         self._install(replan, now, partition=partition)
-        self._emit("policy.changed", now, policy=name, options=dict(options), partition=partition)
+        self.outbox.emit(
+            "policy.changed", now, policy=name, options=dict(options), partition=partition
+        )
         self._pass(now)

@@ -59,10 +59,10 @@ class EngineQueries(EngineBase):
         ]
         if not policies:
             return now, predicted
-        if self._forecast is None or self._forecast[0] != self.version:
+        if self._forecast is None or self._forecast[0] != self.outbox.version:
             if self._forecast_run is None:
                 runs = [ForecastRun(policy, now) for policy in policies]
-                self._forecast_run = (self.version, now, runs)
+                self._forecast_run = (self.outbox.version, now, runs)
             self.advance_forecast(within(FORECAST_SLICE) if self._defer_improvements else None)
         if self._forecast is None:
             return now, predicted
@@ -75,8 +75,8 @@ class EngineQueries(EngineBase):
         predicted to start no later (``None``, ``None``: no prediction yet). The sorted
         starts are kept per prediction, so a page of a deep queue costs a bisect a job."""
         at, predicted = self.predictions(now)
-        if self._standing is None or self._standing[0] != (self.version, at):
-            self._standing = ((self.version, at), sorted(predicted.values()))
+        if self._standing is None or self._standing[0] != (self.outbox.version, at):
+            self._standing = ((self.outbox.version, at), sorted(predicted.values()))
         starts = self._standing[1]
         standing: dict[int, tuple[int | None, int | None]] = {}
         for job_id in job_ids:

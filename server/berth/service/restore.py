@@ -38,7 +38,7 @@ def restore_engine(
     options = snapshot.config.get("policy_options", default_options)
     assert isinstance(options, dict)
     engine = Engine(nodes, policy, options, backend)
-    engine.hold_intents = hold_intents
+    engine.outbox.hold_intents = hold_intents
     partitions = snapshot.config.get("partitions", [])
     assert isinstance(partitions, list)
     for row in partitions:
@@ -51,8 +51,8 @@ def restore_engine(
     assert isinstance(tokens, dict)
     engine.node_tokens.update({str(k): str(v) for k, v in tokens.items()})
     if fresh:
-        engine._dirty_nodes.update(engine.cluster.nodes)
-        engine._config_dirty = True
+        engine.outbox.nodes.update(engine.cluster.nodes)
+        engine.outbox.config_changed()
     records = sorted(snapshot.jobs, key=lambda r: r.id)
     for record in records:
         engine.jobs[record.id] = record
@@ -62,8 +62,7 @@ def restore_engine(
         if record.state is JobState.PENDING and record.needs:
             engine._held_back(record)
     for record in records:
-        if record.idempotency_key is not None:
-            engine._idempotency[(record.user, record.idempotency_key)] = record.id
+        engine.memory.note_key(record)
         part = engine.gang_of(record)
         if record.state is JobState.PENDING:
             engine.pending[record.id] = record
@@ -77,7 +76,9 @@ def restore_engine(
                 running = record.suspended_at is None
                 part.restore(record.id, record.resources, record.gang_offset, running, now)
     engine.next_id = max(snapshot.last_job_id, *engine.jobs, 0) + 1
-    engine._finished.extend(i for i, r in engine.jobs.items() if r.final)
+    for job_id, record in engine.jobs.items():
+        if record.final:
+            engine.memory.finished(job_id)
     for lane in [None, *engine.backfill]:
         name, settings = engine.policy_spec(lane)
         replan = engine._replan(name, settings, now, True, partition=lane, tighten=False)

@@ -469,7 +469,7 @@ def test_deadline_admission_places_slots_on_named_nodes(api: Api) -> None:
 
 def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) -> None:
     engine = api.client.app.state.daemon.engine
-    engine.keep_finished = 2
+    engine.memory.keep = 2
     made = []
     for index in range(5):
         answer = api.call("POST", "/v1/jobs", json={"resources": {"cpus": 8}, "time_limit": 10,

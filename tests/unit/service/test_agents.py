@@ -53,7 +53,7 @@ def sync(
     report = AgentReport(name, boot, dict(NODE), tuple(jobs), register)
     with engine.batch(now):
         synced = AgentSync(agents, report, seen).apply(engine, now)
-    engine.dispatch()
+    engine.outbox.dispatch()
     return render_wish(engine, agents, synced)
 
 
@@ -61,7 +61,7 @@ def submit(engine: Engine, cpus: int = 1, requeue: bool = False, now: int = 0) -
     request = JobRequest("t", "alice", {"cpus": cpus, "mem_gb": cpus}, 100, command="true",
                          requeue=requeue)  # fmt: skip
     record, _ = engine.submit(request, now)
-    engine.dispatch()
+    engine.outbox.dispatch()
     return record.id
 
 

@@ -239,7 +239,7 @@ def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
     live.mark_down(node, "power supply", 50)
     assert victim.state is JobState.NODE_FAIL
     assert "power supply" in victim.state_reason
-    events = [e.kind for e in live.take_events()]
+    events = [e.kind for e in live.outbox.take_events()]
     assert "job.node_fail" in events
     assert "node.down" in events
     assert other.state is JobState.RUNNING or other.state is JobState.NODE_FAIL
@@ -312,11 +312,11 @@ def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
 def test_what_if_leaves_the_live_state_alone() -> None:
     live = engine()
     live.submit(request(cpus=32, limit=100), now=0)
-    version = live.version
+    version = live.outbox.version
     answer = what_if(live, request(cpus=16, limit=10), 0)
     assert answer == {"accepted": True, "reason": answer["reason"], "predicted_start": 100,
                       "guaranteed_start": 100, "guaranteed_end": None}  # fmt: skip
-    assert live.version == version
+    assert live.outbox.version == version
     assert len(live.jobs) == 1
     assert not live.pending
 
@@ -352,7 +352,7 @@ def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_r
     assert jobs[2].state is JobState.RUNNING
     assert jobs[2].start_time == 150
     assert {i: j.guaranteed_start for i, j in jobs.items()} == promised
-    missed = [e for e in restored.take_events() if e.kind == "job.guarantee_missed"]
+    missed = [e for e in restored.outbox.take_events() if e.kind == "job.guarantee_missed"]
     assert [e.job_id for e in missed] == [2, 3]
     changes = restored.take_changes()
     assert isinstance(changes, Changes)
@@ -364,12 +364,12 @@ def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> 
     once (nothing leaves the process), so a job started during a catch-up still ends
     by itself, not at its limit."""
     live = engine(count=4)
-    live.hold_intents = True
+    live.outbox.hold_intents = True
     jobs = [live.submit(request(cpus=8, limit=10), 0)[0] for _ in range(5)]
     live.advance(30)  # one late wake-up: the fifth starts at 10 during the catch-up
     assert [j.state for j in jobs] == [JobState.COMPLETED] * 5
     assert (jobs[4].start_time, jobs[4].end_time) == (10, 20)
-    assert live.take_intents() == []  # nothing is held for emulated nodes
+    assert live.outbox.take_intents() == []  # nothing is held for emulated nodes
 
 
 def test_a_reason_shows_the_cores_times_as_dates_and_offsets_as_they_are() -> None:

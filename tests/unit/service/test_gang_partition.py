@@ -65,7 +65,7 @@ def test_two_full_width_jobs_alternate_slot_by_slot() -> None:
     # Each runs 30 s of its time: first 0-10, 20-30, 40-50; second 10-20, 30-40, 50-60.
     assert (first.state, first.end_time, first.suspended_for) == (JobState.COMPLETED, 50, 20)
     assert (second.state, second.end_time, second.suspended_for) == (JobState.COMPLETED, 60, 20)
-    kinds = [e.kind for e in live.take_events()]
+    kinds = [e.kind for e in live.outbox.take_events()]
     assert kinds.count("job.suspended") == 4
     assert kinds.count("job.resumed") == 4
 
