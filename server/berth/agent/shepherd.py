@@ -28,6 +28,10 @@ else its largest process), a job the out-of-memory killer struck ends
 Last, the end is written to ``JOBDIR/exit.json`` atomically (the agent flushes the ends
 it finds to disk, many in one ``syncfs``, before it reports them); the agent reports it to
 the daemon and deletes the directory only once the daemon has acknowledged it.
+
+Why one module of over 400 lines: the shepherd is one process with one job, and every
+path that ends a job (exit, limit, cancel, a lost agent) must leave no process behind;
+those paths are easiest to check against each other in one file.
 """
 
 from __future__ import annotations

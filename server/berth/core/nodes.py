@@ -7,6 +7,11 @@ the nodes that can hold one of the job's slots (all of them, or say only the GPU
 have room together for the job's total in every step of its window. Candidate
 starts are ``after`` and the ends of reservations (free resources only grow there).
 A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/O.
+
+Why one module of over 400 lines: the earliest search, its stoppable form and the
+filters it reads are one algorithm whose invariant (no start is skipped that a slower
+node-by-node search would find) is checked in one place; the block index it uses is
+already its own module (:mod:`berth.core.node_blocks`).
 """
 
 from __future__ import annotations

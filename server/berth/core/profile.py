@@ -13,6 +13,10 @@ Operations: :meth:`Profile.earliest_start` ("earliest feasible slot"), :meth:`re
 and :meth:`release` (remove and re-insert is release + earliest_start + reserve), and
 :meth:`copy` (two list copies) for what-if evaluation. Times are ints given by the
 caller; the profile never reads a clock and does no I/O.
+
+Why one module of over 400 lines: it is one data structure, the hottest in Berth, and
+its operations share the step-merging invariant above; splitting it would put the
+invariant's halves in two files.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         hold_intents=True,
     )
     coordinator = Coordinator(engine, store, clock, snapshot.last_event_id)
-    coordinator.on_published = log_event  # one line per meaningful event
+    coordinator.events.on_published = log_event  # one line per meaningful event
     tokens, note = load_tokens(settings, engine.node_tokens)
     waiters = None
     if agents is not None:

@@ -19,6 +19,11 @@ If the store fails, the in-memory state can no longer be trusted to match it: no
 of the batch is sent or answered (503), the coordinator stops taking commands
 (``failed`` is set, health turns red) and the daemon must be restarted, which resumes
 from what was committed.
+
+Why one module of over 400 lines: batching, group commits, reads and the slices of
+plan improvement are one protocol whose promise (no answer, effect or event before its
+commit) is checked in one place; what publishes the committed events is its own part
+(:mod:`berth.service.event_hub`).
 """
 
 from __future__ import annotations
@@ -29,15 +34,16 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
 from berth.service.commands import Command, Improve, SubmitJob, Tick
 from berth.service.engine import Engine
+from berth.service.event_hub import EventHub
 from berth.service.intents import Intent
 from berth.service.model import Event, RequestError
-from berth.service.ports import Changes, Clock, EventRow, Store
+from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
 
 T = TypeVar("T")
@@ -57,8 +63,6 @@ IMPROVE_SECONDS = 0.02
 #: would otherwise wait a whole slice at each: /healthz took 67 ms at the 99th
 #: percentile with one turn, on 1,024 nodes with compression going on for minutes.
 TURNS_BETWEEN_SLICES = 4
-#: Events a slow event-stream subscriber may fall behind before it is dropped.
-SUBSCRIBER_BACKLOG = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +103,6 @@ class Stats:
     commit_seconds_total: float = 0.0
     #: Store transactions: one per group of batches (see ``Coordinator._writer``).
     commits: int = 0
-    by_kind: dict[str, int] = field(default_factory=dict)
 
 
 class Coordinator:
@@ -112,13 +115,9 @@ class Coordinator:
         self.archive = Archive(store)
         self.failed: BaseException | None = None
         self.on_next_event: Callable[[int | None], None] | None = None
-        #: Told of every committed event as it is published (the shell's log).
-        self.on_published: Callable[[EventRow], None] | None = None
+        #: Committed events, numbered on from what the store holds, to their listeners.
+        self.events = EventHub(last_event_id)
         self._queue: asyncio.Queue[tuple[Queued, asyncio.Future[Any]]] = asyncio.Queue()
-        self._subscribers: set[asyncio.Queue[EventRow | None]] = set()
-        #: The number of the latest committed event (events are numbered in commit
-        #: order, on from what the store holds, so a stream resumes across restarts).
-        self._event_seq = last_event_id
         self._task: asyncio.Task[None] | None = None
         #: The answers of the open group: applied, waiting for the commit before.
         self._open: list[tuple[asyncio.Future[Any], Any, BaseException | None]] | None = None
@@ -175,8 +174,7 @@ class Coordinator:
             _, future = self._queue.get_nowait()
             future.set_exception(stopping)
         self._serve_reads()
-        for queue in list(self._subscribers):
-            queue.put_nowait(None)
+        self.events.close()
 
     # ------------------------------------------------------------------ commands
     @overload
@@ -429,12 +427,7 @@ class Coordinator:
     ) -> None:
         """Save (with the batch's events, numbered), then (only if the save succeeded)
         send intents, answer and publish."""
-        jobs = self.engine.jobs
-        numbered = [
-            EventRow(self._event_seq + i, event, None if (j := jobs.get(event.job_id or 0)) is None
-                     else j.user)
-            for i, event in enumerate(events, 1)
-        ]  # fmt: skip
+        numbered = self.events.number(events, self.engine.jobs)
         wall = time.time()
         changes.events = [event_row(r.id, r.event, r.user, wall) for r in numbered]
         try:
@@ -456,9 +449,7 @@ class Coordinator:
                 future.set_exception(refusal)
             else:
                 future.set_result(result)
-        self._event_seq += len(numbered)
-        for row in numbered:
-            self._publish(row)
+        self.events.publish(numbered)
         if self.on_next_event is not None:
             self.on_next_event(self.engine.next_event())
 
@@ -489,30 +480,3 @@ class Coordinator:
             took = time.perf_counter() - began
             self.stats.commit_seconds_total += took
             self.stats.commits += 1
-
-    # ------------------------------------------------------------------ events
-    def _publish(self, row: EventRow) -> None:
-        kind = row.event.kind
-        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
-        if self.on_published is not None:
-            self.on_published(row)
-        for queue in list(self._subscribers):
-            if queue.qsize() >= SUBSCRIBER_BACKLOG:
-                self._subscribers.discard(queue)
-                queue.put_nowait(None)  # tell it it was dropped
-            else:
-                queue.put_nowait(row)
-
-    def subscribe(self) -> asyncio.Queue[EventRow | None]:
-        """A queue of committed events as they are published; ``None`` means the stream
-        ended. Subscribe before reading :meth:`events_after`, so nothing falls between."""
-        queue: asyncio.Queue[EventRow | None] = asyncio.Queue()
-        self._subscribers.add(queue)
-        return queue
-
-    def unsubscribe(self, queue: asyncio.Queue[EventRow | None]) -> None:
-        self._subscribers.discard(queue)
-
-    @property
-    def last_event_id(self) -> int:
-        return self._event_seq

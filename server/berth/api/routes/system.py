@@ -135,8 +135,8 @@ async def events(
             )
         resume = int(last_event_id)
     coordinator = daemon.coordinator
-    queue = coordinator.subscribe()  # before reading the backlog: nothing falls between
-    newest = coordinator.last_event_id  # what the queue starts after
+    queue = coordinator.events.subscribe()  # before reading the backlog: nothing falls between
+    newest = coordinator.events.last_id  # what the queue starts after
 
     def shown(row: EventRow) -> bool:
         return who.operator or row.event.job_id is None or row.user == who.user
@@ -171,7 +171,7 @@ async def events(
                 if shown(item):
                     yield frame(item)
         finally:
-            coordinator.unsubscribe(queue)
+            coordinator.events.unsubscribe(queue)
 
     return StreamingResponse(
         stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
@@ -353,6 +353,6 @@ async def metrics(daemon: DaemonDep) -> PlainTextResponse:
         "berth_events_total",
         "counter",
         "Events published, by kind.",
-        [(f'{{kind="{k}"}}', v) for k, v in sorted(stats.by_kind.items())],
+        [(f'{{kind="{k}"}}', v) for k, v in sorted(daemon.coordinator.events.by_kind.items())],
     )
     return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
