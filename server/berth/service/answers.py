@@ -110,7 +110,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             blocked_by=None,
         )
         return info
-    computed_at, predicted = engine.predictions(now)
+    computed_at, predicted = engine.forecasts.predictions(now)
     start = predicted.get(job_id)
     policy = engine.lanes[record.partition].policy
     policy_name = engine.policy_spec(record.partition)[0]

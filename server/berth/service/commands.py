@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.improvements import within
+from berth.service.budgets import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partition_specs import DEFAULT_PARTITION
 

@@ -16,9 +16,10 @@ Jobs run in partitions: the default partition is the policy above over every nod
 other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
 matrix and move it on at each slot boundary, inside the same scheduling pass.
 
-Two parts stand on their own, with narrow interfaces: the :class:`Outbox` (what the
-commands leave for the shell to commit and send) and the :class:`JobMemory` (which
-finished jobs are held). Node, partition and policy commands, a job's cancel, hold and
+Three parts stand on their own, with narrow interfaces: the :class:`Outbox` (what the
+commands leave for the shell to commit and send), the :class:`JobMemory` (which
+finished jobs are held) and the :class:`Forecasts` (the predicted starts, a read
+model). Node, partition and policy commands, a job's cancel, hold and
 release, admission, dependencies, gang slots and the queries are still mixins kept in
 their own modules (``docs/architecture.md`` says where the engine is going).
 
@@ -39,12 +40,14 @@ from berth.core.timeline import Timeline
 from berth.core.waits import Waits
 from berth.service.admission import JobAdmission
 from berth.service.arrays import ArrayCommands
+from berth.service.budgets import PASS_SECONDS, within
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
 from berth.service.dependents import DependentJobs
+from berth.service.forecasts import Forecasts
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
-from berth.service.improvements import PASS_SECONDS, PlanImprovements, within
+from berth.service.improvements import PlanImprovements
 from berth.service.intents import Kill, StartOn
 from berth.service.job_commands import JobCommands
 from berth.service.job_memory import JobMemory
@@ -120,7 +123,6 @@ class Engine(
         self._to_requeue: list[JobRecord] = []
         #: Node tokens as SHA-256 digest -> node name (persisted with the configuration).
         self.node_tokens: dict[str, str] = {}
-        self._forecast: tuple[int, int, dict[int, int]] | None = None
         self.counters: Counter[str] = Counter()
         self.start_lags = StartLags()
         #: The latest time the engine has been advanced to, and the last time asked.
@@ -132,6 +134,8 @@ class Engine(
         self.lanes: dict[str | None, Timeline[LivePolicy]] = {
             None: Timeline(self._build_policy(policy_name, self.policy_options))
         }
+        #: The predicted start of every pending job (a read model).
+        self.forecasts = Forecasts(self.pending, self.lanes, self.outbox)
         #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
         #: the batch's end.
         self._batching = False

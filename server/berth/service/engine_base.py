@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections import Counter
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from berth.core.decisions import Reject, Reserve
     from berth.core.dependencies import Bound, Need
-    from berth.core.forecast import ForecastRun
     from berth.core.policies.base import LivePolicy
     from berth.core.timeline import Timeline
     from berth.core.waits import Waits
     from berth.service.cluster import Cluster
+    from berth.service.forecasts import Forecasts
     from berth.service.gang import GangPartition
     from berth.service.job_memory import JobMemory
     from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
@@ -46,13 +46,10 @@ class EngineBase:
         lanes: dict[str | None, Timeline[LivePolicy]]
         node_tokens: dict[str, str]
         counters: Counter[str]
-        _forecast: tuple[int, int, dict[int, int]] | None
         outbox: Outbox
+        forecasts: Forecasts
         memory: JobMemory
         _defer_improvements: bool
-        _forecast_run: tuple[int, int, list[ForecastRun]] | None
-
-        def advance_forecast(self, stop: Callable[[], bool] | None) -> bool: ...
 
         next_id: int
 

@@ -11,20 +11,9 @@ compression and no request waits behind a long one. Part of the engine; no I/O.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from berth.service.engine_base import EngineBase
-
-#: Wall time one scheduling pass may take before it stops, to go on at the next.
-PASS_SECONDS = 0.02
-
-
-def within(seconds: float) -> Callable[[], bool]:
-    """A ``stop()`` for a slice of work: true once ``seconds`` of wall time have passed
-    since this call."""
-    deadline = time.perf_counter() + seconds
-    return lambda: time.perf_counter() >= deadline
 
 
 class PlanImprovements(EngineBase):
@@ -42,12 +31,13 @@ class PlanImprovements(EngineBase):
     @defer_improvements.setter
     def defer_improvements(self, on: bool) -> None:
         self._defer_improvements = on
+        self.forecasts.sliced = on
         for lane in self.lanes.values():
             lane.policy.deferred = on
 
     @property
     def improvement_due(self) -> bool:
-        return self._forecast_run is not None or any(
+        return self.forecasts.under_way or any(
             lane.policy.improvement_due for lane in self.lanes.values()
         )
 
@@ -58,4 +48,4 @@ class PlanImprovements(EngineBase):
         for lane in self.lanes.values():
             if lane.policy.improvement_due:
                 done = lane.policy.improve(now, stop) and done
-        return self.advance_forecast(stop) and done
+        return self.forecasts.advance(stop) and done

@@ -511,9 +511,9 @@ def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
     the last finished run, and the writer finishes the run in slices; the predictions
     are then those of the whole run made at once."""
     from berth.core.forecast import forecast
-    from berth.service import queries
+    from berth.service import forecasts
 
-    monkeypatch.setattr(queries, "FORECAST_SLICE", 0.0)
+    monkeypatch.setattr(forecasts, "FORECAST_SLICE", 0.0)
 
     async def scenario() -> tuple[dict[int, int], dict[int, int], dict[int, int], bool]:
         store = GatedStore()
@@ -525,14 +525,14 @@ def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
         await coordinator.start()
         for i in range(12):
             await coordinator.call(SubmitJob(request(8 * (i % 2 + 1), limit=100 + i)))
-        first = await coordinator.read(lambda e: e.predictions(clock.now())[1])
+        first = await coordinator.read(lambda e: e.forecasts.predictions(clock.now())[1])
         underway = coordinator.engine.improvement_due
         expected = forecast(coordinator.engine.policy, clock.now())
         for _ in range(2000):
             if not coordinator.engine.improvement_due:
                 break
             await asyncio.sleep(0.001)
-        later = await coordinator.read(lambda e: e.predictions(clock.now())[1])
+        later = await coordinator.read(lambda e: e.forecasts.predictions(clock.now())[1])
         await coordinator.stop()
         return first, later, expected, underway
 

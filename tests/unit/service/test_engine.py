@@ -302,7 +302,7 @@ def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
     live.submit(request(cpus=32, limit=100), now=0)
     second, _ = live.submit(request(cpus=32, limit=100), now=0)
     third, _ = live.submit(request(cpus=32, limit=50), now=0)
-    _, predicted = live.predictions(0)
+    _, predicted = live.forecasts.predictions(0)
     assert predicted == {second.id: 100, third.id: 200}
     info = start_info(live, third.id, 0)
     assert "not a promise" in str(info["based_on"])

@@ -145,7 +145,7 @@ async def list_jobs(
         ]
         shown = jobs[offset : offset + limit]
         waiting = [r.id for r in shown if r.state is JobState.PENDING]
-        standing = engine.queue_standing(waiting, now) if waiting else {}
+        standing = engine.forecasts.queue_standing(waiting, now) if waiting else {}
         listed = [ListedJob.of(r) for r in shown]
         for job in listed:
             job.predicted_start, job.queued_before = standing.get(job.job_id, (None, None))

@@ -62,7 +62,7 @@ async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> Schedul
         )
 
     def view(engine: Engine) -> ScheduleOut:
-        predicted = engine.predictions(now)[1]
+        predicted = engine.forecasts.predictions(now)[1]
         running = [window(engine, r, r.start_time) for r in engine.running.values()]
         order = sorted(
             engine.pending.values(),
