@@ -44,7 +44,7 @@ class JobAdmission(EngineBase):
                 )
             part.arrive(record.id, record.resources, now)
             return None
-        lane = self.lanes[record.partition]
+        lane = self.planner.lanes[record.partition]
         decision = lane.arrive(record.as_job(), now)
         if record.deadline is None or isinstance(decision, Reject):
             return decision
@@ -96,11 +96,11 @@ class JobAdmission(EngineBase):
             self._gang_reason(part, record, now)
             reason = record.state_reason
         else:
-            reason = self.lanes[record.partition].policy.wait_reason(record.id) or "queued"
+            reason = self.planner.lanes[record.partition].policy.wait_reason(record.id) or "queued"
         if isinstance(decision, Reserve):
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
             record.planned_start = decision.start
-            record.planned_nodes = self.lanes[record.partition].policy.named_plan(record.id)
+            record.planned_nodes = self.planner.lanes[record.partition].policy.named_plan(record.id)
             reason = decision.reason
         self._set_state(record, JobState.PENDING, reason)

@@ -26,7 +26,7 @@ AHEAD_SHOWN = 20
 def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     """The decision and start ``request`` would get now, on a copy of the policy."""
     engine.validate(request, now)
-    if request.partition is not None and request.partition not in engine.lanes:
+    if request.partition is not None and request.partition not in engine.planner.lanes:
         part = engine.partition(request.partition)
         if request.deadline is not None:
             return {"accepted": False, "reason": "a gang partition cannot guarantee a deadline"}
@@ -38,7 +38,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_start": None,
             "guaranteed_end": None,
         }
-    twin = copy.deepcopy(engine.lanes[request.partition].policy)
+    twin = copy.deepcopy(engine.planner.lanes[request.partition].policy)
     record = JobRecord.from_request(engine.next_id, request, now)
     needs, singleton = engine.needs_of(request, record.id)
     if singleton:
@@ -112,7 +112,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         return info
     computed_at, predicted = engine.forecasts.predictions(now)
     start = predicted.get(job_id)
-    policy = engine.lanes[record.partition].policy
+    policy = engine.planner.lanes[record.partition].policy
     policy_name = engine.policy_spec(record.partition)[0]
     if policy.reserves_every_job:
         basis = (

@@ -195,7 +195,7 @@ class DependentJobs(EngineBase):
 
     def _relax(self, record: JobRecord, not_before: int | None, now: int) -> None:
         record.not_before = not_before
-        lane = self.lanes.get(record.partition)
+        lane = self.planner.lanes.get(record.partition)
         if lane is not None and self.gang_of(record) is None:
             lane.policy.relax(record.id, not_before, now)
 
@@ -207,7 +207,7 @@ class DependentJobs(EngineBase):
         previous = record.guaranteed_start
         if record.guaranteed_start is not None or record.planned_start is not None:
             # Only its plan goes: it keeps its place in the queue (a planning lane had it).
-            self.lanes[record.partition].policy.withdraw(record.id, now)
+            self.planner.lanes[record.partition].policy.withdraw(record.id, now)
             record.drop_plan()
         decision = self._decide(record, now)
         if isinstance(decision, Reject):
@@ -234,7 +234,7 @@ class DependentJobs(EngineBase):
             return
         previous = record.guaranteed_start
         # Held back already (so not through _withdraw): only a planning lane had it.
-        self.lanes[record.partition].policy.withdraw(record.id, now)
+        self.planner.lanes[record.partition].policy.withdraw(record.id, now)
         record.drop_plan()
         self._set_state(record, JobState.PENDING, self.waiting_reason(bound))
         if previous is not None:
@@ -283,7 +283,7 @@ class DependentJobs(EngineBase):
         record = self.jobs.get(record_id)
         if record is None or self.gang_of(record) is not None:
             return False
-        lane = self.lanes.get(record.partition)
+        lane = self.planner.lanes.get(record.partition)
         return lane is not None and lane.policy.reserves_every_job
 
     # ------------------------------------------------------------------ restart

@@ -16,10 +16,11 @@ Jobs run in partitions: the default partition is the policy above over every nod
 other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
 matrix and move it on at each slot boundary, inside the same scheduling pass.
 
-Three parts stand on their own, with narrow interfaces: the :class:`Outbox` (what the
-commands leave for the shell to commit and send), the :class:`JobMemory` (which
-finished jobs are held) and the :class:`Forecasts` (the predicted starts, a read
-model). Node, partition and policy commands, a job's cancel, hold and
+Four parts stand on their own, with narrow interfaces: the :class:`Planner` (each
+partition's policy in its timeline, improvements deferred to slices), the
+:class:`Outbox` (what the commands leave for the shell to commit and send), the
+:class:`JobMemory` (which finished jobs are held) and the :class:`Forecasts` (the
+predicted starts, a read model). Node, partition and policy commands, a job's cancel, hold and
 release, admission, dependencies, gang slots and the queries are still mixins kept in
 their own modules (``docs/architecture.md`` says where the engine is going).
 
@@ -36,7 +37,6 @@ from contextlib import contextmanager
 from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.node_schedule import WAITS_FOR_NODES
-from berth.core.timeline import Timeline
 from berth.core.waits import Waits
 from berth.service.admission import JobAdmission
 from berth.service.arrays import ArrayCommands
@@ -47,7 +47,6 @@ from berth.service.dependents import DependentJobs
 from berth.service.forecasts import Forecasts
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
-from berth.service.improvements import PlanImprovements
 from berth.service.intents import Kill, StartOn
 from berth.service.job_commands import JobCommands
 from berth.service.job_memory import JobMemory
@@ -64,6 +63,7 @@ from berth.service.node_commands import NodeCommands
 from berth.service.outbox import Outbox
 from berth.service.partition_specs import BackfillSpec
 from berth.service.partitions import PartitionCommands
+from berth.service.planner import Planner
 from berth.service.policy_commands import PolicyCommands
 from berth.service.ports import Changes, NodeBackend
 from berth.service.queries import EngineQueries
@@ -89,7 +89,6 @@ class Engine(
     PartitionCommands,
     GangSlots,
     PolicyCommands,
-    PlanImprovements,
     EngineQueries,
 ):
     """Job and node records, one policy, and the commands that change them."""
@@ -129,26 +128,39 @@ class Engine(
         self._stepped = -(1 << 62)
         self._advanced_to = self._stepped
         self._catch_up_budget: Callable[[], bool] | None = None
-        #: Each backfilling partition's policy in its timeline (None: the default
-        #: partition), ordering events at each instant as the emulator does.
-        self.lanes: dict[str | None, Timeline[LivePolicy]] = {
-            None: Timeline(self._build_policy(policy_name, self.policy_options))
-        }
+        #: Each backfilling partition's policy in its timeline, and deferred improvements.
+        self.planner = Planner(self._build_policy(policy_name, self.policy_options))
         #: The predicted start of every pending job (a read model).
-        self.forecasts = Forecasts(self.pending, self.lanes, self.outbox)
+        self.forecasts = Forecasts(self.pending, self.planner.lanes, self.outbox)
         #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
         #: the batch's end.
         self._batching = False
 
     @property
-    def timeline(self) -> Timeline[LivePolicy]:
-        """The default partition's timeline."""
-        return self.lanes[None]
-
-    @property
     def policy(self) -> LivePolicy:
         """The default partition's policy."""
-        return self.lanes[None].policy
+        return self.planner.default.policy
+
+    @property
+    def defer_improvements(self) -> bool:
+        """Whether plan improvements (compression after jobs end, forecasts) wait for
+        :meth:`improve`, which the single writer runs in bounded slices between
+        commands, instead of being made within the command that needed them."""
+        return self.planner.deferred
+
+    @defer_improvements.setter
+    def defer_improvements(self, on: bool) -> None:
+        self.planner.deferred = self.forecasts.sliced = on
+
+    @property
+    def improvement_due(self) -> bool:
+        return self.forecasts.under_way or self.planner.improvement_due
+
+    def improve(self, now: int, stop: Callable[[], bool]) -> bool:
+        """Improve the plans deferred until now, then the forecast, until ``stop()``;
+        whether all is done (moved reservations and the starts they make due follow in
+        the batch's pass)."""
+        return self.planner.improve(now, stop) and self.forecasts.advance(stop)
 
     def _build_policy(
         self, name: str, options: dict[str, object], partition: str | None = None
@@ -187,7 +199,7 @@ class Engine(
         if lane is None or lane in self.backfill:
             self.check_open(lane)
             name, _ = self.policy_spec(lane)
-            check_request(request, self.pool(lane), self.lanes[lane].policy, name, now)
+            check_request(request, self.pool(lane), self.planner.lanes[lane].policy, name, now)
             return
         part = self.partition(lane)
         error = self.gang_request_problem(part, JobRecord.from_request(0, request, now))
@@ -233,7 +245,7 @@ class Engine(
         # One budget for the passes of every instant caught up: each pass stops after a
         # question once it is spent, so a late wake-up over many ends (a deep EASY queue
         # on thousands of nodes) does not hold the loop for a whole pass per instant.
-        self._catch_up_budget = within(PASS_SECONDS) if self._defer_improvements else None
+        self._catch_up_budget = within(PASS_SECONDS) if self.planner.deferred else None
         try:
             while (due := self.next_event()) is not None and self._stepped < due < now:
                 self._step(due, catching_up=True)
@@ -285,7 +297,7 @@ class Engine(
         """The next cluster time the engine must be advanced at, without any command."""
         times = [t for r in self.running.values() if (t := r.limit_at) is not None]
         more = (
-            *(lane.policy.next_wakeup() for lane in self.lanes.values()),
+            self.planner.next_wakeup(),
             self.backend.next_event(),
             self.gang_next_event(),
         )
@@ -304,7 +316,7 @@ class Engine(
         again while jobs others wait for started."""
         while True:
             self._settle_waits(now)
-            for lane in self.lanes:
+            for lane in self.planner.lanes:
                 self._run_lane(lane, now)
             self._gang_boundaries(now)
             if not self.waits.unsettled:
@@ -312,8 +324,8 @@ class Engine(
 
     def _run_lane(self, lane: str | None, now: int) -> None:
         """One backfilling partition's pass: its starts, then its moved reservations."""
-        timeline = self.lanes[lane]
-        if self._defer_improvements:
+        timeline = self.planner.lanes[lane]
+        if self.planner.deferred:
             budget = self._catch_up_budget if now < self._advanced_to else None
             if budget is not None and not timeline.policy.reserves_every_job and budget():
                 # Catching up, the budget spent: a policy that promises nothing (EASY,
@@ -349,10 +361,10 @@ class Engine(
         by_lane: dict[str | None, list[int]] = {}
         for job_id in job_ids:
             lane = self.jobs[job_id].partition
-            if lane in self.lanes:
+            if lane in self.planner.lanes:
                 by_lane.setdefault(lane, []).append(job_id)
         for lane, ended in by_lane.items():
-            self.lanes[lane].end(ended, now)
+            self.planner.lanes[lane].end(ended, now)
 
     def _withdraw(self, record: JobRecord, now: int) -> None:
         """A pending job leaves its partition's plan (cancelled or held)."""
@@ -362,7 +374,7 @@ class Engine(
         elif part is not None:
             part.withdraw(record.id)
         else:
-            self.lanes[record.partition].policy.withdraw(record.id, now)
+            self.planner.lanes[record.partition].policy.withdraw(record.id, now)
         del self.pending[record.id]
 
     def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
@@ -409,11 +421,7 @@ class Engine(
         Restoring keeps every guarantee on record: one the downtime made impossible is
         reported missed, never silently rewritten."""
         policy = replan.policy
-        policy.deferred = self._defer_improvements
-        if partition in self.lanes:
-            self.lanes[partition].policy = policy
-        else:
-            self.lanes[partition] = Timeline(policy)
+        self.planner.install(partition, policy)
         for job_id, decision in replan.decisions.items():
             record = self.pending[job_id]
             if isinstance(decision, Reject):

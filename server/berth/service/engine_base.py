@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
     from berth.core.decisions import Reject, Reserve
     from berth.core.dependencies import Bound, Need
-    from berth.core.policies.base import LivePolicy
-    from berth.core.timeline import Timeline
     from berth.core.waits import Waits
     from berth.service.cluster import Cluster
     from berth.service.forecasts import Forecasts
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
     from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
     from berth.service.outbox import Outbox
     from berth.service.partition_specs import BackfillSpec
+    from berth.service.planner import Planner
     from berth.service.ports import NodeBackend
     from berth.service.replan import Replan
 
@@ -43,13 +42,12 @@ class EngineBase:
         running: dict[int, JobRecord]
         gang: dict[str, GangPartition]
         backfill: dict[str, BackfillSpec]
-        lanes: dict[str | None, Timeline[LivePolicy]]
+        planner: Planner
         node_tokens: dict[str, str]
         counters: Counter[str]
         outbox: Outbox
         forecasts: Forecasts
         memory: JobMemory
-        _defer_improvements: bool
 
         next_id: int
 

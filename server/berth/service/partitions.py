@@ -197,7 +197,7 @@ class PartitionCommands(EngineBase):
     def _forget(self, name: str) -> None:
         self.gang.pop(name, None)
         self.backfill.pop(name, None)
-        self.lanes.pop(name, None)
+        self.planner.drop(name)
 
     def change_partition(
         self,

@@ -1,14 +1,19 @@
-"""The engine's parts on their own: the outbox (what the shell commits and sends) and
-the memory of finished jobs."""
+"""The engine's parts on their own: the outbox (what the shell commits and sends), the
+memory of finished jobs and the planner (the partitions' timelines)."""
 
 from __future__ import annotations
 
+from berth.core.model import Job
+from berth.core.policies.base import LivePolicy
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.agents import AgentNodes, AgentSettings
+from berth.service.cluster import Cluster
 from berth.service.intents import StartOn
 from berth.service.job_memory import JobMemory
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, NodeState
 from berth.service.outbox import Outbox
+from berth.service.planner import Planner
+from berth.service.replan import build_policy
 
 
 def _job(job_id: int, key: str | None = None, state: JobState = JobState.PENDING) -> JobRecord:
@@ -86,3 +91,35 @@ def test_a_job_requeued_after_finishing_is_not_let_go() -> None:
     jobs[1].state = JobState.PENDING  # queued again: live
     memory.let_go()
     assert list(jobs) == [1]
+
+
+def _policy(name: str = "conservative") -> LivePolicy:
+    nodes = [NodeRecord(f"n{i}", {"cpus": 4}, NodeState.UP) for i in (1, 2)]
+    return build_policy(Cluster(nodes), name, {})
+
+
+def test_the_planner_defers_improvements_on_every_partition_it_installs() -> None:
+    planner = Planner(_policy())
+    planner.deferred = True
+    short = _policy("easy")
+    planner.install("short", short)
+    assert short.deferred  # a partition made later defers too
+    assert planner.default.policy.deferred
+    replacement = _policy()
+    planner.install(None, replacement)
+    assert planner.default.policy is replacement
+    assert replacement.deferred
+    planner.drop("short")
+    assert list(planner.lanes) == [None]
+
+
+def test_the_planner_wakes_at_the_earliest_reservation_of_any_partition() -> None:
+    planner = Planner(_policy())
+    planner.install("other", _policy())
+    assert planner.next_wakeup() is None
+    planner.lanes[None].policy.submit(Job(1, 0, 100, {"cpus": 8}), 0)  # both nodes, now
+    planner.lanes[None].policy.schedule(0)
+    planner.lanes["other"].policy.submit(Job(2, 0, 50, {"cpus": 8}), 0)
+    planner.lanes["other"].policy.schedule(0)
+    planner.lanes["other"].policy.submit(Job(3, 0, 50, {"cpus": 8}), 0)  # reserved at 50
+    assert planner.next_wakeup() == 50

@@ -45,7 +45,7 @@ async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> Schedul
         if r.state is JobState.RUNNING:
             nodes = r.allocation
         else:
-            lane = engine.lanes.get(r.partition)
+            lane = engine.planner.lanes.get(r.partition)
             nodes = (None if lane is None else lane.policy.planned_nodes(r.id)) or {}
         return Window(
             job_id=r.id,
