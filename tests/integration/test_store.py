@@ -13,6 +13,7 @@ from alembic.migration import MigrationContext
 
 from berth.core.shapes import Shape
 from berth.service.model import JobState
+from berth.service.node_commands import drain
 from berth.service.ports import JobFilter
 from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade
@@ -79,7 +80,7 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
         live.submit(request(cpus=cpus, limit=100, key=f"k{cpus}-{len(live.jobs)}"), 0)
     slotted = replace(request(cpus=4, limit=100), shape=Shape(2, {"cpus": 2}, nodes=2))
     live.submit(slotted, 0)  # a slot request keeps its shape across a restart
-    live.drain("node004", "maintenance", 0, force=True)
+    drain(live, "node004", "maintenance", 0, force=True)
     store.save(live.take_changes())
     live.advance(100)  # updates of known rows
     store.save(live.take_changes())

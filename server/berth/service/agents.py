@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from berth.service import node_commands
 from berth.service.model import JobRecord, JobState, NodeState, RequestError
 from berth.service.ports import Ended
 
@@ -249,10 +250,10 @@ def _register_node(engine: Engine, report: AgentReport, now: int) -> None:
     """The node as the agent describes it: added, resized, or back from silence."""
     node = engine.cluster.nodes.get(report.name)
     if node is None:
-        engine.add_node(report.name, report.resources, now)
+        node_commands.add_node(engine, report.name, report.resources, now)
         return
     if node.resources != report.resources:
-        engine.resize_node(report.name, report.resources, now)
+        node_commands.resize_node(engine, report.name, report.resources, now)
 
 
 def apply_report(
@@ -273,7 +274,7 @@ def apply_report(
         _register_node(engine, report, now)
     node = engine.cluster.nodes[report.name]
     if node.state is NodeState.DOWN and node.reason.startswith(SILENT):
-        engine.resume_node(report.name, now)  # its agent talks again
+        node_commands.resume_node(engine, report.name, now)  # its agent talks again
     agents.links[report.name] = AgentLink(report.boot_id, seen_at, report.confinement)
     reported = {job.key: job for job in report.jobs}
     for record in list(engine.running.values()):

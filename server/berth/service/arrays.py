@@ -46,7 +46,7 @@ class ArrayCommands(EngineBase):
             self._enter(request, now, task_needs, task=(array_id, index, index == tasks[0]))
             for index, task_needs in zip(tasks, needs, strict=True)
         ]
-        self._pass(now)
+        self.schedule_pass(now)
         return records, True
 
     def array_tasks(self, array_id: int) -> list[JobRecord]:
@@ -60,5 +60,5 @@ class ArrayCommands(EngineBase):
         if not tasks:
             raise RequestError("not_found", f"no array {array_id}", "array_id")
         cancelled = [self.cancel_without_pass(r.id, now, reason) for r in tasks if not r.final]
-        self._pass(now)
+        self.schedule_pass(now)
         return cancelled

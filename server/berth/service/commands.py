@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from berth.service import node_commands
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.budgets import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partition_specs import DEFAULT_PARTITION
+from berth.service.policy_commands import change_policy
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -120,7 +122,7 @@ class AddNode:
     resources: dict[str, int] = field(hash=False)
 
     def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return engine.add_node(self.name, self.resources, now)
+        return node_commands.add_node(engine, self.name, self.resources, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,7 @@ class DrainNode:
     force: bool = False
 
     def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return engine.drain(self.name, self.reason, now, self.force)
+        return node_commands.drain(engine, self.name, self.reason, now, self.force)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +140,7 @@ class ResumeNode:
     name: str
 
     def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return engine.resume_node(self.name, now)
+        return node_commands.resume_node(engine, self.name, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +149,7 @@ class MarkNodeDown:
     reason: str
 
     def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return engine.mark_down(self.name, self.reason, now)
+        return node_commands.mark_down(engine, self.name, self.reason, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +161,7 @@ class ChangePolicy:
     force: bool = False
 
     def apply(self, engine: Engine, now: int) -> Engine:
-        engine.change_policy(self.policy, self.options, now, self.force)
+        change_policy(engine, self.policy, self.options, now, self.force)
         return engine
 
 
@@ -185,7 +187,7 @@ class ExpireAgents:
     def apply(self, engine: Engine, now: int) -> list[str]:
         downed = []
         for name, quiet in self.agents.silent(engine, self.seen_at):
-            engine.mark_down(name, f"{SILENT} for {quiet:.0f} s", now)
+            node_commands.mark_down(engine, name, f"{SILENT} for {quiet:.0f} s", now)
             downed.append(name)
         return downed
 
@@ -198,7 +200,7 @@ class IssueNodeToken:
     token_digest: str
 
     def apply(self, engine: Engine, now: int) -> str:
-        engine.set_node_token(self.name, self.token_digest, now)
+        node_commands.set_node_token(engine, self.name, self.token_digest, now)
         return self.name
 
 
@@ -250,7 +252,8 @@ class ChangePartition:
                 "invalid", f"partition {self.name!r} is not a gang partition", "scheme"
             )
         policy, options = engine.policy_spec(lane)
-        engine.change_policy(
+        change_policy(
+            engine,
             self.policy or policy,
             dict(options) if self.options is None else self.options,
             now,

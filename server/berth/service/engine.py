@@ -20,9 +20,12 @@ Four parts stand on their own, with narrow interfaces: the :class:`Planner` (eac
 partition's policy in its timeline, improvements deferred to slices), the
 :class:`Outbox` (what the commands leave for the shell to commit and send), the
 :class:`JobMemory` (which finished jobs are held) and the :class:`Forecasts` (the
-predicted starts, a read model). Node, partition and policy commands, a job's cancel, hold and
-release, admission, dependencies, gang slots and the queries are still mixins kept in
-their own modules (``docs/architecture.md`` says where the engine is going).
+predicted starts, a read model). The node commands and the policy change are handlers
+outside the engine (:mod:`berth.service.node_commands`,
+:mod:`berth.service.policy_commands`) that work through its core steps (``replan``,
+``install``, ``end_job``, ``requeue_ended``, ``schedule_pass``). Job commands,
+partitions, admission, dependencies, gang slots and the lookups are still mixins kept
+in their own modules (``docs/architecture.md`` says where the engine is going).
 
 Why one module of over 400 lines: it is still where the mixins meet (time, the pass,
 ends, replans); it shrinks as the parts leave it.
@@ -59,12 +62,10 @@ from berth.service.model import (
     StartLags,
     readable,
 )
-from berth.service.node_commands import NodeCommands
 from berth.service.outbox import Outbox
 from berth.service.partition_specs import BackfillSpec
 from berth.service.partitions import PartitionCommands
 from berth.service.planner import Planner
-from berth.service.policy_commands import PolicyCommands
 from berth.service.ports import Changes, NodeBackend
 from berth.service.queries import EngineQueries
 from berth.service.replan import Replan, build_policy, replan
@@ -85,10 +86,8 @@ class Engine(
     JobAdmission,
     ArrayCommands,
     DependentJobs,
-    NodeCommands,
     PartitionCommands,
     GangSlots,
-    PolicyCommands,
     EngineQueries,
 ):
     """Job and node records, one policy, and the commands that change them."""
@@ -167,7 +166,7 @@ class Engine(
     ) -> LivePolicy:
         return build_policy(self.pool(partition), name, options)
 
-    def _replan(
+    def replan(
         self,
         name: str,
         options: dict[str, object],
@@ -269,7 +268,7 @@ class Engine(
                 continue  # it overran: the kill below ends it at its limit
             record.exit_code, record.exit_signal = ended.exit_code, ended.signal
             record.usage = ended.usage
-            self._end(
+            self.end_job(
                 record, ended.state, min(max(ended.time, record.start_time), now), ended.reason
             )
             self.counters.update(record.measured_counts())
@@ -278,7 +277,7 @@ class Engine(
             limit_at = record.limit_at
             if limit_at is not None and limit_at <= now:
                 self.outbox.intend(Kill(record.id, now))
-                self._end(
+                self.end_job(
                     record,
                     JobState.TIMEOUT,
                     limit_at,
@@ -287,11 +286,11 @@ class Engine(
                 done.append(record.id)
         self._settle_waits(now)  # before compression: what waited for them may move up
         self._ended_in_lanes(done, now)
-        self._requeue(now)
+        self.requeue_ended(now)
         if catching_up:
             self._run_pass(now)
         else:
-            self._pass(now)
+            self.schedule_pass(now)
 
     def next_event(self) -> int | None:
         """The next cluster time the engine must be advanced at, without any command."""
@@ -305,7 +304,7 @@ class Engine(
         return min(times, default=None)
 
     # ------------------------------------------------------------------ internals
-    def _pass(self, now: int) -> None:
+    def schedule_pass(self, now: int) -> None:
         """Start what the policy says, and note reservations that moved; inside a
         :meth:`batch`, only note that a pass is due."""
         if not self._batching:
@@ -377,7 +376,7 @@ class Engine(
             self.planner.lanes[record.partition].policy.withdraw(record.id, now)
         del self.pending[record.id]
 
-    def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
+    def end_job(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:
         """A running job ended; one that asked for it is queued again after a node
         failure (same id, a new admission decision)."""
         del self.running[record.id]
@@ -396,7 +395,7 @@ class Engine(
         if state is JobState.NODE_FAIL and record.requeue:
             self._to_requeue.append(record)
 
-    def _requeue(self, now: int, decide: bool = True) -> None:
+    def requeue_ended(self, now: int, decide: bool = True) -> None:
         """Queue again the jobs a node failure ended that asked for it: at the back, with
         a new admission decision (``decide``), or left to the replan that follows."""
         records, self._to_requeue = self._to_requeue, []
@@ -414,7 +413,7 @@ class Engine(
                 self.pending[record.id] = record
                 self._set_state(record, JobState.PENDING, "requeued after a node failure")
 
-    def _install(
+    def install(
         self, replan: Replan, now: int, restoring: bool = False, partition: str | None = None
     ) -> None:
         """Adopt a replan of a backfilling partition (the default one unless named).

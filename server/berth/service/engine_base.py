@@ -86,7 +86,7 @@ class EngineBase:
 
         def _ended_in_lanes(self, job_ids: list[int], now: int) -> None: ...
 
-        def _replan(
+        def replan(
             self,
             name: str,
             options: dict[str, object],
@@ -95,7 +95,7 @@ class EngineBase:
             partition: str | None = None,
         ) -> Replan: ...
 
-        def _install(
+        def install(
             self,
             replan: Replan,
             now: int,
@@ -109,7 +109,7 @@ class EngineBase:
 
         def lane_of_node(self, name: str) -> str | None: ...
 
-        def _pass(self, now: int) -> None: ...
+        def schedule_pass(self, now: int) -> None: ...
 
         def _admit(
             self, record: JobRecord, decision: Reserve | Reject | None, now: int
@@ -135,8 +135,8 @@ class EngineBase:
             queued: set[int] | None = None,
         ) -> None: ...
 
-        def _end(self, record: JobRecord, state: JobState, end: int, reason: str) -> None: ...
+        def end_job(self, record: JobRecord, state: JobState, end: int, reason: str) -> None: ...
 
-        def _requeue(self, now: int, decide: bool = True) -> None: ...
+        def requeue_ended(self, now: int, decide: bool = True) -> None: ...
 
         def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None: ...

@@ -28,7 +28,7 @@ class JobCommands(EngineBase):
         self.validate(request, now)
         needs, singleton = self.needs_of(request, self.next_id)
         record = self._enter(request, now, needs, singleton)
-        self._pass(now)
+        self.schedule_pass(now)
         return record, True
 
     def _enter(
@@ -60,7 +60,7 @@ class JobCommands(EngineBase):
 
     def cancel(self, job_id: int, now: int, reason: str) -> JobRecord:
         record = self.cancel_without_pass(job_id, now, reason)
-        self._pass(now)
+        self.schedule_pass(now)
         return record
 
     def cancel_without_pass(self, job_id: int, now: int, reason: str) -> JobRecord:
@@ -73,7 +73,7 @@ class JobCommands(EngineBase):
             )
         if record.state is JobState.RUNNING:
             self.outbox.intend(Kill(job_id, now))
-            self._end(record, JobState.CANCELLED, now, reason)
+            self.end_job(record, JobState.CANCELLED, now, reason)
             self._ended_in_lanes([job_id], now)
         else:
             if record.state is JobState.PENDING:
@@ -89,7 +89,7 @@ class JobCommands(EngineBase):
         self._set_state(record, JobState.HELD, reason)
         record.drop_plan()
         self.outbox.emit("job.held", now, job_id, reason=reason)
-        self._pass(now)
+        self.schedule_pass(now)
         return record
 
     def release(self, job_id: int, now: int) -> JobRecord:
@@ -97,7 +97,7 @@ class JobCommands(EngineBase):
         record = _in_state(self.job(job_id), JobState.HELD, "released")
         self.outbox.emit("job.released", now, job_id)
         self._admit(record, self._decide(record, now), now)
-        self._pass(now)
+        self.schedule_pass(now)
         return record
 
     def set_political_priority(self, job_id: int, value: float | None, now: int) -> JobRecord:

@@ -132,10 +132,10 @@ class PartitionCommands(EngineBase):
         else:
             made = self.backfill[name] = spec
         try:
-            replan = self._replan(self.policy_name, self.policy_options, now, keep_plan=True)
+            replan = self.replan(self.policy_name, self.policy_options, now, keep_plan=True)
             own = None
             if isinstance(spec, BackfillSpec):
-                own = self._replan(spec.policy, spec.options, now, False, partition=name)
+                own = self.replan(spec.policy, spec.options, now, False, partition=name)
         except (ValueError, TypeError) as error:
             self._forget(name)
             if isinstance(spec, BackfillSpec) and self.pool().nodes:
@@ -156,11 +156,11 @@ class PartitionCommands(EngineBase):
                 "nodes",
             )
         self.outbox.config_changed()
-        self._install(replan, now)
+        self.install(replan, now)
         if own is not None:
-            self._install(own, now, partition=name)
+            self.install(own, now, partition=name)
         self.outbox.emit("partition.created", now, partition=spec.as_dict())
-        self._pass(now)
+        self.schedule_pass(now)
         return made
 
     def _check_nodes(self, spec: GangSpec | BackfillSpec) -> None:
@@ -270,6 +270,6 @@ class PartitionCommands(EngineBase):
         nodes = (self.backfill[name] if name in self.backfill else self.gang[name].spec).nodes
         self._forget(name)
         self.outbox.config_changed()
-        self._install(self._replan(self.policy_name, self.policy_options, now, True), now)
+        self.install(self.replan(self.policy_name, self.policy_options, now, True), now)
         self.outbox.emit("partition.deleted", now, partition=name, nodes=list(nodes))
-        self._pass(now)
+        self.schedule_pass(now)

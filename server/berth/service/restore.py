@@ -81,8 +81,8 @@ def restore_engine(
             engine.memory.finished(job_id)
     for lane in [None, *engine.backfill]:
         name, settings = engine.policy_spec(lane)
-        replan = engine._replan(name, settings, now, True, partition=lane, tighten=False)
-        engine._install(replan, now, restoring=True, partition=lane)
+        replan = engine.replan(name, settings, now, True, partition=lane, tighten=False)
+        engine.install(replan, now, restoring=True, partition=lane)
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.
     engine._stepped = now

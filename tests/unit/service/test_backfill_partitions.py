@@ -9,7 +9,9 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
+from berth.service.node_commands import drain
 from berth.service.partition_specs import BackfillSpec
+from berth.service.policy_commands import change_policy
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
@@ -56,20 +58,20 @@ def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
     waiting, _ = live.submit(job(16, partition="p"), 0)
     assert waiting.guaranteed_start == 100
     with pytest.raises(RequestError) as breaks:
-        live.drain("node003", "maintenance", 10)  # the partition's own promise
+        drain(live, "node003", "maintenance", 10)  # the partition's own promise
     assert breaks.value.code == "conflict"
     assert "guarantee" in breaks.value.message
-    live.drain("node001", "maintenance", 10)  # the default partition promised nothing
+    drain(live, "node001", "maintenance", 10)  # the default partition promised nothing
     with pytest.raises(RequestError) as refused:
-        live.change_policy("easy", {}, 10, partition="p")
+        change_policy(live, "easy", {}, 10, partition="p")
     assert "would lose its guarantee" in refused.value.message
-    live.change_policy("easy", {}, 10, force=True, partition="p")
+    change_policy(live, "easy", {}, 10, force=True, partition="p")
     assert live.policy_name == "conservative"
     assert live.backfill["p"].policy == "easy"
     assert waiting.guaranteed_start is None
-    live.drain("node003", "maintenance", 10)
+    drain(live, "node003", "maintenance", 10)
     with pytest.raises(RequestError) as unknown:
-        live.change_policy("easy", {}, 10, partition="nope")
+        change_policy(live, "easy", {}, 10, partition="nope")
     assert unknown.value.code == "not_found"
 
 
@@ -107,7 +109,7 @@ def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
 
 def test_the_start_answer_speaks_of_the_jobs_own_partition() -> None:
     live = two_partitions("conservative")
-    live.change_policy("easy", {}, 0)  # the default partition: no promises
+    change_policy(live, "easy", {}, 0)  # the default partition: no promises
     live.submit(job(16), 0)
     live.submit(job(8), 0)  # waits in the default partition
     live.submit(job(16, partition="p"), 0)
@@ -135,7 +137,7 @@ def test_real_nodes_take_every_backfilling_policy() -> None:
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
     live = restore_engine(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
     live.create_partition(BackfillSpec("p", ["node003"], "slack"), 0)
-    live.change_policy("conservative", {"selection": "bb"}, 0)
-    live.change_policy("mrt", {}, 0, partition="p")
-    live.change_policy("easy", {"selection": "bl"}, 0, partition="p")
+    change_policy(live, "conservative", {"selection": "bb"}, 0)
+    change_policy(live, "mrt", {}, 0, partition="p")
+    change_policy(live, "easy", {"selection": "bl"}, 0, partition="p")
     assert live.policy_spec("p") == ("easy", {"selection": "bl"})

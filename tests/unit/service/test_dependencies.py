@@ -10,6 +10,7 @@ import pytest
 
 from berth.service.answers import what_if
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
+from berth.service.node_commands import mark_down, resume_node
 from berth.service.ports import Snapshot
 from tests.support.live import engine, request
 
@@ -191,11 +192,11 @@ def test_a_predecessor_requeued_after_a_node_failure_takes_its_dependents_along(
     first, _ = live.submit(dataclasses.replace(request(cpus=8, limit=100), requeue=True), 0)
     waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
     assert waiting.guaranteed_start == 100
-    live.mark_down(next(iter(live.cluster.nodes)), "power", 50)
+    mark_down(live, next(iter(live.cluster.nodes)), "power", 50)
     assert first.state is JobState.PENDING  # queued again, not ended for good
     assert waiting.state is JobState.PENDING  # so afterok is not doomed
     assert waiting.guaranteed_start is None  # no node up: neither has a promise now
-    live.resume_node(next(iter(live.cluster.nodes)), 60)
+    resume_node(live, next(iter(live.cluster.nodes)), 60)
     assert first.state is JobState.RUNNING
     assert first.start_time == 60
     assert waiting.guaranteed_start == 160  # after its predecessor's new end

@@ -18,6 +18,8 @@ from berth.service.model import (
     RequestError,
     readable,
 )
+from berth.service.node_commands import add_node, drain, mark_down, resize_node, resume_node
+from berth.service.policy_commands import change_policy
 from berth.service.ports import Changes, Snapshot
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
@@ -173,16 +175,16 @@ def test_draining_refuses_to_break_a_guarantee_unless_forced() -> None:
     with pytest.raises(
         RequestError, match=rf"job {waiting.id} .* would lose its guarantee"
     ) as caught:
-        live.drain("node001", "disk", 10)
+        drain(live, "node001", "disk", 10)
     assert caught.value.code == "conflict"
     assert live.cluster.nodes["node001"].state is NodeState.UP
-    live.drain("node001", "disk", 10, force=True)
+    drain(live, "node001", "disk", 10, force=True)
     assert live.cluster.nodes["node001"].state is NodeState.DRAINED
     # 32 cpus no longer exist for new starts: the job waits for the node, it is not refused
     assert waiting.state is JobState.PENDING
     assert waiting.guaranteed_start is None
     assert waiting.state_reason.startswith("waits for nodes that are drained or down")
-    live.resume_node("node001", 20)
+    resume_node(live, "node001", 20)
     assert waiting.guaranteed_start == 100  # planned again once the node is back
 
 
@@ -193,11 +195,11 @@ def test_a_job_only_a_drained_node_can_hold_waits_for_it() -> None:
         [NodeRecord("cpu1", {"cpus": 8}), NodeRecord("gpu1", {"cpus": 8, "gpus": 2})],
         "conservative", {},
     )  # fmt: skip
-    live.drain("gpu1", "driver update", 0)
+    drain(live, "gpu1", "driver update", 0)
     job, _ = live.submit(request(cpus=2, gpus=1), now=5)
     assert job.state is JobState.PENDING
     assert "waits for nodes that are drained or down" in job.state_reason
-    live.resume_node("gpu1", 10)
+    resume_node(live, "gpu1", 10)
     live.advance(10)
     assert job.state is JobState.RUNNING
     assert job.allocation == {"gpu1": {"cpus": 2, "gpus": 1}}  # one node: cpus and GPU together
@@ -220,7 +222,7 @@ def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> N
     waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
     later, _ = live.submit(request(cpus=24, limit=100), now=0)
     assert later.guaranteed_start == 100
-    live.drain("node004", "swap a disk", 10)
+    drain(live, "node004", "swap a disk", 10)
     assert running.state is JobState.RUNNING
     assert waiting.state is JobState.RUNNING
     assert later.guaranteed_start == 100
@@ -236,7 +238,7 @@ def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
     waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
     assert waiting.guaranteed_start == 1000
     node = next(iter(victim.allocation))
-    live.mark_down(node, "power supply", 50)
+    mark_down(live, node, "power supply", 50)
     assert victim.state is JobState.NODE_FAIL
     assert "power supply" in victim.state_reason
     events = [e.kind for e in live.outbox.take_events()]
@@ -251,15 +253,15 @@ def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
     live.submit(request(cpus=32, limit=100), now=0)
     waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
     with pytest.raises(RequestError, match=rf"job {waiting.id} .* would lose its guarantee"):
-        live.change_policy("easy", {}, 10)
+        change_policy(live, "easy", {}, 10)
     assert live.policy_name == "conservative"
-    live.change_policy("conservative", {"selection": "bb"}, 10)
+    change_policy(live, "conservative", {"selection": "bb"}, 10)
     assert live.policy_options == {"selection": "bb"}
     assert waiting.guaranteed_start == 100
     with pytest.raises(RequestError) as caught:
-        live.change_policy("conservative", {"nonsense": 1}, 10)
+        change_policy(live, "conservative", {"nonsense": 1}, 10)
     assert caught.value.field == "options"
-    live.change_policy("easy", {}, 10, force=True)
+    change_policy(live, "easy", {}, 10, force=True)
     assert waiting.guaranteed_start is None
 
 
@@ -274,8 +276,8 @@ def test_switching_policy_keeps_slot_jobs_on_named_nodes(policy: str) -> None:
     waiting, _ = live.submit(shaped, now=0)
     if policy == "qops":
         with pytest.raises(RequestError, match="could only be promised"):
-            live.change_policy(policy, {}, 10)
-    live.change_policy(policy, {}, 10, force=policy == "qops")
+            change_policy(live, policy, {}, 10)
+    change_policy(live, policy, {}, 10, force=policy == "qops")
     assert live.policy_name == policy
     assert live.policy.places_on_nodes
     nodes = live.policy.planned_nodes(waiting.id)
@@ -396,11 +398,11 @@ def test_requests_are_checked_against_the_nodes_as_they_are_after_a_change() -> 
     one_big_slot = dataclasses.replace(request(cpus=12), shape=Shape(1, {"cpus": 12}, None, False))
     with pytest.raises(RequestError, match="no node can hold one slot"):
         live.submit(one_big_slot, now=0)
-    live.resize_node("node001", {"cpus": 16, "mem_gb": 32}, now=0)
+    resize_node(live, "node001", {"cpus": 16, "mem_gb": 32}, now=0)
     assert live.submit(one_big_slot, now=0)[0].state is JobState.RUNNING
     with pytest.raises(RequestError, match="unknown resource 'gpus'"):
         live.submit(request(cpus=1, gpus=1), now=0)
-    live.add_node("gpu01", {"cpus": 8, "gpus": 2}, now=0)
+    add_node(live, "gpu01", {"cpus": 8, "gpus": 2}, now=0)
     assert live.submit(request(cpus=1, gpus=1), now=0)[0].state is JobState.RUNNING
 
 
@@ -416,7 +418,7 @@ def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job()
     nodes = {next(iter(live.policy.planned_nodes(j.id) or {})) for j in (first, second)}
     assert nodes == {"node001", "node002"}
     with pytest.raises(RequestError, match=r"could only be promised .*, 40 s later") as caught:
-        live.drain("node002", "disk", 10)
+        drain(live, "node002", "disk", 10)
     assert caught.value.code == "conflict"
     assert live.cluster.nodes["node002"].state is NodeState.UP
     live.advance(100)

@@ -11,6 +11,7 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec, share
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
+from berth.service.node_commands import add_node
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
@@ -139,7 +140,7 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
     with pytest.raises(RequestError) as odd:
         live.create_partition(GangSpec("h", ["node003", "node004", "node00x"]), 0)
     assert odd.value.field == "nodes"
-    live.add_node("node005", {"cpus": 8, "mem_gb": 32}, 0)
+    add_node(live, "node005", {"cpus": 8, "mem_gb": 32}, 0)
     with pytest.raises(RequestError) as not_pow2:
         live.create_partition(GangSpec("h", ["node003", "node004", "node005"]), 0)
     assert "power-of-two" in not_pow2.value.message
