@@ -11,6 +11,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from berth.service.job_commands import submit
 from berth.store.lease import Fenced, Lease, current_leader
 from berth.store.migrate import upgrade
 from berth.store.sql import SqlStore
@@ -37,12 +38,12 @@ def test_a_stale_leader_can_write_nothing(database: str) -> None:
     assert not old.renew()  # it learns it lost the lease ...
     stale = SqlStore(database, old)
     live = engine()
-    live.submit(request(cpus=8), 0)
+    submit(live, request(cpus=8), 0)
     with pytest.raises(Fenced):
         stale.save(live.take_changes())  # ... and the database refuses its writes
     assert SqlStore(database).load().jobs == []  # nothing of the refused batch landed
     fresh = SqlStore(database, new)
-    live.submit(request(cpus=8), 0)
+    submit(live, request(cpus=8), 0)
     fresh.save(live.take_changes())
     assert [job.id for job in SqlStore(database).load().jobs] == [2]
     assert new.renew()
@@ -65,12 +66,12 @@ def test_a_stale_leaders_awaited_write_is_refused_too(pg_database: str) -> None:
     live = engine()
 
     async def scenario() -> None:
-        live.submit(request(cpus=8), 0)
+        submit(live, request(cpus=8), 0)
         with pytest.raises(Fenced):
             await stale.save_async(live.take_changes())
-        live.submit(request(cpus=8), 0)
+        submit(live, request(cpus=8), 0)
         await fresh.save_async(live.take_changes())
-        live.submit(request(cpus=4), 0)
+        submit(live, request(cpus=4), 0)
         await fresh.save_async(live.take_changes())  # the same connection, again
         await stale.aclose()
         await fresh.aclose()
@@ -90,7 +91,7 @@ def test_an_awaited_write_after_a_lost_connection_opens_a_new_one(pg_database: s
     live = engine()
 
     async def scenario() -> None:
-        live.submit(request(cpus=8), 0)
+        submit(live, request(cpus=8), 0)
         await store.save_async(live.take_changes())
         with database.begin() as conn:
             dropped = conn.execute(sa.text(
@@ -99,7 +100,7 @@ def test_an_awaited_write_after_a_lost_connection_opens_a_new_one(pg_database: s
             )).scalar()  # fmt: skip
         assert dropped == 1  # the store's own connection
         time.sleep(1.1)  # idle long enough to be checked before use
-        live.submit(request(cpus=4), 0)
+        submit(live, request(cpus=4), 0)
         await store.save_async(live.take_changes())
         await store.aclose()
 

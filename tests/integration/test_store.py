@@ -12,6 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from berth.core.shapes import Shape
+from berth.service.job_commands import submit
 from berth.service.model import JobState
 from berth.service.node_commands import drain
 from berth.service.ports import JobFilter
@@ -77,9 +78,9 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
     reader = SqlStore(create_db_engine(database))
     live = engine()
     for cpus in (32, 16, 16, 8):
-        live.submit(request(cpus=cpus, limit=100, key=f"k{cpus}-{len(live.jobs)}"), 0)
+        submit(live, request(cpus=cpus, limit=100, key=f"k{cpus}-{len(live.jobs)}"), 0)
     slotted = replace(request(cpus=4, limit=100), shape=Shape(2, {"cpus": 2}, nodes=2))
-    live.submit(slotted, 0)  # a slot request keeps its shape across a restart
+    submit(live, slotted, 0)  # a slot request keeps its shape across a restart
     drain(live, "node004", "maintenance", 0, force=True)
     store.save(live.take_changes())
     live.advance(100)  # updates of known rows
@@ -126,7 +127,7 @@ def test_events_are_stored_numbered_paged_and_pruned(database: str) -> None:
     upgrade(database)
     store = SqlStore(create_db_engine(database))
     live = engine()
-    live.submit(request(cpus=8, limit=100), 0)
+    submit(live, request(cpus=8, limit=100), 0)
     changes = live.take_changes()
     events = live.outbox.take_events()
     changes.events = [event_row(i, e, "alice", 1000.0 + i) for i, e in enumerate(events, 1)]

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from berth.service import job_commands
 from berth.service.engine import Engine
 from berth.service.model import JobState
 from berth.store.memory import MemoryStore
@@ -65,7 +66,7 @@ def play(policy: str, script: list[tuple[object, ...]]) -> None:
             assert isinstance(cpus, int)
             assert isinstance(limit, int)
             assert isinstance(runtime, int)
-            live.submit(request(cpus=cpus, limit=limit, runtime=runtime), now)
+            job_commands.submit(live, request(cpus=cpus, limit=limit, runtime=runtime), now)
         elif kind == "advance":
             assert isinstance(command[1], int)
             now += command[1]
@@ -82,11 +83,11 @@ def play(policy: str, script: list[tuple[object, ...]]) -> None:
             assert isinstance(command[1], int)
             job = live.jobs[ids[command[1] % len(ids)]]
             if kind == "cancel" and not job.final:
-                live.cancel(job.id, now, "test")
+                job_commands.cancel(live, job.id, now, "test")
             elif kind == "hold" and job.state is JobState.PENDING:
-                live.hold(job.id, now, "test")
+                job_commands.hold(live, job.id, now, "test")
             elif kind == "release" and job.state is JobState.HELD:
-                live.release(job.id, now)
+                job_commands.release(live, job.id, now)
         check(live)
     # run everything out: every job ends, and every promise is kept to the end
     for _ in range(200):

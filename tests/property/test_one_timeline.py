@@ -18,6 +18,7 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
 from berth.emulate.virtual import trace_request
 from berth.emulate.workload import TraceJob
+from berth.service import job_commands
 from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
@@ -63,7 +64,7 @@ def daemon_starts(
         with live.batch(submit):
             live.advance(submit)
             for t in (t for t in jobs if t.job.submit == submit):
-                live.submit(trace_request(t), submit)
+                job_commands.submit(live, trace_request(t), submit)
     while (due := live.next_event()) is not None:
         with live.batch(due):
             live.advance(due)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
+from berth.service.job_commands import submit
 from berth.service.model import JobRequest
 
 
@@ -52,7 +53,7 @@ def run_on_virtual_clock(
         with engine.batch(now):
             engine.advance(now)
             while index < len(order) and arrivals[order[index]][0] == now:
-                ids[order[index]] = engine.submit(arrivals[order[index]][1], now)[0].id
+                ids[order[index]] = submit(engine, arrivals[order[index]][1], now)[0].id
                 index += 1
         if after_batch is not None:
             after_batch(now)

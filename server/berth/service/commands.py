@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from berth.service import node_commands
+from berth.service import arrays, job_commands, node_commands
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.budgets import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
@@ -56,7 +56,7 @@ class SubmitJob:
     request: JobRequest
 
     def apply(self, engine: Engine, now: int) -> tuple[JobRecord, bool]:
-        return engine.submit(self.request, now)
+        return job_commands.submit(engine, self.request, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class SubmitArray:
     limit: int | None = None
 
     def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool]:
-        return engine.submit_array(self.request, self.tasks, now, self.limit)
+        return arrays.submit_array(engine, self.request, self.tasks, now, self.limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class CancelArray:
     reason: str
 
     def apply(self, engine: Engine, now: int) -> list[JobRecord]:
-        return engine.cancel_array(self.array_id, now, self.reason)
+        return arrays.cancel_array(engine, self.array_id, now, self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ class CancelJob:
     reason: str
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return engine.cancel(self.job_id, now, self.reason)
+        return job_commands.cancel(engine, self.job_id, now, self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class HoldJob:
     reason: str
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return engine.hold(self.job_id, now, self.reason)
+        return job_commands.hold(engine, self.job_id, now, self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class ReleaseJob:
     job_id: int
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return engine.release(self.job_id, now)
+        return job_commands.release(engine, self.job_id, now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ class SetPriority:
     political: float | None
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return engine.set_political_priority(self.job_id, self.political, now)
+        return job_commands.set_political_priority(engine, self.job_id, self.political, now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,13 +185,13 @@ class DependentJobs(EngineBase):
         how = "ended" if other is None else f"is {other.state.value.lower()}"
         reason = f"its dependency {need} can never be satisfied: job {need.job_id} {how}"
         if record.kill_on_invalid_dep:
-            self.cancel_without_pass(record.id, now, reason)
+            self.cancel_job(record.id, now, reason)
             return
         if record.state is JobState.PENDING:
-            self._withdraw(record, now)
+            self.withdraw(record, now)
             record.drop_plan()
             self.outbox.emit("job.held", now, record.id, reason=reason)
-        self._set_state(record, JobState.HELD, reason)
+        self.set_state(record, JobState.HELD, reason)
 
     def _relax(self, record: JobRecord, not_before: int | None, now: int) -> None:
         record.not_before = not_before
@@ -209,10 +209,10 @@ class DependentJobs(EngineBase):
             # Only its plan goes: it keeps its place in the queue (a planning lane had it).
             self.planner.lanes[record.partition].policy.withdraw(record.id, now)
             record.drop_plan()
-        decision = self._decide(record, now)
+        decision = self.decide(record, now)
         if isinstance(decision, Reject):
             self._withdraw_unplanned(record)
-            self._set_state(record, JobState.REJECTED, decision.reason)
+            self.set_state(record, JobState.REJECTED, decision.reason)
             record.end_time = now
             self.outbox.emit("job.rejected", now, record.id, reason=record.state_reason)
             return False
@@ -233,10 +233,10 @@ class DependentJobs(EngineBase):
         if record.state is not JobState.PENDING:
             return
         previous = record.guaranteed_start
-        # Held back already (so not through _withdraw): only a planning lane had it.
+        # Held back already (so not through withdraw): only a planning lane had it.
         self.planner.lanes[record.partition].policy.withdraw(record.id, now)
         record.drop_plan()
-        self._set_state(record, JobState.PENDING, self.waiting_reason(bound))
+        self.set_state(record, JobState.PENDING, self.waiting_reason(bound))
         if previous is not None:
             self.outbox.emit(
                 "job.guarantee_changed",

@@ -20,12 +20,14 @@ Four parts stand on their own, with narrow interfaces: the :class:`Planner` (eac
 partition's policy in its timeline, improvements deferred to slices), the
 :class:`Outbox` (what the commands leave for the shell to commit and send), the
 :class:`JobMemory` (which finished jobs are held) and the :class:`Forecasts` (the
-predicted starts, a read model). The node commands and the policy change are handlers
-outside the engine (:mod:`berth.service.node_commands`,
-:mod:`berth.service.policy_commands`) that work through its core steps (``replan``,
-``install``, ``end_job``, ``requeue_ended``, ``schedule_pass``). Job commands,
-partitions, admission, dependencies, gang slots and the lookups are still mixins kept
-in their own modules (``docs/architecture.md`` says where the engine is going).
+predicted starts, a read model). The commands on jobs, arrays and nodes and the policy
+change are handlers outside the engine (:mod:`berth.service.job_commands`,
+:mod:`berth.service.arrays`, :mod:`berth.service.node_commands`,
+:mod:`berth.service.policy_commands`) that work through its core steps (``enter_job``,
+``cancel_job``, ``decide``, ``admit``, ``withdraw``, ``set_state``, ``replan``,
+``install``, ``end_job``, ``requeue_ended``, ``schedule_pass``). Partitions, admission,
+dependencies, gang slots and the lookups are still mixins kept in their own modules
+(``docs/architecture.md`` says where the engine is going).
 
 Why one module of over 400 lines: it is still where the mixins meet (time, the pass,
 ends, replans); it shrinks as the parts leave it.
@@ -42,7 +44,6 @@ from berth.core.policies.base import LivePolicy
 from berth.core.policies.node_schedule import WAITS_FOR_NODES
 from berth.core.waits import Waits
 from berth.service.admission import JobAdmission
-from berth.service.arrays import ArrayCommands
 from berth.service.budgets import PASS_SECONDS, within
 from berth.service.checks import check_request
 from berth.service.cluster import Cluster
@@ -51,7 +52,6 @@ from berth.service.forecasts import Forecasts
 from berth.service.gang import GangPartition
 from berth.service.gang_slots import GangSlots
 from berth.service.intents import Kill, StartOn
-from berth.service.job_commands import JobCommands
 from berth.service.job_memory import JobMemory
 from berth.service.model import (
     FINAL_STATES,
@@ -82,9 +82,7 @@ END_EVENT = {
 
 
 class Engine(
-    JobCommands,
     JobAdmission,
-    ArrayCommands,
     DependentJobs,
     PartitionCommands,
     GangSlots,
@@ -345,7 +343,7 @@ class Engine(
                 self.counters["guarantee_broken"] += 1
             record.start_time = record.planned_start = now
             record.planned_nodes = None
-            self._set_state(record, JobState.RUNNING, start.reason)
+            self.set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
             self.outbox.intend(StartOn.of(record, now))
             self.counters["started"] += 1
@@ -365,7 +363,7 @@ class Engine(
         for lane, ended in by_lane.items():
             self.planner.lanes[lane].end(ended, now)
 
-    def _withdraw(self, record: JobRecord, now: int) -> None:
+    def withdraw(self, record: JobRecord, now: int) -> None:
         """A pending job leaves its partition's plan (cancelled or held)."""
         part = self.gang_of(record)
         if record.id in self.waits.gated:
@@ -388,7 +386,7 @@ class Engine(
                 record.suspended_for += end - record.suspended_at
                 record.suspended_at = None
         record.end_time = end
-        self._set_state(record, state, reason)
+        self.set_state(record, state, reason)
         self.counters[state.value.lower()] += 1
         kind = END_EVENT[state]
         self.outbox.emit(kind, end, record.id, reason=record.state_reason)
@@ -408,10 +406,10 @@ class Engine(
             self.counters["requeued"] += 1
             self.outbox.emit("job.requeued", now, record.id, times=record.requeued)
             if decide or record.partition is not None:  # no replan decides for gang jobs
-                self._admit(record, self._decide(record, now), now)
+                self.admit(record, self.decide(record, now), now)
             else:
                 self.pending[record.id] = record
-                self._set_state(record, JobState.PENDING, "requeued after a node failure")
+                self.set_state(record, JobState.PENDING, "requeued after a node failure")
 
     def install(
         self, replan: Replan, now: int, restoring: bool = False, partition: str | None = None
@@ -425,7 +423,7 @@ class Engine(
             record = self.pending[job_id]
             if isinstance(decision, Reject):
                 del self.pending[job_id]
-                self._set_state(
+                self.set_state(
                     record, JobState.REJECTED, f"dropped when capacity changed: {decision.reason}"
                 )
                 record.end_time = now
@@ -472,7 +470,7 @@ class Engine(
         record.planned_nodes = policy.named_plan(record.id)
         self.outbox.job_changed(record)
 
-    def _set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
+    def set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:
             self.memory.finished(record.id)
             self.waits.ended(record.id, started=record.start_time is not None)

@@ -104,7 +104,7 @@ class GangSlots(EngineBase):
             self.cluster.bind(record.allocation)
             record.start_time = record.planned_start = now
             rows = len(part.rotation.scheduler.matrix.rows)
-            self._set_state(
+            self.set_state(
                 record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
             )
             self.running[job_id] = record

@@ -25,3 +25,8 @@ class EngineQueries(EngineBase):
         if node is None:
             raise RequestError("not_found", f"no node {name!r}", "name")
         return node
+
+    def array_tasks(self, array_id: int) -> list[JobRecord]:
+        """The tasks of array ``array_id`` the engine holds, by index."""
+        tasks = [r for r in self.jobs.values() if r.array_job_id == array_id]
+        return sorted(tasks, key=lambda r: r.array_task_id or 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from berth.service import job_commands
 from berth.service.agents import (
     SILENT,
     AgentNodes,
@@ -60,7 +61,7 @@ def sync(
 def submit(engine: Engine, cpus: int = 1, requeue: bool = False, now: int = 0) -> int:
     request = JobRequest("t", "alice", {"cpus": cpus, "mem_gb": cpus}, 100, command="true",
                          requeue=requeue)  # fmt: skip
-    record, _ = engine.submit(request, now)
+    record, _ = job_commands.submit(engine, request, now)
     engine.outbox.dispatch()
     return record.id
 

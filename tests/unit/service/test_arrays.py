@@ -7,7 +7,7 @@ import re
 import pytest
 
 from berth.core.arrays import MAX_ARRAY_TASKS
-from berth.service.arrays import parse_array
+from berth.service.arrays import cancel_array, parse_array, submit_array
 from berth.service.model import JobState, RequestError
 from tests.support.live import engine, request
 
@@ -51,16 +51,16 @@ def test_a_bad_array_is_refused_naming_the_field(spec: str, says: str) -> None:
 def test_each_task_is_a_job_with_its_own_guarantee_and_the_array_cancels_whole() -> None:
     live = engine()
     sweep = request(cpus=32, limit=600, key="k")
-    tasks, created = live.submit_array(sweep, (0, 2, 4), 0)
+    tasks, created = submit_array(live, sweep, (0, 2, 4), 0)
     assert created
     assert [t.array_task_id for t in tasks] == [0, 2, 4]
     assert {t.array_job_id for t in tasks} == {tasks[0].id}
     assert all(t.guaranteed_start is not None for t in tasks)
-    again, created = live.submit_array(sweep, (0, 2, 4), 5)
+    again, created = submit_array(live, sweep, (0, 2, 4), 5)
     assert not created
     assert [t.id for t in again] == [t.id for t in tasks]  # the key names the array
-    cancelled = live.cancel_array(tasks[0].id, 10, "by alice")
+    cancelled = cancel_array(live, tasks[0].id, 10, "by alice")
     assert {t.state for t in cancelled} == {JobState.CANCELLED}
     assert len(cancelled) == 3
     with pytest.raises(RequestError, match="no array 999"):
-        live.cancel_array(999, 10, "by alice")
+        cancel_array(live, 999, 10, "by alice")

@@ -8,6 +8,7 @@ import pytest
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
+from berth.service.job_commands import submit
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
 from berth.service.node_commands import drain
 from berth.service.partition_specs import BackfillSpec
@@ -32,15 +33,15 @@ def job(cpus: int, limit: int = 100, partition: str | None = None, **more: int) 
 
 def test_each_partition_schedules_its_own_nodes_with_its_own_policy() -> None:
     live = two_partitions("easy")
-    mine, _ = live.submit(job(16, partition="p"), 0)
-    theirs, _ = live.submit(job(16), 0)
+    mine, _ = submit(live, job(16, partition="p"), 0)
+    theirs, _ = submit(live, job(16), 0)
     assert set(mine.allocation) == {"node003", "node004"}
     assert set(theirs.allocation) == {"node001", "node002"}
-    queued, _ = live.submit(job(8, partition="p"), 0)
-    guaranteed, _ = live.submit(job(8), 0)
+    queued, _ = submit(live, job(8, partition="p"), 0)
+    guaranteed, _ = submit(live, job(8), 0)
     assert queued.guaranteed_start is None  # easy promises nothing
     assert guaranteed.guaranteed_start == 100  # conservative does
-    late, _ = live.submit(job(8, partition="p", deadline=500), 0)
+    late, _ = submit(live, job(8, partition="p", deadline=500), 0)
     assert late.state is JobState.REJECTED
     assert "policy easy makes no promises" in late.state_reason
     live.advance(100)
@@ -48,14 +49,14 @@ def test_each_partition_schedules_its_own_nodes_with_its_own_policy() -> None:
     assert set(queued.allocation) <= {"node003", "node004"}
     assert guaranteed.state is JobState.RUNNING
     with pytest.raises(RequestError) as too_big:
-        live.submit(job(24, partition="p"), 100)
+        submit(live, job(24, partition="p"), 100)
     assert too_big.value.field == "resources.cpus"
 
 
 def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
     live = two_partitions("conservative")
-    live.submit(job(16, partition="p"), 0)
-    waiting, _ = live.submit(job(16, partition="p"), 0)
+    submit(live, job(16, partition="p"), 0)
+    waiting, _ = submit(live, job(16, partition="p"), 0)
     assert waiting.guaranteed_start == 100
     with pytest.raises(RequestError) as breaks:
         drain(live, "node003", "maintenance", 10)  # the partition's own promise
@@ -78,8 +79,8 @@ def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
 def test_taking_nodes_that_default_promised_away_is_refused_unless_forced() -> None:
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
-    live.submit(job(16), 0)
-    wide, _ = live.submit(job(32), 0)  # waits for every node at 100
+    submit(live, job(16), 0)
+    wide, _ = submit(live, job(32), 0)  # waits for every node at 100
     assert wide.guaranteed_start == 100
     with pytest.raises(RequestError) as refused:
         live.create_partition(BackfillSpec("p", ["node003", "node004"], "easy"), 0)
@@ -92,8 +93,8 @@ def test_taking_nodes_that_default_promised_away_is_refused_unless_forced() -> N
 def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
     store = MemoryStore()
     live = two_partitions("conservative")
-    running, _ = live.submit(job(16, partition="p"), 0)
-    waiting, _ = live.submit(job(8, partition="p"), 0)
+    running, _ = submit(live, job(16, partition="p"), 0)
+    waiting, _ = submit(live, job(8, partition="p"), 0)
     store.save(live.take_changes())
     again = restore_engine(store.load(), EmulatedNodes(), 50, [], "conservative", {})
     assert again.backfill["p"].policy == "conservative"
@@ -104,16 +105,16 @@ def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
     again.advance(200)
     again.delete_partition("p", 200)
     assert sorted(again.pool().nodes) == ["node001", "node002", "node003", "node004"]
-    assert again.submit(job(32), 200)[0].state is JobState.RUNNING
+    assert submit(again, job(32), 200)[0].state is JobState.RUNNING
 
 
 def test_the_start_answer_speaks_of_the_jobs_own_partition() -> None:
     live = two_partitions("conservative")
     change_policy(live, "easy", {}, 0)  # the default partition: no promises
-    live.submit(job(16), 0)
-    live.submit(job(8), 0)  # waits in the default partition
-    live.submit(job(16, partition="p"), 0)
-    waiting, _ = live.submit(job(8, partition="p"), 0)
+    submit(live, job(16), 0)
+    submit(live, job(8), 0)  # waits in the default partition
+    submit(live, job(16, partition="p"), 0)
+    waiting, _ = submit(live, job(8, partition="p"), 0)
     info = start_info(live, waiting.id, 0)
     assert info["guaranteed_start"] == info["predicted_start"] == 100
     assert "the reservation conservative holds" in str(info["based_on"])

@@ -9,6 +9,8 @@ import re
 import pytest
 
 from berth.service.answers import what_if
+from berth.service.arrays import submit_array
+from berth.service.job_commands import cancel, hold, release, submit
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.node_commands import mark_down, resume_node
 from berth.service.ports import Snapshot
@@ -29,9 +31,9 @@ def promised_end(record: JobRecord) -> int:
 
 def test_a_dependent_is_guaranteed_after_its_predecessors_guaranteed_ends() -> None:
     live = engine()
-    first, _ = live.submit(request(cpus=8, limit=100, runtime=100), 0)
-    second, _ = live.submit(request(cpus=8, limit=300, runtime=300), 0)
-    both, _ = live.submit(after(request(cpus=8, limit=50), "afterok:1:2"), 0)
+    first, _ = submit(live, request(cpus=8, limit=100, runtime=100), 0)
+    second, _ = submit(live, request(cpus=8, limit=300, runtime=300), 0)
+    both, _ = submit(live, after(request(cpus=8, limit=50), "afterok:1:2"), 0)
     assert first.state is second.state is JobState.RUNNING
     # The cluster has room now: only what it waits for holds it back.
     assert both.guaranteed_start == max(promised_end(first), promised_end(second)) == 300
@@ -41,8 +43,8 @@ def test_a_dependent_is_guaranteed_after_its_predecessors_guaranteed_ends() -> N
 
 def test_afterok_starts_after_success_and_moves_up_when_predecessors_end_early() -> None:
     live = engine()
-    live.submit(request(cpus=8, limit=100, runtime=10), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=50), "afterok:1"), 0)
+    submit(live, request(cpus=8, limit=100, runtime=10), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=50), "afterok:1"), 0)
     assert waiting.guaranteed_start == 100
     live.advance(10)  # job 1 completes early
     assert live.jobs[1].state is JobState.COMPLETED
@@ -53,10 +55,10 @@ def test_afterok_starts_after_success_and_moves_up_when_predecessors_end_early()
 
 def test_afterok_on_a_failure_cancels_and_afternotok_runs() -> None:
     live = engine()
-    live.submit(request(cpus=8, limit=10, runtime=50), 0)  # killed at its limit: TIMEOUT
-    ok, _ = live.submit(after(request(cpus=8), "afterok:1"), 0)
-    not_ok, _ = live.submit(after(request(cpus=8), "afternotok:1"), 0)
-    chained, _ = live.submit(after(request(cpus=8), f"afterok:{ok.id}"), 0)
+    submit(live, request(cpus=8, limit=10, runtime=50), 0)  # killed at its limit: TIMEOUT
+    ok, _ = submit(live, after(request(cpus=8), "afterok:1"), 0)
+    not_ok, _ = submit(live, after(request(cpus=8), "afternotok:1"), 0)
+    chained, _ = submit(live, after(request(cpus=8), f"afterok:{ok.id}"), 0)
     live.advance(10)
     assert live.jobs[1].state is JobState.TIMEOUT
     assert ok.state is JobState.CANCELLED
@@ -68,20 +70,20 @@ def test_afterok_on_a_failure_cancels_and_afternotok_runs() -> None:
 
 def test_kill_on_invalid_dep_off_holds_the_job_and_release_runs_it() -> None:
     live = engine()
-    live.submit(request(cpus=8, limit=10, runtime=50), 0)
-    kept, _ = live.submit(after(request(cpus=8), "afterok:1", kill_on_invalid_dep=False), 0)
+    submit(live, request(cpus=8, limit=10, runtime=50), 0)
+    kept, _ = submit(live, after(request(cpus=8), "afterok:1", kill_on_invalid_dep=False), 0)
     live.advance(10)
     assert kept.state is JobState.HELD
     assert "can never be satisfied" in kept.state_reason
-    live.release(kept.id, 12)
+    release(live, kept.id, 12)
     assert kept.state is JobState.RUNNING
 
 
 def test_after_waits_for_the_start_only() -> None:
     live = engine()
-    live.submit(request(cpus=FULL, limit=100, runtime=100), 0)
-    queued, _ = live.submit(request(cpus=FULL, limit=100, runtime=100), 0)
-    alongside, _ = live.submit(after(request(cpus=1, limit=10), f"after:{queued.id}"), 0)
+    submit(live, request(cpus=FULL, limit=100, runtime=100), 0)
+    queued, _ = submit(live, request(cpus=FULL, limit=100, runtime=100), 0)
+    alongside, _ = submit(live, after(request(cpus=1, limit=10), f"after:{queued.id}"), 0)
     assert queued.guaranteed_start == 100
     # It is guaranteed from its predecessor's guaranteed start, room permitting (the
     # predecessor fills the cluster until 200).
@@ -90,23 +92,23 @@ def test_after_waits_for_the_start_only() -> None:
 
 def test_a_held_predecessor_takes_the_dependents_plan_away_until_released() -> None:
     live = engine()
-    live.submit(request(cpus=FULL, limit=100, runtime=100), 0)
-    queued, _ = live.submit(request(cpus=8, limit=100), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterany:{queued.id}"), 0)
+    submit(live, request(cpus=FULL, limit=100, runtime=100), 0)
+    queued, _ = submit(live, request(cpus=8, limit=100), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=10), f"afterany:{queued.id}"), 0)
     assert waiting.guaranteed_start == 200
-    live.hold(queued.id, 1, "by alice")
+    hold(live, queued.id, 1, "by alice")
     assert waiting.state is JobState.PENDING
     assert waiting.guaranteed_start is None
     assert waiting.state_reason == f"waits for job {queued.id} (afterany), which is held"
-    live.release(queued.id, 2)
+    release(live, queued.id, 2)
     assert queued.guaranteed_start == 100
     assert waiting.guaranteed_start == 200
 
 
 def test_under_easy_a_dependent_waits_outside_the_queue_until_its_predecessor_ends() -> None:
     live = engine("easy")
-    live.submit(request(cpus=8, limit=100, runtime=30), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=10), "afterany:1"), 0)
+    submit(live, request(cpus=8, limit=100, runtime=30), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=10), "afterany:1"), 0)
     assert waiting.state is JobState.PENDING
     assert waiting.guaranteed_start is None
     assert "waits for job 1 (afterany)" in waiting.state_reason
@@ -116,9 +118,9 @@ def test_under_easy_a_dependent_waits_outside_the_queue_until_its_predecessor_en
 
 def test_singleton_waits_for_the_earlier_jobs_of_its_name() -> None:
     live = engine()
-    first, _ = live.submit(request(cpus=8, limit=100, runtime=100), 0)
-    other_name, _ = live.submit(dataclasses.replace(request(cpus=8, limit=100), name="x"), 0)
-    single, _ = live.submit(after(request(cpus=8, limit=10), "singleton"), 0)
+    first, _ = submit(live, request(cpus=8, limit=100, runtime=100), 0)
+    other_name, _ = submit(live, dataclasses.replace(request(cpus=8, limit=100), name="x"), 0)
+    single, _ = submit(live, after(request(cpus=8, limit=10), "singleton"), 0)
     assert single.needs == f"afterany:{first.id}"
     assert other_name.state is JobState.RUNNING
     assert single.guaranteed_start == 100
@@ -140,9 +142,9 @@ def test_a_dependency_that_cannot_be_waited_for_is_refused_naming_the_id(
     dependency: str, says: str, job_id: int | None
 ) -> None:
     live = engine()
-    live.submit(request(cpus=8, user="bob"), 0)
+    submit(live, request(cpus=8, user="bob"), 0)
     with pytest.raises(RequestError, match=re.escape(says)) as refused:
-        live.submit(after(request(cpus=8), dependency), 0)
+        submit(live, after(request(cpus=8), dependency), 0)
     assert refused.value.field == "dependency"
     assert refused.value.extra.get("job_id") == job_id
     assert len(live.jobs) == 1  # nothing was created
@@ -150,20 +152,20 @@ def test_a_dependency_that_cannot_be_waited_for_is_refused_naming_the_id(
 
 def test_an_array_id_names_all_its_tasks_and_a_task_by_its_index() -> None:
     live = engine()
-    tasks, _ = live.submit_array(request(cpus=8, limit=100, runtime=100), (0, 1, 2), 0)
-    reduce_all, _ = live.submit(after(request(cpus=8), f"afterok:{tasks[0].id}"), 0)
-    one, _ = live.submit(after(request(cpus=8), f"afterok:{tasks[0].id}_2"), 0)
+    tasks, _ = submit_array(live, request(cpus=8, limit=100, runtime=100), (0, 1, 2), 0)
+    reduce_all, _ = submit(live, after(request(cpus=8), f"afterok:{tasks[0].id}"), 0)
+    one, _ = submit(live, after(request(cpus=8), f"afterok:{tasks[0].id}_2"), 0)
     assert reduce_all.needs == ",".join(f"afterok:{t.id}" for t in tasks)
     assert one.needs == f"afterok:{tasks[2].id}"
 
 
 def test_an_array_limit_runs_at_most_n_tasks_and_plans_the_rest_in_lanes() -> None:
     live = engine()
-    tasks, _ = live.submit_array(request(cpus=1, limit=100, runtime=100), tuple(range(6)), 0, 2)
+    tasks, _ = submit_array(live, request(cpus=1, limit=100, runtime=100), tuple(range(6)), 0, 2)
     running = [t for t in tasks if t.state is JobState.RUNNING]
     assert len(running) == 2
     assert [t.guaranteed_start for t in tasks] == [0, 0, 100, 100, 200, 200]
-    live.cancel(tasks[2].id, 1, "by alice")  # a lane's next task goes: its lane carries on
+    cancel(live, tasks[2].id, 1, "by alice")  # a lane's next task goes: its lane carries on
     assert tasks[4].needs == f"throttle:{tasks[0].id}"
     live.advance(100)
     assert sorted(t.array_task_id for t in tasks if t.state is JobState.RUNNING) == [3, 4]
@@ -171,9 +173,9 @@ def test_an_array_limit_runs_at_most_n_tasks_and_plans_the_rest_in_lanes() -> No
 
 def test_a_restart_rebuilds_who_waits_for_whom() -> None:
     live = engine()
-    live.submit(request(cpus=FULL, limit=100, runtime=100), 0)
-    live.submit(request(cpus=8, limit=100, runtime=100), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=10), "afterok:2"), 0)
+    submit(live, request(cpus=FULL, limit=100, runtime=100), 0)
+    submit(live, request(cpus=8, limit=100, runtime=100), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=10), "afterok:2"), 0)
     snapshot = Snapshot(
         nodes=list(live.cluster.nodes.values()),
         jobs=[dataclasses.replace(r, not_before=None) for r in live.jobs.values()],
@@ -189,8 +191,8 @@ def test_a_restart_rebuilds_who_waits_for_whom() -> None:
 
 def test_a_predecessor_requeued_after_a_node_failure_takes_its_dependents_along() -> None:
     live = engine(count=1)
-    first, _ = live.submit(dataclasses.replace(request(cpus=8, limit=100), requeue=True), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
+    first, _ = submit(live, dataclasses.replace(request(cpus=8, limit=100), requeue=True), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
     assert waiting.guaranteed_start == 100
     mark_down(live, next(iter(live.cluster.nodes)), "power", 50)
     assert first.state is JobState.PENDING  # queued again, not ended for good
@@ -206,10 +208,10 @@ def test_a_predecessor_requeued_after_a_node_failure_takes_its_dependents_along(
 
 def test_what_if_plans_a_dependency_as_a_submission_would() -> None:
     live = engine()
-    live.submit(request(cpus=8, limit=100, runtime=100), 0)
+    submit(live, request(cpus=8, limit=100, runtime=100), 0)
     answer = what_if(live, after(request(cpus=8, limit=10), "afterok:1"), 0)
     assert answer["guaranteed_start"] == 100
-    live.hold(live.submit(request(cpus=FULL, limit=10), 0)[0].id, 1, "by alice")
+    hold(live, submit(live, request(cpus=FULL, limit=10), 0)[0].id, 1, "by alice")
     waiting = what_if(live, after(request(cpus=8, limit=10), "afterok:2"), 1)
     assert waiting["guaranteed_start"] is None
     assert "job 2 has no promise yet" in str(waiting["reason"])
@@ -217,9 +219,9 @@ def test_what_if_plans_a_dependency_as_a_submission_would() -> None:
 
 def test_a_dependent_planned_again_keeps_its_place_in_the_queue() -> None:
     live = engine(count=1)
-    first, _ = live.submit(request(cpus=8, limit=100, runtime=100), 0)
-    waiting, _ = live.submit(after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
-    later, _ = live.submit(request(cpus=8, limit=10), 0)
+    first, _ = submit(live, request(cpus=8, limit=100, runtime=100), 0)
+    waiting, _ = submit(live, after(request(cpus=8, limit=10), f"afterok:{first.id}"), 0)
+    later, _ = submit(live, request(cpus=8, limit=10), 0)
     assert list(live.pending) == [waiting.id, later.id]
     # What a promise lost (a replan that moves its predecessor later) does to it:
     assert live._plan_again(waiting, 5)
@@ -229,13 +231,13 @@ def test_a_dependent_planned_again_keeps_its_place_in_the_queue() -> None:
 
 def test_what_a_job_still_waits_for_is_kept_even_when_its_plan_does_not_move() -> None:
     live = engine()
-    live.submit(request(cpus=8, limit=100, runtime=100), 0)  # ends at its limit: 100
-    live.submit(request(cpus=8, limit=100, runtime=10), 0)  # ends early, at 10
-    both, _ = live.submit(after(request(cpus=8, limit=10), "afterany:1,afternotok:2"), 0)
+    submit(live, request(cpus=8, limit=100, runtime=100), 0)  # ends at its limit: 100
+    submit(live, request(cpus=8, limit=100, runtime=10), 0)  # ends early, at 10
+    both, _ = submit(live, after(request(cpus=8, limit=10), "afterany:1,afternotok:2"), 0)
     assert both.guaranteed_start == 100
     live.advance(10)  # job 2 completed: afternotok on it can never be met
     assert both.state is JobState.CANCELLED
-    keeps, _ = live.submit(after(request(cpus=8, limit=10), "afterany:1,afterany:3"), 11)
+    keeps, _ = submit(live, after(request(cpus=8, limit=10), "afterany:1,afterany:3"), 11)
     # Job 3 (cancelled) is met at once; its plan still waits for job 1 and does not
     # move, but what it waits for is written down (a restart rebuilds from it).
     assert keeps.guaranteed_start == 100

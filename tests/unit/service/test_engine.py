@@ -10,6 +10,7 @@ from berth.core.shapes import Shape
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
+from berth.service.job_commands import cancel, hold, release, submit
 from berth.service.model import (
     JobRequest,
     JobState,
@@ -28,12 +29,12 @@ from tests.support.live import engine, request
 
 def test_jobs_start_complete_and_free_their_nodes() -> None:
     live = engine()
-    first, created = live.submit(request(cpus=32, limit=100, runtime=60), now=0)
+    first, created = submit(live, request(cpus=32, limit=100, runtime=60), now=0)
     assert created
     assert first.state is JobState.RUNNING
     assert first.start_time == 0
     assert sum(a["cpus"] for a in first.allocation.values()) == 32
-    second, _ = live.submit(request(cpus=16, limit=50), now=10)
+    second, _ = submit(live, request(cpus=16, limit=50), now=10)
     assert second.state is JobState.PENDING
     assert second.guaranteed_start == 100  # the first job's time limit
     live.advance(60)  # the first job really ends at 60: compression moves the second up
@@ -47,7 +48,7 @@ def test_jobs_start_complete_and_free_their_nodes() -> None:
 
 def test_a_job_is_killed_at_its_time_limit() -> None:
     live = engine()
-    job, _ = live.submit(request(cpus=8, limit=100, runtime=500), now=0)
+    job, _ = submit(live, request(cpus=8, limit=100, runtime=500), now=0)
     assert live.next_event() == 100
     live.advance(100)
     assert job.state is JobState.TIMEOUT
@@ -57,7 +58,7 @@ def test_a_job_is_killed_at_its_time_limit() -> None:
 
 def test_a_late_advance_still_kills_at_the_limit_not_at_the_real_end() -> None:
     live = engine()
-    job, _ = live.submit(request(cpus=8, limit=100, runtime=150), now=0)
+    job, _ = submit(live, request(cpus=8, limit=100, runtime=150), now=0)
     live.advance(400)  # the daemon was asleep past both times
     assert job.state is JobState.TIMEOUT
     assert job.end_time == 100
@@ -77,7 +78,7 @@ def test_requests_that_can_never_run_are_refused_with_the_field(
     live = engine()
     req = request(cpus=changes.pop("cpus", 0), **changes)
     with pytest.raises(RequestError) as caught:
-        live.submit(req, now=0)
+        submit(live, req, now=0)
     assert caught.value.field == field
     assert fragment in caught.value.message
     assert not live.jobs
@@ -86,19 +87,19 @@ def test_requests_that_can_never_run_are_refused_with_the_field(
 def test_deadlines_in_the_past_or_shorter_than_the_limit_are_refused() -> None:
     live = engine()
     with pytest.raises(RequestError, match="in the past"):
-        live.submit(request(deadline=5), now=10)
+        submit(live, request(deadline=5), now=10)
     with pytest.raises(RequestError, match="sooner than now") as caught:
-        live.submit(request(limit=100, deadline=50), now=0)
+        submit(live, request(limit=100, deadline=50), now=0)
     assert caught.value.field == "deadline"
 
 
 def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> None:
     live = engine()
-    live.submit(request(cpus=32, limit=1000), now=0)
-    late, _ = live.submit(request(cpus=32, limit=100, deadline=500), now=0)
+    submit(live, request(cpus=32, limit=1000), now=0)
+    late, _ = submit(live, request(cpus=32, limit=100, deadline=500), now=0)
     assert late.state is JobState.REJECTED
     assert "earliest guaranteed completion is t=1100" in late.state_reason
-    kept, _ = live.submit(request(cpus=32, limit=100, deadline=1100), now=0)
+    kept, _ = submit(live, request(cpus=32, limit=100, deadline=1100), now=0)
     assert kept.state is JobState.PENDING
     assert kept.guaranteed_end == 1100
     # the rejected job left no reservation behind: the kept one got the earliest slot
@@ -107,27 +108,27 @@ def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> Non
 
 def test_easy_makes_no_promise_so_it_refuses_deadline_jobs() -> None:
     live = engine("easy")
-    job, _ = live.submit(request(deadline=10_000), now=0)
+    job, _ = submit(live, request(deadline=10_000), now=0)
     assert job.state is JobState.REJECTED
     assert "makes no promises" in job.state_reason
 
 
 def test_qops_admits_deadline_jobs_with_a_guaranteed_completion() -> None:
     live = engine("qops")
-    live.submit(request(cpus=32, limit=1000), now=0)
-    job, _ = live.submit(request(cpus=32, limit=100, deadline=2000), now=0)
+    submit(live, request(cpus=32, limit=1000), now=0)
+    job, _ = submit(live, request(cpus=32, limit=100, deadline=2000), now=0)
     assert job.state is JobState.PENDING
     assert job.guaranteed_end == 2000
-    impossible, _ = live.submit(request(cpus=32, limit=100, deadline=900), now=0)
+    impossible, _ = submit(live, request(cpus=32, limit=100, deadline=900), now=0)
     assert impossible.state is JobState.REJECTED
     assert "deadline t=900" in impossible.state_reason
 
 
 def test_idempotency_key_returns_the_same_job() -> None:
     live = engine()
-    first, created = live.submit(request(key="abc"), now=0)
-    again, created_again = live.submit(request(key="abc"), now=5)
-    other_user, _ = live.submit(request(key="abc", user="bob"), now=5)
+    first, created = submit(live, request(key="abc"), now=0)
+    again, created_again = submit(live, request(key="abc"), now=5)
+    other_user, _ = submit(live, request(key="abc", user="bob"), now=5)
     assert created
     assert not created_again
     assert again is first
@@ -136,41 +137,41 @@ def test_idempotency_key_returns_the_same_job() -> None:
 
 def test_cancel_pending_and_running_jobs() -> None:
     live = engine()
-    running, _ = live.submit(request(cpus=32, limit=100), now=0)
-    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
-    live.cancel(waiting.id, 10, "by test")
+    running, _ = submit(live, request(cpus=32, limit=100), now=0)
+    waiting, _ = submit(live, request(cpus=32, limit=100), now=0)
+    cancel(live, waiting.id, 10, "by test")
     assert waiting.state is JobState.CANCELLED
     assert waiting.id not in live.pending
-    live.cancel(running.id, 20, "by test")
+    cancel(live, running.id, 20, "by test")
     assert running.state is JobState.CANCELLED
     assert running.end_time == 20
     assert not any(any(n.used.values()) for n in live.cluster.nodes.values())
     with pytest.raises(RequestError, match="already ended") as caught:
-        live.cancel(running.id, 30, "again")
+        cancel(live, running.id, 30, "again")
     assert caught.value.code == "conflict"
 
 
 def test_hold_drops_the_guarantee_and_release_readmits_at_the_back() -> None:
     live = engine()
-    running, _ = live.submit(request(cpus=32, limit=100), now=0)
-    held, _ = live.submit(request(cpus=32, limit=100), now=0)
-    behind, _ = live.submit(request(cpus=32, limit=100), now=0)
-    live.hold(held.id, 10, "maintenance")
+    running, _ = submit(live, request(cpus=32, limit=100), now=0)
+    held, _ = submit(live, request(cpus=32, limit=100), now=0)
+    behind, _ = submit(live, request(cpus=32, limit=100), now=0)
+    hold(live, held.id, 10, "maintenance")
     assert held.state is JobState.HELD
     assert held.guaranteed_start is None
     assert behind.guaranteed_start == 200
     assert behind.planned_start == 100
-    live.release(held.id, 20)
+    release(live, held.id, 20)
     assert held.state is JobState.PENDING
     assert held.guaranteed_start == 200
     with pytest.raises(RequestError, match="only a pending job"):
-        live.hold(running.id, 20, "x")
+        hold(live, running.id, 20, "x")
 
 
 def test_draining_refuses_to_break_a_guarantee_unless_forced() -> None:
     live = engine()
-    live.submit(request(cpus=32, limit=100), now=0)
-    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
+    waiting, _ = submit(live, request(cpus=32, limit=100), now=0)
     assert waiting.guaranteed_start == 100
     with pytest.raises(
         RequestError, match=rf"job {waiting.id} .* would lose its guarantee"
@@ -196,7 +197,7 @@ def test_a_job_only_a_drained_node_can_hold_waits_for_it() -> None:
         "conservative", {},
     )  # fmt: skip
     drain(live, "gpu1", "driver update", 0)
-    job, _ = live.submit(request(cpus=2, gpus=1), now=5)
+    job, _ = submit(live, request(cpus=2, gpus=1), now=5)
     assert job.state is JobState.PENDING
     assert "waits for nodes that are drained or down" in job.state_reason
     resume_node(live, "gpu1", 10)
@@ -209,8 +210,8 @@ def test_a_job_is_placed_whole_on_nodes_never_split_by_resource() -> None:
     """cpus and memory of one slot land on one node (the old pool split put the cpus of a
     job on one node and its memory on another)."""
     live = engine(count=2)  # 2 x cpus=8,mem_gb=32
-    live.submit(request(cpus=6, mem_gb=2), now=0)  # node001: 6 cpus, 12 GB
-    job, _ = live.submit(request(cpus=2, mem_gb=40), now=0)  # 2 slots of 1 cpu + 20 GB
+    submit(live, request(cpus=6, mem_gb=2), now=0)  # node001: 6 cpus, 12 GB
+    job, _ = submit(live, request(cpus=2, mem_gb=40), now=0)  # 2 slots of 1 cpu + 20 GB
     for node, held in job.allocation.items():
         assert held["mem_gb"] == 20 * held["cpus"], (node, held)
     assert sum(held["cpus"] for held in job.allocation.values()) == 2
@@ -218,9 +219,9 @@ def test_a_job_is_placed_whole_on_nodes_never_split_by_resource() -> None:
 
 def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> None:
     live = engine()
-    running, _ = live.submit(request(cpus=16, limit=100), now=0)
-    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
-    later, _ = live.submit(request(cpus=24, limit=100), now=0)
+    running, _ = submit(live, request(cpus=16, limit=100), now=0)
+    waiting, _ = submit(live, request(cpus=16, limit=100), now=0)
+    later, _ = submit(live, request(cpus=24, limit=100), now=0)
     assert later.guaranteed_start == 100
     drain(live, "node004", "swap a disk", 10)
     assert running.state is JobState.RUNNING
@@ -233,9 +234,9 @@ def test_draining_keeps_guarantees_that_still_hold_and_running_jobs_go_on() -> N
 
 def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
     live = engine()
-    victim, _ = live.submit(request(cpus=8, limit=1000), now=0)
-    other, _ = live.submit(request(cpus=24, limit=1000), now=0)
-    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
+    victim, _ = submit(live, request(cpus=8, limit=1000), now=0)
+    other, _ = submit(live, request(cpus=24, limit=1000), now=0)
+    waiting, _ = submit(live, request(cpus=16, limit=100), now=0)
     assert waiting.guaranteed_start == 1000
     node = next(iter(victim.allocation))
     mark_down(live, node, "power supply", 50)
@@ -250,8 +251,8 @@ def test_a_node_going_down_kills_its_jobs_and_reissues_guarantees() -> None:
 
 def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
     live = engine()
-    live.submit(request(cpus=32, limit=100), now=0)
-    waiting, _ = live.submit(request(cpus=32, limit=100), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
+    waiting, _ = submit(live, request(cpus=32, limit=100), now=0)
     with pytest.raises(RequestError, match=rf"job {waiting.id} .* would lose its guarantee"):
         change_policy(live, "easy", {}, 10)
     assert live.policy_name == "conservative"
@@ -271,9 +272,9 @@ def test_switching_policy_keeps_slot_jobs_on_named_nodes(policy: str) -> None:
     slots. QoPS promises its artificial deadline, later than conservative's start, so
     that switch is forced; slack keeps the promise given as the job's bound."""
     live = engine()
-    live.submit(request(cpus=32, limit=100), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
     shaped = JobRequest("t", "alice", {"cpus": 8}, 100, shape=Shape(2, {"cpus": 4}, 2))
-    waiting, _ = live.submit(shaped, now=0)
+    waiting, _ = submit(live, shaped, now=0)
     if policy == "qops":
         with pytest.raises(RequestError, match="could only be promised"):
             change_policy(live, policy, {}, 10)
@@ -288,8 +289,8 @@ def test_switching_policy_keeps_slot_jobs_on_named_nodes(policy: str) -> None:
 
 def test_start_info_names_what_blocks_the_job() -> None:
     live = engine()
-    running, _ = live.submit(request(cpus=24, limit=100), now=0)
-    waiting, _ = live.submit(request(cpus=16, limit=100), now=0)
+    running, _ = submit(live, request(cpus=24, limit=100), now=0)
+    waiting, _ = submit(live, request(cpus=16, limit=100), now=0)
     info = start_info(live, waiting.id, 5)
     assert info["predicted_start"] == 100
     assert info["guaranteed_start"] == 100
@@ -301,9 +302,9 @@ def test_start_info_names_what_blocks_the_job() -> None:
 
 def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
     live = engine("easy")
-    live.submit(request(cpus=32, limit=100), now=0)
-    second, _ = live.submit(request(cpus=32, limit=100), now=0)
-    third, _ = live.submit(request(cpus=32, limit=50), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
+    second, _ = submit(live, request(cpus=32, limit=100), now=0)
+    third, _ = submit(live, request(cpus=32, limit=50), now=0)
     _, predicted = live.forecasts.predictions(0)
     assert predicted == {second.id: 100, third.id: 200}
     info = start_info(live, third.id, 0)
@@ -313,7 +314,7 @@ def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
 
 def test_what_if_leaves_the_live_state_alone() -> None:
     live = engine()
-    live.submit(request(cpus=32, limit=100), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
     version = live.outbox.version
     answer = what_if(live, request(cpus=16, limit=10), 0)
     assert answer == {"accepted": True, "reason": answer["reason"], "predicted_start": 100,
@@ -326,9 +327,9 @@ def test_what_if_leaves_the_live_state_alone() -> None:
 def _three_jobs() -> tuple[MemoryStore, dict[int, int | None]]:
     store = MemoryStore()
     live = engine()
-    live.submit(request(cpus=32, limit=100, runtime=100), now=0)
-    live.submit(request(cpus=32, limit=100, runtime=40), now=0)
-    live.submit(request(cpus=16, limit=300), now=0)
+    submit(live, request(cpus=32, limit=100, runtime=100), now=0)
+    submit(live, request(cpus=32, limit=100, runtime=40), now=0)
+    submit(live, request(cpus=16, limit=300), now=0)
     store.save(live.take_changes())
     return store, {j.id: j.guaranteed_start for j in live.jobs.values()}
 
@@ -367,7 +368,7 @@ def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> 
     by itself, not at its limit."""
     live = engine(count=4)
     live.outbox.hold_intents = True
-    jobs = [live.submit(request(cpus=8, limit=10), 0)[0] for _ in range(5)]
+    jobs = [submit(live, request(cpus=8, limit=10), 0)[0] for _ in range(5)]
     live.advance(30)  # one late wake-up: the fifth starts at 10 during the catch-up
     assert [j.state for j in jobs] == [JobState.COMPLETED] * 5
     assert (jobs[4].start_time, jobs[4].end_time) == (10, 20)
@@ -377,9 +378,9 @@ def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> 
 def test_a_reason_shows_the_cores_times_as_dates_and_offsets_as_they_are() -> None:
     tonight = 1_795_554_000  # 2026-11-24 21:00:00 UTC
     live = engine("easy", count=4, now=tonight)  # four nodes of 8 cpus
-    live.submit(request(cpus=24, limit=3600), now=tonight)
-    head, _ = live.submit(request(cpus=32, limit=600), now=tonight)
-    small, _ = live.submit(request(cpus=8, limit=60), now=tonight)
+    submit(live, request(cpus=24, limit=3600), now=tonight)
+    head, _ = submit(live, request(cpus=32, limit=600), now=tonight)
+    small, _ = submit(live, request(cpus=8, limit=60), now=tonight)
     assert head.state is JobState.PENDING
     assert small.state is JobState.RUNNING
     assert small.state_reason == (
@@ -397,13 +398,13 @@ def test_requests_are_checked_against_the_nodes_as_they_are_after_a_change() -> 
     live = engine()  # four nodes of 8 cpus
     one_big_slot = dataclasses.replace(request(cpus=12), shape=Shape(1, {"cpus": 12}, None, False))
     with pytest.raises(RequestError, match="no node can hold one slot"):
-        live.submit(one_big_slot, now=0)
+        submit(live, one_big_slot, now=0)
     resize_node(live, "node001", {"cpus": 16, "mem_gb": 32}, now=0)
-    assert live.submit(one_big_slot, now=0)[0].state is JobState.RUNNING
+    assert submit(live, one_big_slot, now=0)[0].state is JobState.RUNNING
     with pytest.raises(RequestError, match="unknown resource 'gpus'"):
-        live.submit(request(cpus=1, gpus=1), now=0)
+        submit(live, request(cpus=1, gpus=1), now=0)
     add_node(live, "gpu01", {"cpus": 8, "gpus": 2}, now=0)
-    assert live.submit(request(cpus=1, gpus=1), now=0)[0].state is JobState.RUNNING
+    assert submit(live, request(cpus=1, gpus=1), now=0)[0].state is JobState.RUNNING
 
 
 def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job() -> None:
@@ -411,9 +412,9 @@ def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job()
     each once the running job ends at 100; draining either node would leave one of them
     ending at 200, so the drain is refused, naming it, unless forced."""
     live = engine("qops", count=2)
-    live.submit(request(cpus=16, limit=100), now=0)
-    first, _ = live.submit(request(cpus=8, limit=50, deadline=160), now=0)
-    second, _ = live.submit(request(cpus=8, limit=50, deadline=160), now=0)
+    submit(live, request(cpus=16, limit=100), now=0)
+    first, _ = submit(live, request(cpus=8, limit=50, deadline=160), now=0)
+    second, _ = submit(live, request(cpus=8, limit=50, deadline=160), now=0)
     assert (first.guaranteed_start, second.guaranteed_start) == (110, 110)
     nodes = {next(iter(live.policy.planned_nodes(j.id) or {})) for j in (first, second)}
     assert nodes == {"node001", "node002"}
@@ -440,8 +441,8 @@ def test_a_late_wake_up_with_its_budget_spent_leaves_easy_passes_to_its_own_inst
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     live = _budget_always_spent(monkeypatch, "easy")
-    live.submit(request(cpus=32, limit=100, runtime=10), now=0)
-    second, _ = live.submit(request(cpus=32, limit=100, runtime=10), now=0)
+    submit(live, request(cpus=32, limit=100, runtime=10), now=0)
+    second, _ = submit(live, request(cpus=32, limit=100, runtime=10), now=0)
     live.advance(100)  # asleep past the first job's end at 10
     assert second.state is JobState.RUNNING
     assert second.start_time == 100  # EASY promised nothing: it starts at the wake-up
@@ -451,9 +452,9 @@ def test_a_late_wake_up_with_its_budget_spent_still_starts_reservations_on_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     live = _budget_always_spent(monkeypatch, "conservative")
-    live.submit(request(cpus=32, limit=100, runtime=100), now=0)
-    second, _ = live.submit(request(cpus=32, limit=50, runtime=50), now=0)
-    third, _ = live.submit(request(cpus=32, limit=50, runtime=50), now=0)
+    submit(live, request(cpus=32, limit=100, runtime=100), now=0)
+    second, _ = submit(live, request(cpus=32, limit=50, runtime=50), now=0)
+    third, _ = submit(live, request(cpus=32, limit=50, runtime=50), now=0)
     assert (second.guaranteed_start, third.guaranteed_start) == (100, 150)
     live.advance(400)
     assert (second.start_time, third.start_time) == (100, 150)  # each at its own instant

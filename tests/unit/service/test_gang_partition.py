@@ -10,6 +10,7 @@ import pytest
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec, share
+from berth.service.job_commands import cancel, submit
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.node_commands import add_node
 from berth.service.ports import Snapshot
@@ -49,8 +50,8 @@ def run_until(live: Engine, end: int) -> None:
 def test_two_full_width_jobs_alternate_slot_by_slot() -> None:
     live = gang_engine()
     with live.batch(0):
-        first, _ = live.submit(gang_job(16, 30, limit=40), 0)
-        second, _ = live.submit(gang_job(16, 30, limit=40), 0)
+        first, _ = submit(live, gang_job(16, 30, limit=40), 0)
+        second, _ = submit(live, gang_job(16, 30, limit=40), 0)
     assert first.state is JobState.RUNNING
     assert second.state is JobState.PENDING
     assert second.planned_start == 10  # its row runs next
@@ -74,8 +75,8 @@ def test_two_full_width_jobs_alternate_slot_by_slot() -> None:
 def test_the_time_limit_counts_run_time_only() -> None:
     live = gang_engine()
     with live.batch(0):
-        first, _ = live.submit(gang_job(16, 100, limit=20), 0)
-        live.submit(gang_job(16, 100, limit=100), 0)
+        first, _ = submit(live, gang_job(16, 100, limit=20), 0)
+        submit(live, gang_job(16, 100, limit=100), 0)
     run_until(live, 25)
     assert first.state is JobState.RUNNING  # 25 s since its start, but 10 s suspended
     run_until(live, 100)
@@ -86,8 +87,8 @@ def test_the_time_limit_counts_run_time_only() -> None:
 def test_memory_stays_held_by_suspended_jobs_so_a_row_is_added_only_if_it_fits() -> None:
     live = gang_engine(memory=32)
     with live.batch(0):
-        big, _ = live.submit(gang_job(16, 20, mem_gb=48), 0)  # 24 GB on each node
-        other, _ = live.submit(gang_job(16, 20, mem_gb=48), 0)
+        big, _ = submit(live, gang_job(16, 20, mem_gb=48), 0)  # 24 GB on each node
+        other, _ = submit(live, gang_job(16, 20, mem_gb=48), 0)
     assert big.state is JobState.RUNNING
     assert other.state is JobState.PENDING
     assert "memory or GPUs" in other.state_reason
@@ -101,7 +102,7 @@ def test_memory_stays_held_by_suspended_jobs_so_a_row_is_added_only_if_it_fits()
 def test_small_jobs_share_a_row_and_never_share_a_processor() -> None:
     live = gang_engine(scheme="brmms")
     with live.batch(0):
-        jobs = [live.submit(gang_job(cpus, 40), 0)[0] for cpus in (8, 4, 4, 8, 16)]
+        jobs = [submit(live, gang_job(cpus, 40), 0)[0] for cpus in (8, 4, 4, 8, 16)]
     grid = live.gang["g"].grid()
     for row in grid:
         assert len(row) == 16
@@ -115,22 +116,22 @@ def test_small_jobs_share_a_row_and_never_share_a_processor() -> None:
 def test_requests_a_gang_partition_cannot_take_are_refused_naming_the_field() -> None:
     live = gang_engine()
     with pytest.raises(RequestError) as too_big:
-        live.submit(gang_job(32, 10), 0)
+        submit(live, gang_job(32, 10), 0)
     assert too_big.value.field == "resources.cpus"
     assert "16" in too_big.value.message
     with pytest.raises(RequestError) as memory:
-        live.submit(gang_job(2, 10, mem_gb=40), 0)  # 2 cpus sit on one node of 32 GB
+        submit(live, gang_job(2, 10, mem_gb=40), 0)  # 2 cpus sit on one node of 32 GB
     assert memory.value.field == "resources.mem_gb"
     with pytest.raises(RequestError) as unknown:
-        live.submit(replace(gang_job(2, 10), partition="nope"), 0)
+        submit(live, replace(gang_job(2, 10), partition="nope"), 0)
     assert unknown.value.code == "not_found"
     assert "default, g" in unknown.value.message
-    deadline, _ = live.submit(replace(gang_job(2, 10), deadline=100), 0)
+    deadline, _ = submit(live, replace(gang_job(2, 10), deadline=100), 0)
     assert deadline.state is JobState.REJECTED
     assert "deadline" in deadline.state_reason
     live.drain_partition("g", True, 0)
     with pytest.raises(RequestError) as drained:
-        live.submit(gang_job(2, 10), 0)
+        submit(live, gang_job(2, 10), 0)
     assert drained.value.code == "conflict"
     assert drained.value.field == "partition"
 
@@ -147,8 +148,8 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
     with pytest.raises(RequestError) as taken:
         live.create_partition(GangSpec("h", ["node002", "node003"]), 0)
     assert "belongs to partition 'g'" in taken.value.message
-    busy = live.submit(
-        JobRequest("d", "alice", {"cpus": 16}, time_limit=100, emulated_runtime=100), 0
+    busy = submit(
+        live, JobRequest("d", "alice", {"cpus": 16}, time_limit=100, emulated_runtime=100), 0
     )[0]
     assert busy.state is JobState.RUNNING
     assert set(busy.allocation) <= {
@@ -160,7 +161,7 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
         live.create_partition(GangSpec("h", sorted(busy.allocation)), 0)
     assert running.value.code == "conflict"
     assert "drain it" in running.value.message
-    job, _ = live.submit(gang_job(8, 100), 0)
+    job, _ = submit(live, gang_job(8, 100), 0)
     with pytest.raises(RequestError) as scheme:
         live.change_partition("g", 0, scheme="br")
     assert scheme.value.field == "scheme"
@@ -168,7 +169,7 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
     assert live.gang["g"].spec.slot_seconds == 5
     with pytest.raises(RequestError):
         live.delete_partition("g", 0)
-    live.cancel(job.id, 1, "done")
+    cancel(live, job.id, 1, "done")
     live.delete_partition("g", 1)
     assert "node001" in live.pool().nodes
     assert not live.gang
@@ -177,11 +178,11 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
 def test_a_cancelled_suspended_job_is_killed_and_leaves_the_matrix() -> None:
     live = gang_engine()
     with live.batch(0):
-        first, _ = live.submit(gang_job(16, 100), 0)
-        second, _ = live.submit(gang_job(16, 100), 0)
+        first, _ = submit(live, gang_job(16, 100), 0)
+        second, _ = submit(live, gang_job(16, 100), 0)
     live.advance(10)
     assert first.suspended_at == 10
-    live.cancel(first.id, 12, "no longer needed")
+    cancel(live, first.id, 12, "no longer needed")
     assert first.state is JobState.CANCELLED
     assert first.suspended_for == 2
     run_until(live, 30)
@@ -193,8 +194,8 @@ def test_a_restarted_engine_puts_gang_jobs_back_on_their_blocks() -> None:
     store = MemoryStore()
     live = gang_engine()
     with live.batch(0):
-        first, _ = live.submit(gang_job(16, 30), 0)
-        second, _ = live.submit(gang_job(16, 30), 0)
+        first, _ = submit(live, gang_job(16, 30), 0)
+        second, _ = submit(live, gang_job(16, 30), 0)
     run_until(live, 15)
     store.save(live.take_changes())
     nodes = [NodeRecord("x", {"cpus": 1})]  # ignored: the store has nodes
