@@ -20,6 +20,7 @@ from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.service.gang import GangSpec
 from berth.service.model import JobState, NodeRecord
+from berth.service.partition_commands import create_partition
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 
@@ -43,7 +44,7 @@ def live_ends(jobs: list[TraceJob], scheme: str) -> tuple[dict[int, int], int]:
     """Each job's end rounded up to a slot boundary, and the most rows seen."""
     nodes = [NodeRecord(f"n{i}", {"cpus": 4, "mem_gb": 16}) for i in range(4)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
-    live.create_partition(GangSpec("g", [n.name for n in nodes], scheme, SLOT), 0)
+    create_partition(live, GangSpec("g", [n.name for n in nodes], scheme, SLOT), 0)
     part = live.gang["g"]
     rows: list[int] = []
 

@@ -16,6 +16,7 @@ from berth.emulate.virtual import run_on_virtual_clock
 from berth.service.engine import Engine
 from berth.service.gang import GangSpec
 from berth.service.model import JobRequest, JobState, NodeRecord
+from berth.service.partition_commands import create_partition
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 
@@ -60,7 +61,7 @@ def test_a_live_gang_partition_keeps_its_invariants(
 ) -> None:
     nodes = [NodeRecord("a", {"cpus": 4, "mem_gb": 16}), NodeRecord("b", {"cpus": 4, "mem_gb": 16})]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
-    live.create_partition(GangSpec("g", ["a", "b"], scheme, SLOT), 0)
+    create_partition(live, GangSpec("g", ["a", "b"], scheme, SLOT), 0)
     arrivals = [
         (submit, JobRequest("j", "u", {"cpus": cpus, "mem_gb": mem}, limit,
                             emulated_runtime=runtime, partition="g"))

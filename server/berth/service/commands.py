@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from berth.service import arrays, job_commands, node_commands
+from berth.service import arrays, job_commands, node_commands, partition_commands
 from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.budgets import within
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
@@ -212,7 +212,7 @@ class CreatePartition:
     force: bool = False
 
     def apply(self, engine: Engine, now: int) -> dict[str, object]:
-        engine.create_partition(self.spec, now, self.force)
+        partition_commands.create_partition(engine, self.spec, now, self.force)
         return engine.partition_summary(self.spec.name)
 
 
@@ -239,7 +239,7 @@ class ChangePartition:
                     "slot_seconds or max_rows (or delete it and create another)",
                     "policy",
                 )
-            engine.change_partition(
+            partition_commands.change_partition(engine,
                 self.name, now, self.scheme, self.slot_seconds, self.max_rows,
                 self.clear_max_rows,
             )  # fmt: skip
@@ -271,7 +271,7 @@ class DrainPartition:
     drained: bool
 
     def apply(self, engine: Engine, now: int) -> dict[str, object]:
-        engine.drain_partition(self.name, self.drained, now)
+        partition_commands.drain_partition(engine, self.name, self.drained, now)
         return engine.partition_summary(self.name)
 
 
@@ -280,4 +280,4 @@ class DeletePartition:
     name: str
 
     def apply(self, engine: Engine, now: int) -> None:
-        engine.delete_partition(self.name, now)
+        partition_commands.delete_partition(engine, self.name, now)

@@ -20,13 +20,14 @@ Four parts stand on their own, with narrow interfaces: the :class:`Planner` (eac
 partition's policy in its timeline, improvements deferred to slices), the
 :class:`Outbox` (what the commands leave for the shell to commit and send), the
 :class:`JobMemory` (which finished jobs are held) and the :class:`Forecasts` (the
-predicted starts, a read model). The commands on jobs, arrays and nodes and the policy
-change are handlers outside the engine (:mod:`berth.service.job_commands`,
-:mod:`berth.service.arrays`, :mod:`berth.service.node_commands`,
-:mod:`berth.service.policy_commands`) that work through its core steps (``enter_job``,
-``cancel_job``, ``decide``, ``admit``, ``withdraw``, ``set_state``, ``replan``,
-``install``, ``end_job``, ``requeue_ended``, ``schedule_pass``). Partitions, admission,
-dependencies, gang slots and the lookups are still mixins kept in their own modules
+predicted starts, a read model). The commands on jobs, arrays, nodes and partitions
+and the policy change are handlers outside the engine (:mod:`~berth.service.
+job_commands`, :mod:`~berth.service.arrays`, :mod:`~berth.service.node_commands`,
+:mod:`~berth.service.partition_commands`, :mod:`~berth.service.policy_commands`) that
+work through its core steps (``enter_job``, ``cancel_job``, ``decide``, ``admit``,
+``withdraw``, ``set_state``, ``replan``, ``install``, ``end_job``, ``requeue_ended``,
+``schedule_pass``). Admission, dependencies, gang slots, partition lookups and the
+lookups of a job or node are still mixins kept in their own modules
 (``docs/architecture.md`` says where the engine is going).
 
 Why one module of over 400 lines: it is still where the mixins meet (time, the pass,
@@ -64,7 +65,7 @@ from berth.service.model import (
 )
 from berth.service.outbox import Outbox
 from berth.service.partition_specs import BackfillSpec
-from berth.service.partitions import PartitionCommands
+from berth.service.partitions import PartitionLookups
 from berth.service.planner import Planner
 from berth.service.ports import Changes, NodeBackend
 from berth.service.queries import EngineQueries
@@ -84,7 +85,7 @@ END_EVENT = {
 class Engine(
     JobAdmission,
     DependentJobs,
-    PartitionCommands,
+    PartitionLookups,
     GangSlots,
     EngineQueries,
 ):

@@ -11,6 +11,7 @@ from berth.service.engine import Engine
 from berth.service.job_commands import submit
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
 from berth.service.node_commands import drain
+from berth.service.partition_commands import create_partition, delete_partition
 from berth.service.partition_specs import BackfillSpec
 from berth.service.policy_commands import change_policy
 from berth.service.ports import Snapshot
@@ -22,7 +23,7 @@ def two_partitions(policy: str = "easy") -> Engine:
     """node001-002 default (conservative), node003-004 partition ``p``, 8 cpus each."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
-    live.create_partition(BackfillSpec("p", ["node003", "node004"], policy), now=0)
+    create_partition(live, BackfillSpec("p", ["node003", "node004"], policy), now=0)
     return live
 
 
@@ -83,10 +84,10 @@ def test_taking_nodes_that_default_promised_away_is_refused_unless_forced() -> N
     wide, _ = submit(live, job(32), 0)  # waits for every node at 100
     assert wide.guaranteed_start == 100
     with pytest.raises(RequestError) as refused:
-        live.create_partition(BackfillSpec("p", ["node003", "node004"], "easy"), 0)
+        create_partition(live, BackfillSpec("p", ["node003", "node004"], "easy"), 0)
     assert refused.value.code == "conflict"
     with pytest.raises(RequestError) as policy:
-        live.create_partition(BackfillSpec("q", ["node004"], "nope"), 0)
+        create_partition(live, BackfillSpec("q", ["node004"], "nope"), 0)
     assert policy.value.field == "policy"
 
 
@@ -103,7 +104,7 @@ def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
     assert again.jobs[running.id].state is JobState.COMPLETED
     assert set(again.jobs[waiting.id].allocation) <= {"node003", "node004"}
     again.advance(200)
-    again.delete_partition("p", 200)
+    delete_partition(again, "p", 200)
     assert sorted(again.pool().nodes) == ["node001", "node002", "node003", "node004"]
     assert submit(again, job(32), 200)[0].state is JobState.RUNNING
 
@@ -137,7 +138,7 @@ def test_real_nodes_take_every_backfilling_policy() -> None:
     selection, as the default partition's policy or a partition's."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8}) for i in range(1, 5)]
     live = restore_engine(Snapshot(), RealNodes(), 0, nodes, "conservative", {})
-    live.create_partition(BackfillSpec("p", ["node003"], "slack"), 0)
+    create_partition(live, BackfillSpec("p", ["node003"], "slack"), 0)
     change_policy(live, "conservative", {"selection": "bb"}, 0)
     change_policy(live, "mrt", {}, 0, partition="p")
     change_policy(live, "easy", {"selection": "bl"}, 0, partition="p")

@@ -13,6 +13,12 @@ from berth.service.gang import GangSpec, share
 from berth.service.job_commands import cancel, submit
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.node_commands import add_node
+from berth.service.partition_commands import (
+    change_partition,
+    create_partition,
+    delete_partition,
+    drain_partition,
+)
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
@@ -22,7 +28,8 @@ def gang_engine(scheme: str = "bc", slot: int = 10, memory: int = 32, **spec: ob
     """Four nodes of 8 cpus: node001-002 a gang partition ``g`` of 16 cpus, the rest default."""
     nodes = [NodeRecord(f"node{i:03d}", {"cpus": 8, "mem_gb": memory}) for i in range(1, 5)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "conservative", {})
-    live.create_partition(
+    create_partition(
+        live,
         GangSpec("g", ["node001", "node002"], scheme, slot, **spec),  # type: ignore[arg-type]
         now=0,
     )
@@ -129,7 +136,7 @@ def test_requests_a_gang_partition_cannot_take_are_refused_naming_the_field() ->
     deadline, _ = submit(live, replace(gang_job(2, 10), deadline=100), 0)
     assert deadline.state is JobState.REJECTED
     assert "deadline" in deadline.state_reason
-    live.drain_partition("g", True, 0)
+    drain_partition(live, "g", True, 0)
     with pytest.raises(RequestError) as drained:
         submit(live, gang_job(2, 10), 0)
     assert drained.value.code == "conflict"
@@ -139,14 +146,14 @@ def test_requests_a_gang_partition_cannot_take_are_refused_naming_the_field() ->
 def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
     live = gang_engine()
     with pytest.raises(RequestError) as odd:
-        live.create_partition(GangSpec("h", ["node003", "node004", "node00x"]), 0)
+        create_partition(live, GangSpec("h", ["node003", "node004", "node00x"]), 0)
     assert odd.value.field == "nodes"
     add_node(live, "node005", {"cpus": 8, "mem_gb": 32}, 0)
     with pytest.raises(RequestError) as not_pow2:
-        live.create_partition(GangSpec("h", ["node003", "node004", "node005"]), 0)
+        create_partition(live, GangSpec("h", ["node003", "node004", "node005"]), 0)
     assert "power-of-two" in not_pow2.value.message
     with pytest.raises(RequestError) as taken:
-        live.create_partition(GangSpec("h", ["node002", "node003"]), 0)
+        create_partition(live, GangSpec("h", ["node002", "node003"]), 0)
     assert "belongs to partition 'g'" in taken.value.message
     busy = submit(
         live, JobRequest("d", "alice", {"cpus": 16}, time_limit=100, emulated_runtime=100), 0
@@ -158,19 +165,19 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
         "node005",
     }
     with pytest.raises(RequestError) as running:
-        live.create_partition(GangSpec("h", sorted(busy.allocation)), 0)
+        create_partition(live, GangSpec("h", sorted(busy.allocation)), 0)
     assert running.value.code == "conflict"
     assert "drain it" in running.value.message
     job, _ = submit(live, gang_job(8, 100), 0)
     with pytest.raises(RequestError) as scheme:
-        live.change_partition("g", 0, scheme="br")
+        change_partition(live, "g", 0, scheme="br")
     assert scheme.value.field == "scheme"
-    live.change_partition("g", 0, slot_seconds=5, max_rows=2)
+    change_partition(live, "g", 0, slot_seconds=5, max_rows=2)
     assert live.gang["g"].spec.slot_seconds == 5
     with pytest.raises(RequestError):
-        live.delete_partition("g", 0)
+        delete_partition(live, "g", 0)
     cancel(live, job.id, 1, "done")
-    live.delete_partition("g", 1)
+    delete_partition(live, "g", 1)
     assert "node001" in live.pool().nodes
     assert not live.gang
 
