@@ -82,6 +82,8 @@ FINAL = {
 }
 #: Jobs asked for per page by :meth:`BerthJobExecutor.list` (the API's most).
 PAGE = 1000
+#: Redirects from standbys followed at once before the stream waits and tries again.
+MAX_REDIRECTS = 3
 #: Custom attributes passed on as Berth's own fields.
 CUSTOM = ("deadline", "priority", "dependency", "requeue")
 
@@ -274,11 +276,20 @@ class BerthJobExecutor(JobExecutor):
     def _stream(self) -> None:
         """Read ``/v1/events`` while jobs are followed, reconnecting with the last
         event's id (Berth then sends what was missed, without a gap); with no job left
-        to follow, a dropped stream ends the thread (the next submit starts another)."""
-        parts = urlsplit(self.berth_url.split(",")[0].strip())
-        host = parts.hostname or "127.0.0.1"
+        to follow, a dropped stream ends the thread (the next submit starts another).
+        With several daemons (``url='http://head1:8080,http://head2:8080'``, high
+        availability) a standby's redirect is followed to the leader, and a daemon that
+        does not answer is left for the next one in the list."""
+        daemons = [u.strip() for u in self.berth_url.split(",") if u.strip()]
+        at, target, redirects = 0, daemons[0], 0
         while True:
-            connection = http.client.HTTPConnection(host, parts.port, timeout=120)
+            parts = urlsplit(target)
+            kind = (
+                http.client.HTTPSConnection
+                if parts.scheme == "https"
+                else http.client.HTTPConnection
+            )
+            connection = kind(parts.hostname or "127.0.0.1", parts.port, timeout=120)
             try:
                 headers = {"Accept": "text/event-stream"}
                 if self.token:
@@ -287,17 +298,28 @@ class BerthJobExecutor(JobExecutor):
                     headers["Last-Event-ID"] = str(self._last_event)
                 connection.request("GET", parts.path.rstrip("/") + "/v1/events", headers=headers)
                 answer = connection.getresponse()
+                location = answer.getheader("Location")
                 if answer.status == 200:
+                    redirects = 0
                     self._connected.set()
                     self._read(answer)
+                elif answer.status in (307, 308) and location:
+                    target = location.split("/v1/events", 1)[0]  # the leader
+                    redirects += 1
+                    if redirects <= MAX_REDIRECTS:
+                        continue  # at once (a chain of standbys waits in between)
                 else:
-                    logger.warning("Berth's event stream answered %s", answer.status)
+                    logger.warning("Berth's event stream at %s answered %s", target, answer.status)
+                    at, target = _next_daemon(daemons, at)
             except (OSError, http.client.HTTPException) as error:
-                logger.info("Berth's event stream dropped (%s)", error)
+                logger.info("Berth's event stream at %s dropped (%s)", target, error)
+                at, target = _next_daemon(daemons, at)
             finally:
                 connection.close()
             with self._lock:
-                if not self._jobs:
+                # Ended once no job is left to follow, after it had connected (before,
+                # the submission waiting for it has not added its job yet).
+                if not self._jobs and self._connected.is_set():
                     self._watcher = None
                     self._connected.clear()
                     return
@@ -348,3 +370,9 @@ def _slots(resources: object) -> dict[str, Any]:
     if resources.node_count is not None or resources.exclusive_node_use:
         out["nodes"] = {"count": resources.node_count, "exclusive": resources.exclusive_node_use}
     return out
+
+
+def _next_daemon(daemons: list[str], at: int) -> tuple[int, str]:
+    """The daemon after ``at`` in the list (round and round), and its URL."""
+    at = (at + 1) % len(daemons)
+    return at, daemons[at]

@@ -161,3 +161,43 @@ def test_a_spec_maps_onto_a_berth_job(tmp_path: Path) -> None:
     assert "export A='x y'\nexport N=3\n" in script
     assert "mpi_launch.sh" in script
     assert script.rstrip().endswith("/bin/hostname -s")
+
+
+def test_with_several_daemons_the_stream_follows_a_standby_to_the_leader(
+    cluster: Cluster,
+) -> None:
+    """The executor is given a standby first (Berth's own standby server, pointing to
+    the cluster's daemon as the leader): submissions and the event stream both follow
+    its redirect, so the job's states still come from the leader's stream."""
+    import threading
+
+    import uvicorn
+
+    from berth.runtime.ha import Standby
+    from tests.integration.conftest import free_port
+
+    cluster.add_agent("n1", "cpus=4,mem_gb=8")
+    standby = Standby("standby-for-the-test")
+    standby.leader_url = cluster.daemon.url
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(standby, host="127.0.0.1", port=port,
+                                          log_level="warning", lifespan="on"))  # fmt: skip
+    serving = threading.Thread(target=server.run, daemon=True)
+    serving.start()
+    try:
+        while not server.started:
+            serving.join(0.05)
+        work = cluster.jobs_dir / "psij-work"
+        work.mkdir(mode=0o777)
+        work.chmod(0o777)
+        config = BerthExecutorConfig(token=RUNNER, work_directory=work)
+        urls = f"http://127.0.0.1:{port},{cluster.daemon.url}"
+        executor = JobExecutor.get_instance("berth", url=urls, config=config)
+        job = Job(_spec(cluster, "/bin/true"))
+        executor.submit(job)
+        status = job.wait(timeout=TIMEOUT)
+        assert status is not None
+        assert status.state == JobState.COMPLETED, status
+    finally:
+        server.should_exit = True
+        serving.join(10)
