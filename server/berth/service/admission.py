@@ -104,12 +104,12 @@ class JobAdmission(EngineBase):
             self._gang_reason(part, record, now)
             reason = record.state_reason
         else:
-            reason = self.planner.lanes[record.partition].policy.wait_reason(record.id) or "queued"
+            reason = self.planner.policy_of(record.partition).wait_reason(record.id) or "queued"
         if isinstance(decision, Reserve):
             record.guaranteed_start = decision.guarantee
             record.guaranteed_end = decision.completion
             record.planned_start = decision.start
-            record.planned_nodes = self.planner.lanes[record.partition].policy.named_plan(record.id)
+            record.planned_nodes = self.planner.policy_of(record.partition).named_plan(record.id)
             reason = decision.reason
         self.set_state(record, JobState.PENDING, reason)
 
@@ -151,7 +151,7 @@ class JobAdmission(EngineBase):
         if record.state is JobState.RUNNING:
             self.outbox.intend(Kill(job_id, now))
             self.end_job(record, JobState.CANCELLED, now, reason)
-            self._ended_in_lanes([job_id], now)
+            self.planner.ended([(job_id, record.partition)], now)
         else:
             if record.state is JobState.PENDING:
                 self.withdraw(record, now)

@@ -38,7 +38,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_start": None,
             "guaranteed_end": None,
         }
-    twin = copy.deepcopy(engine.planner.lanes[request.partition].policy)
+    twin = copy.deepcopy(engine.planner.policy_of(request.partition))
     record = JobRecord.from_request(engine.next_id, request, now)
     needs, singleton = engine.needs_of(request, record.id)
     if singleton:
@@ -112,7 +112,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         return info
     computed_at, predicted = engine.forecasts.predictions(now)
     start = predicted.get(job_id)
-    policy = engine.planner.lanes[record.partition].policy
+    policy = engine.planner.policy_of(record.partition)
     policy_name = engine.policy_spec(record.partition)[0]
     if policy.reserves_every_job:
         basis = (

@@ -207,7 +207,7 @@ class DependentJobs(EngineBase):
         previous = record.guaranteed_start
         if record.guaranteed_start is not None or record.planned_start is not None:
             # Only its plan goes: it keeps its place in the queue (a planning lane had it).
-            self.planner.lanes[record.partition].policy.withdraw(record.id, now)
+            self.planner.policy_of(record.partition).withdraw(record.id, now)
             record.drop_plan()
         decision = self.decide(record, now)
         if isinstance(decision, Reject):
@@ -234,7 +234,7 @@ class DependentJobs(EngineBase):
             return
         previous = record.guaranteed_start
         # Held back already (so not through withdraw): only a planning lane had it.
-        self.planner.lanes[record.partition].policy.withdraw(record.id, now)
+        self.planner.policy_of(record.partition).withdraw(record.id, now)
         record.drop_plan()
         self.set_state(record, JobState.PENDING, self.waiting_reason(bound))
         if previous is not None:

@@ -197,7 +197,7 @@ class Engine(
         if lane is None or lane in self.backfill:
             self.check_open(lane)
             name, _ = self.policy_spec(lane)
-            check_request(request, self.pool(lane), self.planner.lanes[lane].policy, name, now)
+            check_request(request, self.pool(lane), self.planner.policy_of(lane), name, now)
             return
         part = self.partition(lane)
         error = self.gang_request_problem(part, JobRecord.from_request(0, request, now))
@@ -284,7 +284,7 @@ class Engine(
                 )
                 done.append(record.id)
         self._settle_waits(now)  # before compression: what waited for them may move up
-        self._ended_in_lanes(done, now)
+        self.planner.ended(((i, self.jobs[i].partition) for i in done), now)
         self.requeue_ended(now)
         if catching_up:
             self._run_pass(now)
@@ -354,16 +354,6 @@ class Engine(
             if moved is not None:
                 self._take_plan(moved, timeline.policy)
 
-    def _ended_in_lanes(self, job_ids: list[int], now: int) -> None:
-        """Tell each backfilling partition's timeline which of its jobs ended."""
-        by_lane: dict[str | None, list[int]] = {}
-        for job_id in job_ids:
-            lane = self.jobs[job_id].partition
-            if lane in self.planner.lanes:
-                by_lane.setdefault(lane, []).append(job_id)
-        for lane, ended in by_lane.items():
-            self.planner.lanes[lane].end(ended, now)
-
     def withdraw(self, record: JobRecord, now: int) -> None:
         """A pending job leaves its partition's plan (cancelled or held)."""
         part = self.gang_of(record)
@@ -372,7 +362,7 @@ class Engine(
         elif part is not None:
             part.withdraw(record.id)
         else:
-            self.planner.lanes[record.partition].policy.withdraw(record.id, now)
+            self.planner.policy_of(record.partition).withdraw(record.id, now)
         del self.pending[record.id]
 
     def end_job(self, record: JobRecord, state: JobState, end: int, reason: str) -> None:

@@ -84,8 +84,6 @@ class EngineBase:
 
         def withdraw(self, record: JobRecord, now: int) -> None: ...
 
-        def _ended_in_lanes(self, job_ids: list[int], now: int) -> None: ...
-
         def replan(
             self,
             name: str,

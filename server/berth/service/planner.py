@@ -16,7 +16,7 @@ job records. No I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from berth.core.policies.base import LivePolicy
 from berth.core.timeline import Timeline
@@ -44,6 +44,20 @@ class Planner:
         self._deferred = on
         for lane in self.lanes.values():
             lane.policy.deferred = on
+
+    def policy_of(self, partition: str | None) -> LivePolicy:
+        """The policy planning ``partition`` (``None``: the default partition)."""
+        return self.lanes[partition].policy
+
+    def ended(self, jobs: Iterable[tuple[int, str | None]], now: int) -> None:
+        """Tell each partition's timeline which of its jobs ended (``(job id,
+        partition)`` pairs; a gang partition's jobs are not planned here)."""
+        by_lane: dict[str | None, list[int]] = {}
+        for job_id, partition in jobs:
+            if partition in self.lanes:
+                by_lane.setdefault(partition, []).append(job_id)
+        for partition, job_ids in by_lane.items():
+            self.lanes[partition].end(job_ids, now)
 
     def install(self, partition: str | None, policy: LivePolicy) -> None:
         """``policy`` plans ``partition`` from now on (a replan, or a new partition)."""
