@@ -133,7 +133,7 @@ async def dry_run(
         for r in engine.pending.values()
         if r.partition is None
     ]
-    capacity = engine.pool().full_capacity()
+    capacity = engine.partitions.pool().full_capacity()
     try:
         records, report = await asyncio.to_thread(
             replay_live, running, waiting, policy, options, capacity, now

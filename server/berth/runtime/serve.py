@@ -194,7 +194,7 @@ def run_serve(args: argparse.Namespace) -> int:
     engine = built.daemon.engine
     kind = "agent" if settings.backend == "agents" else "emulated"
     print(
-        f"Berth on {url} — policy {engine.policy_name}, {len(engine.cluster.nodes)} "
+        f"Berth on {url} — policy {engine.partitions.policy_name}, {len(engine.cluster.nodes)} "
         f"{kind} nodes {engine.cluster.full_capacity()}, database {settings.url()}"
         + (f", time x{settings.time_scale:g}" if settings.time_scale != 1 else ""),
         flush=True,

@@ -27,7 +27,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     """The decision and start ``request`` would get now, on a copy of the policy."""
     engine.validate(request, now)
     if request.partition is not None and request.partition not in engine.planner.lanes:
-        part = engine.partition(request.partition)
+        part = engine.partitions.partition(request.partition)
         if request.deadline is not None:
             return {"accepted": False, "reason": "a gang partition cannot guarantee a deadline"}
         boundary = part.next_boundary(now - 1 if part.last_boundary != now else now)
@@ -39,11 +39,11 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_end": None,
         }
     twin = copy.deepcopy(engine.planner.policy_of(request.partition))
-    record = JobRecord.from_request(engine.next_id, request, now)
-    needs, singleton = engine.needs_of(request, record.id)
+    record = JobRecord.from_request(engine.book.next_id, request, now)
+    needs, singleton = engine.deps.needs_of(request, record.id)
     if singleton:
-        needs = [*needs, *engine.singleton_needs(record)]
-    promises = [engine._promised(need) for need in needs]
+        needs = [*needs, *engine.deps.singleton_needs(record)]
+    promises = [engine.deps.promised(need) for need in needs]
     unknown = [need for need, promised in zip(needs, promises, strict=True) if promised is None]
     if unknown or (needs and not twin.reserves_every_job):
         waits = (
@@ -80,7 +80,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
 
 def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
     """When will the job start: guarantee, prediction, its basis, what blocks it."""
-    record = engine.job(job_id)
+    record = engine.book.job(job_id)
     info: dict[str, object] = {
         "job_id": job_id,
         "job_state": record.state.value,
@@ -88,7 +88,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
         "guaranteed_end": record.guaranteed_end,
         "start_time": record.start_time,
     }
-    part = engine.gang_of(record)
+    part = engine.partitions.gang_of(record)
     if part is not None and record.state in (JobState.PENDING, JobState.RUNNING):
         return gang_start_info(part, record, info, now)
     if record.state is not JobState.PENDING:
@@ -99,13 +99,13 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             blocked_by=None,
         )
         return info
-    if engine.waits.graph.needs(job_id):
-        info.update(dependency_answer(engine, record))
-    held_back = engine.waits.gated.get(job_id)
+    if engine.deps.waits.graph.needs(job_id):
+        info.update(dependency_answer(engine.deps, record))
+    held_back = engine.deps.waits.gated.get(job_id)
     if held_back is not None:
         info.update(
             predicted_start=None,
-            based_on=f"no plan yet: it {engine.waiting_reason(held_back)}",
+            based_on=f"no plan yet: it {engine.deps.waiting_reason(held_back)}",
             computed_at=now,
             blocked_by=None,
         )
@@ -113,7 +113,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
     computed_at, predicted = engine.forecasts.predictions(now)
     start = predicted.get(job_id)
     policy = engine.planner.policy_of(record.partition)
-    policy_name = engine.policy_spec(record.partition)[0]
+    policy_name = engine.partitions.policy_spec(record.partition)[0]
     if policy.reserves_every_job:
         basis = (
             f"the reservation {policy_name} holds for the job: it never moves later "

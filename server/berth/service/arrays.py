@@ -40,12 +40,12 @@ def submit_array(
     known = None if key is None else engine.memory.job_with_key(request.user, key)
     if known is not None:
         first = engine.jobs[known]
-        return engine.array_tasks(first.array_job_id or first.id), False
+        return engine.book.array_tasks(first.array_job_id or first.id), False
     engine.validate(request, now)
-    array_id = engine.next_id
-    needs = engine.array_needs(request, tasks, limit)
+    array_id = engine.book.next_id
+    needs = engine.deps.array_needs(request, tasks, limit)
     records = [
-        engine.enter_job(request, now, task_needs, task=(array_id, index, index == tasks[0]))
+        engine.life.enter_job(request, now, task_needs, task=(array_id, index, index == tasks[0]))
         for index, task_needs in zip(tasks, needs, strict=True)
     ]
     engine.schedule_pass(now)
@@ -54,9 +54,9 @@ def submit_array(
 
 def cancel_array(engine: Engine, array_id: int, now: int, reason: str) -> list[JobRecord]:
     """Cancel every task of the array that has not ended; the tasks cancelled."""
-    tasks = engine.array_tasks(array_id)
+    tasks = engine.book.array_tasks(array_id)
     if not tasks:
         raise RequestError("not_found", f"no array {array_id}", "array_id")
-    cancelled = [engine.cancel_job(r.id, now, reason) for r in tasks if not r.final]
+    cancelled = [engine.life.cancel_job(r.id, now, reason) for r in tasks if not r.final]
     engine.schedule_pass(now)
     return cancelled

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from berth.core.resources import ResourceSpace
-from berth.service.model import JobRecord, NodeRecord, NodeState
+from berth.service.model import JobRecord, NodeRecord, NodeState, RequestError
 
 
 class Cluster:
@@ -25,6 +25,13 @@ class Cluster:
     def __init__(self, nodes: Iterable[NodeRecord] = ()) -> None:
         self.nodes: dict[str, NodeRecord] = {node.name: node for node in nodes}
         self._configured: tuple[dict[str, int], ResourceSpace | None, list[int]] | None = None
+
+    def node(self, name: str) -> NodeRecord:
+        """A node by name (404 naming the field if there is none)."""
+        node = self.nodes.get(name)
+        if node is None:
+            raise RequestError("not_found", f"no node {name!r}", "name")
+        return node
 
     def add(self, node: NodeRecord) -> None:
         self.nodes[node.name] = node

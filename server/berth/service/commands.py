@@ -213,7 +213,7 @@ class CreatePartition:
 
     def apply(self, engine: Engine, now: int) -> dict[str, object]:
         partition_commands.create_partition(engine, self.spec, now, self.force)
-        return engine.partition_summary(self.spec.name)
+        return engine.partitions.partition_summary(self.spec.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,15 +243,15 @@ class ChangePartition:
                 self.name, now, self.scheme, self.slot_seconds, self.max_rows,
                 self.clear_max_rows,
             )  # fmt: skip
-            return engine.partition_summary(self.name)
+            return engine.partitions.partition_summary(self.name)
         lane = None if self.name == DEFAULT_PARTITION else self.name
         if lane is not None and lane not in engine.backfill:
-            engine.partition(self.name)  # raises not_found, naming the partitions
+            engine.partitions.partition(self.name)  # raises not_found, naming the partitions
         if self.scheme or self.slot_seconds or self.max_rows or self.clear_max_rows:
             raise RequestError(
                 "invalid", f"partition {self.name!r} is not a gang partition", "scheme"
             )
-        policy, options = engine.policy_spec(lane)
+        policy, options = engine.partitions.policy_spec(lane)
         change_policy(
             engine,
             self.policy or policy,
@@ -260,7 +260,7 @@ class ChangePartition:
             self.force,
             partition=lane,
         )
-        return engine.partition_summary(self.name)
+        return engine.partitions.partition_summary(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +272,7 @@ class DrainPartition:
 
     def apply(self, engine: Engine, now: int) -> dict[str, object]:
         partition_commands.drain_partition(engine, self.name, self.drained, now)
-        return engine.partition_summary(self.name)
+        return engine.partitions.partition_summary(self.name)
 
 
 @dataclass(frozen=True, slots=True)

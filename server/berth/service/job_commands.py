@@ -25,22 +25,22 @@ def submit(engine: Engine, request: JobRequest, now: int) -> tuple[JobRecord, bo
         if known is not None:
             return engine.jobs[known], False
     engine.validate(request, now)
-    needs, singleton = engine.needs_of(request, engine.next_id)
-    record = engine.enter_job(request, now, needs, singleton)
+    needs, singleton = engine.deps.needs_of(request, engine.book.next_id)
+    record = engine.life.enter_job(request, now, needs, singleton)
     engine.schedule_pass(now)
     return record, True
 
 
 def cancel(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
-    record = engine.cancel_job(job_id, now, reason)
+    record = engine.life.cancel_job(job_id, now, reason)
     engine.schedule_pass(now)
     return record
 
 
 def hold(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
-    record = _in_state(engine.job(job_id), JobState.PENDING, "held")
-    engine.withdraw(record, now)
-    engine.set_state(record, JobState.HELD, reason)
+    record = _in_state(engine.book.job(job_id), JobState.PENDING, "held")
+    engine.life.withdraw(record, now)
+    engine.life.set_state(record, JobState.HELD, reason)
     record.drop_plan()
     engine.outbox.emit("job.held", now, job_id, reason=reason)
     engine.schedule_pass(now)
@@ -49,15 +49,15 @@ def hold(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
 
 def release(engine: Engine, job_id: int, now: int) -> JobRecord:
     """A held job queues again, at the back, with a new admission decision."""
-    record = _in_state(engine.job(job_id), JobState.HELD, "released")
+    record = _in_state(engine.book.job(job_id), JobState.HELD, "released")
     engine.outbox.emit("job.released", now, job_id)
-    engine.admit(record, engine.decide(record, now), now)
+    engine.life.admit(record, engine.life.decide(record, now), now)
     engine.schedule_pass(now)
     return record
 
 
 def set_political_priority(engine: Engine, job_id: int, value: float | None, now: int) -> JobRecord:
-    record = engine.job(job_id)
+    record = engine.book.job(job_id)
     record.political_priority = value
     engine.outbox.job_changed(record)
     engine.outbox.emit("job.priority_changed", now, job_id, political_priority=value)

@@ -29,7 +29,10 @@ def add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> 
     node = NodeRecord(name, dict(resources))
     engine.cluster.add(node)
     engine.outbox.node_changed(name)
-    engine.install(engine.replan(engine.policy_name, engine.policy_options, now, True), now)
+    engine.life.install(
+        engine.replan(engine.partitions.policy_name, engine.partitions.policy_options, now, True),
+        now,
+    )
     engine.outbox.emit("node.added", now, node=name, resources=dict(resources))
     engine.schedule_pass(now)
     return node
@@ -37,7 +40,7 @@ def add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> 
 
 def resize_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
     """A node's capacity changed (its agent reports other resources): replan on it."""
-    node = engine.node(name)
+    node = engine.cluster.node(name)
     if not resources or any(a <= 0 for a in resources.values()):
         raise RequestError(
             "invalid", "a node needs a positive amount of each resource", "resources"
@@ -45,9 +48,9 @@ def resize_node(engine: Engine, name: str, resources: dict[str, int], now: int) 
     before = node.resources
     engine.cluster.resize(node, resources)
     engine.outbox.node_changed(name)
-    lane = engine.lane_of_node(name)
-    policy, options = engine.policy_spec(lane)
-    engine.install(engine.replan(policy, options, now, True, lane), now, partition=lane)
+    lane = engine.partitions.lane_of_node(name)
+    policy, options = engine.partitions.policy_spec(lane)
+    engine.life.install(engine.replan(policy, options, now, True, lane), now, partition=lane)
     engine.outbox.emit("node.resized", now, node=name, before=before, resources=dict(resources))
     engine.schedule_pass(now)
     return node
@@ -65,14 +68,14 @@ def set_node_token(engine: Engine, name: str, token_digest: str, now: int) -> No
 def drain(engine: Engine, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
     """Stop placing jobs on a node; its running jobs go on. Refused (unless forced)
     when the smaller pool would break a guarantee."""
-    node = engine.node(name)
+    node = engine.cluster.node(name)
     if node.state is not NodeState.UP:
         raise RequestError("conflict", f"node {name!r} is {node.state}, not up", "name")
     return _set_node(engine, node, NodeState.DRAINED, reason, now, force, "node.drained")
 
 
 def resume_node(engine: Engine, name: str, now: int) -> NodeRecord:
-    node = engine.node(name)
+    node = engine.cluster.node(name)
     if node.state is NodeState.UP:
         raise RequestError("conflict", f"node {name!r} is already up", "name")
     return _set_node(engine, node, NodeState.UP, "", now, True, "node.resumed")
@@ -80,14 +83,14 @@ def resume_node(engine: Engine, name: str, now: int) -> NodeRecord:
 
 def mark_down(engine: Engine, name: str, reason: str, now: int) -> NodeRecord:
     """A node failed: its jobs are killed, and guarantees are re-made as needed."""
-    node = engine.node(name)
+    node = engine.cluster.node(name)
     if node.state is NodeState.DOWN:
         raise RequestError("conflict", f"node {name!r} is already down", "name")
     for record in list(engine.running.values()):
         if name in record.allocation:
             engine.outbox.intend(Kill(record.id, now))
-            engine.end_job(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
-    engine.requeue_ended(now, decide=False)  # the replan below decides for them
+            engine.life.end_job(record, JobState.NODE_FAIL, now, f"node {name} went down: {reason}")
+    engine.life.requeue_ended(now, decide=False)  # the replan below decides for them
     return _set_node(engine, node, NodeState.DOWN, reason, now, True, "node.down")
 
 
@@ -102,8 +105,8 @@ def _set_node(
 ) -> NodeRecord:
     before = (node.state, node.reason)
     node.state, node.reason = state, reason
-    lane = engine.lane_of_node(node.name)
-    policy, options = engine.policy_spec(lane)
+    lane = engine.partitions.lane_of_node(node.name)
+    policy, options = engine.partitions.policy_spec(lane)
     try:
         replan = engine.replan(policy, options, now, True, partition=lane)
     except ValueError:
@@ -124,7 +127,7 @@ def _set_node(
             "name",
         )
     engine.outbox.node_changed(node.name)
-    engine.install(replan, now, partition=lane)
+    engine.life.install(replan, now, partition=lane)
     engine.outbox.emit(event, now, node=node.name, reason=reason)
     engine.schedule_pass(now)
     return node

@@ -39,13 +39,15 @@ def create_partition(
     else:
         made = engine.backfill[name] = spec
     try:
-        replan = engine.replan(engine.policy_name, engine.policy_options, now, keep_plan=True)
+        replan = engine.replan(
+            engine.partitions.policy_name, engine.partitions.policy_options, now, keep_plan=True
+        )
         own = None
         if isinstance(spec, BackfillSpec):
             own = engine.replan(spec.policy, spec.options, now, False, partition=name)
     except (ValueError, TypeError) as error:
         _forget(engine, name)
-        if isinstance(spec, BackfillSpec) and engine.pool().nodes:
+        if isinstance(spec, BackfillSpec) and engine.partitions.pool().nodes:
             raise RequestError("invalid", str(error), "options") from None
         raise RequestError(
             "conflict",
@@ -63,9 +65,9 @@ def create_partition(
             "nodes",
         )
     engine.outbox.config_changed()
-    engine.install(replan, now)
+    engine.life.install(replan, now)
     if own is not None:
-        engine.install(own, now, partition=name)
+        engine.life.install(own, now, partition=name)
     engine.outbox.emit("partition.created", now, partition=spec.as_dict())
     engine.schedule_pass(now)
     return made
@@ -87,7 +89,7 @@ def _check_nodes(engine: Engine, spec: GangSpec | BackfillSpec) -> None:
                 "invalid", f"no node {unknown[0]!r}" if unknown else "no nodes", "nodes"
             )
     for node in spec.nodes:
-        owner = engine.partition_of_node(node)
+        owner = engine.partitions.partition_of_node(node)
         if owner != DEFAULT_PARTITION:
             raise RequestError(
                 "conflict", f"node {node!r} already belongs to partition {owner!r}", "nodes"
@@ -120,7 +122,7 @@ def change_partition(
 ) -> GangPartition:
     """A gang partition's new slot length or row limit (from the next boundary); a
     new scheme only while it has no job."""
-    part = engine.partition(name)
+    part = engine.partitions.partition(name)
     spec = GangSpec(
         name,
         list(part.spec.nodes),
@@ -159,7 +161,7 @@ def drain_partition(
         made = engine.backfill[name]
         made.drained = drained
     else:
-        made = engine.partition(name)
+        made = engine.partitions.partition(name)
         made.spec.drained = drained
     engine.outbox.config_changed()
     engine.outbox.emit("partition.drained" if drained else "partition.resumed", now, partition=name)
@@ -169,7 +171,7 @@ def drain_partition(
 def delete_partition(engine: Engine, name: str, now: int) -> None:
     """An empty partition goes; its nodes return to the default partition."""
     if name not in engine.backfill and name not in engine.gang:
-        raise engine.missing_partition(name)
+        raise engine.partitions.missing_partition(name)
     jobs = _unfinished(engine, name)
     if jobs:
         raise RequestError(
@@ -182,6 +184,9 @@ def delete_partition(engine: Engine, name: str, now: int) -> None:
     nodes = (engine.backfill[name] if name in engine.backfill else engine.gang[name].spec).nodes
     _forget(engine, name)
     engine.outbox.config_changed()
-    engine.install(engine.replan(engine.policy_name, engine.policy_options, now, True), now)
+    engine.life.install(
+        engine.replan(engine.partitions.policy_name, engine.partitions.policy_options, now, True),
+        now,
+    )
     engine.outbox.emit("partition.deleted", now, partition=name, nodes=list(nodes))
     engine.schedule_pass(now)

@@ -10,25 +10,42 @@ a partition's policy (backfilling: refused if a guarantee would break, unless fo
 gang: slot length and row limit at once, the scheme only while empty), drain it (no new
 jobs; those it has go on) and delete it once empty (its nodes return to the default
 partition): those commands are handlers in :mod:`berth.service.partition_commands`.
-This module is what the engine looks up about partitions: each one's nodes (its pool)
-and policy, which partition owns a node, a job's gang partition, a summary for the API.
-A mixin of :class:`~berth.service.engine.Engine`. No I/O.
+This module is the part of :class:`~berth.service.engine.Engine` that holds the
+partitions and answers what the engine looks up about them: each one's nodes (its pool)
+and policy, which partition owns a node, a job's gang partition, whether a gang
+partition takes a request, a waiting gang job's reason, a summary for the API. No I/O.
 """
 
 from __future__ import annotations
 
 from berth.service.cluster import Cluster
-from berth.service.engine_base import EngineBase
 from berth.service.gang import GangPartition
 from berth.service.model import JobRecord, RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION
+from berth.service.partition_specs import DEFAULT_PARTITION, BackfillSpec
 
 
-class PartitionLookups(EngineBase):
-    """The engine's partitions: which nodes and policy each has, which owns a node (a
-    mixin; the operator commands are handlers in :mod:`berth.service.partition_commands`)."""
+class Partitions:
+    """The partitions of ``cluster``: which nodes and policy each has, which owns a node
+    (the operator commands are handlers in :mod:`berth.service.partition_commands`);
+    ``jobs``: the engine's job table, for the summaries."""
 
-    # ------------------------------------------------------------------ lookups
+    def __init__(
+        self,
+        cluster: Cluster,
+        jobs: dict[int, JobRecord],
+        policy_name: str,
+        policy_options: dict[str, object],
+    ) -> None:
+        self.cluster = cluster
+        self.jobs = jobs
+        #: The default partition's policy (``PUT /v1/admin/policy`` changes it).
+        self.policy_name = policy_name
+        self.policy_options = dict(policy_options)
+        #: Gang partitions, and backfilling partitions besides the default one, by name
+        #: (every node no partition names is in the default partition).
+        self.gang: dict[str, GangPartition] = {}
+        self.backfill: dict[str, BackfillSpec] = {}
+
     def _named_nodes(self) -> set[str]:
         taken = {node for part in self.gang.values() for node in part.spec.nodes}
         taken.update(node for spec in self.backfill.values() for node in spec.nodes)
@@ -117,3 +134,56 @@ class PartitionLookups(EngineBase):
 
     def partition_names(self) -> list[str]:
         return [DEFAULT_PARTITION, *sorted([*self.gang, *self.backfill])]
+
+    # ------------------------------------------------------------------ gang partitions
+    def gang_request_problem(self, part: GangPartition, record: JobRecord) -> RequestError | None:
+        """Why gang partition ``part`` cannot take ``record`` (``None``: it can)."""
+        name = part.spec.name
+        if part.spec.drained:
+            return RequestError(
+                "conflict", f"partition {name!r} is drained: it takes no new jobs", "partition"
+            )
+        if record.shape is not None:
+            return RequestError(
+                "invalid",
+                f"gang partition {name!r} places jobs by cpus; slots are not supported there",
+                "slots",
+            )
+        problem = part.request_problem(record.resources)
+        if problem is not None:
+            return RequestError("invalid", problem[1], problem[0])
+        return None
+
+    def next_gang_boundary(self) -> int | None:
+        """The next slot boundary of any gang partition."""
+        return min((d for p in self.gang.values() if (d := p.due()) is not None), default=None)
+
+
+def gang_reason(
+    part: GangPartition, record: JobRecord, now: int, queued: set[int] | None = None
+) -> bool:
+    """Set a waiting gang job's reason and forecast start; whether they changed.
+    ``queued``: the jobs waiting in the partition's scheduler, if known."""
+    name = part.spec.name
+    planned = part.next_run(record.id, now)
+    if queued is None:
+        queued = {j for j, _ in part.rotation.scheduler.waiting}
+    if planned is not None:
+        rows = part.rows_of(record.id)
+        reason = f"placed in row {rows[0]} of gang partition {name!r}; starts when that row runs"
+    elif record.id in part.rotation.scheduler.matrix.jobs:
+        reason = f"placed in gang partition {name!r} on a node that is not up"
+    elif record.id in queued:
+        limit = part.spec.max_rows
+        reason = (
+            f"waits in order in gang partition {name!r}: "
+            + (f"its {limit} rows are full, or " if limit is not None else "")
+            + "its nodes lack the memory or GPUs it holds while suspended"
+        )
+    else:
+        planned = part.due()
+        reason = f"joins gang partition {name!r} at the next slot boundary"
+    if (reason, planned) == (record.state_reason, record.planned_start):
+        return False
+    record.state_reason, record.planned_start = reason, planned
+    return True

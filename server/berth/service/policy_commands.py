@@ -47,12 +47,12 @@ def change_policy(
             "policy",
         )
     if partition is None:
-        engine.policy_name, engine.policy_options = name, dict(options)
+        engine.partitions.policy_name, engine.partitions.policy_options = name, dict(options)
     else:
         engine.backfill[partition].policy = name
         engine.backfill[partition].options = dict(options)
     engine.outbox.config_changed()
-    engine.install(replan, now, partition=partition)
+    engine.life.install(replan, now, partition=partition)
     engine.outbox.emit(
         "policy.changed", now, policy=name, options=dict(options), partition=partition
     )

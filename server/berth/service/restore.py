@@ -57,16 +57,16 @@ def restore_engine(
     for record in records:
         engine.jobs[record.id] = record
     # Who waits for whom, and which waiting jobs are held back outside the plan.
-    engine.rebuild_waits()
+    engine.deps.rebuild()
     for record in records:
         if record.state is JobState.PENDING and record.needs:
-            engine._held_back(record)
+            engine.deps.held_back(record)
     for record in records:
         engine.memory.note_key(record)
-        part = engine.gang_of(record)
+        part = engine.partitions.gang_of(record)
         if record.state is JobState.PENDING:
             engine.pending[record.id] = record
-            if part is not None and record.id not in engine.waits.gated:
+            if part is not None and record.id not in engine.deps.waits.gated:
                 part.arrive(record.id, record.resources, record.submit_time)  # in order
         elif record.state is JobState.RUNNING:
             engine.running[record.id] = record
@@ -75,14 +75,14 @@ def restore_engine(
             if part is not None and record.gang_offset is not None:
                 running = record.suspended_at is None
                 part.restore(record.id, record.resources, record.gang_offset, running, now)
-    engine.next_id = max(snapshot.last_job_id, *engine.jobs, 0) + 1
+    engine.book.next_id = max(snapshot.last_job_id, *engine.jobs, 0) + 1
     for job_id, record in engine.jobs.items():
         if record.final:
             engine.memory.finished(job_id)
     for lane in [None, *engine.backfill]:
-        name, settings = engine.policy_spec(lane)
+        name, settings = engine.partitions.policy_spec(lane)
         replan = engine.replan(name, settings, now, True, partition=lane, tighten=False)
-        engine.install(replan, now, restoring=True, partition=lane)
+        engine.life.install(replan, now, restoring=True, partition=lane)
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.
     engine._stepped = now

@@ -68,7 +68,7 @@ def test_a_partitions_policy_changes_alone_and_keeps_its_promises() -> None:
         change_policy(live, "easy", {}, 10, partition="p")
     assert "would lose its guarantee" in refused.value.message
     change_policy(live, "easy", {}, 10, force=True, partition="p")
-    assert live.policy_name == "conservative"
+    assert live.partitions.policy_name == "conservative"
     assert live.backfill["p"].policy == "easy"
     assert waiting.guaranteed_start is None
     drain(live, "node003", "maintenance", 10)
@@ -105,7 +105,7 @@ def test_partitions_survive_a_restart_and_go_when_deleted() -> None:
     assert set(again.jobs[waiting.id].allocation) <= {"node003", "node004"}
     again.advance(200)
     delete_partition(again, "p", 200)
-    assert sorted(again.pool().nodes) == ["node001", "node002", "node003", "node004"]
+    assert sorted(again.partitions.pool().nodes) == ["node001", "node002", "node003", "node004"]
     assert submit(again, job(32), 200)[0].state is JobState.RUNNING
 
 
@@ -142,4 +142,4 @@ def test_real_nodes_take_every_backfilling_policy() -> None:
     change_policy(live, "conservative", {"selection": "bb"}, 0)
     change_policy(live, "mrt", {}, 0, partition="p")
     change_policy(live, "easy", {"selection": "bl"}, 0, partition="p")
-    assert live.policy_spec("p") == ("easy", {"selection": "bl"})
+    assert live.partitions.policy_spec("p") == ("easy", {"selection": "bl"})

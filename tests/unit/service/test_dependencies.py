@@ -14,6 +14,7 @@ from berth.service.job_commands import cancel, hold, release, submit
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.node_commands import mark_down, resume_node
 from berth.service.ports import Snapshot
+from berth.service.settling import plan_again
 from tests.support.live import engine, request
 
 # 4 nodes of 8 cpus: a 32-cpu job fills the cluster.
@@ -184,7 +185,7 @@ def test_a_restart_rebuilds_who_waits_for_whom() -> None:
     again = engine(snapshot=snapshot, now=5)
     restored = again.jobs[waiting.id]
     assert restored.guaranteed_start == 200
-    assert again.waits.graph.needs(waiting.id)
+    assert again.deps.waits.graph.needs(waiting.id)
     again.advance(200)
     assert restored.state is JobState.RUNNING
 
@@ -224,7 +225,7 @@ def test_a_dependent_planned_again_keeps_its_place_in_the_queue() -> None:
     later, _ = submit(live, request(cpus=8, limit=10), 0)
     assert list(live.pending) == [waiting.id, later.id]
     # What a promise lost (a replan that moves its predecessor later) does to it:
-    assert live._plan_again(waiting, 5)
+    assert plan_again(live.life, waiting, 5)
     assert list(live.pending) == [waiting.id, later.id]
     assert waiting.guaranteed_start == 110  # after its predecessor, and after later now
 

@@ -255,9 +255,9 @@ def test_policy_change_keeps_guarantees_or_refuses_naming_them() -> None:
     waiting, _ = submit(live, request(cpus=32, limit=100), now=0)
     with pytest.raises(RequestError, match=rf"job {waiting.id} .* would lose its guarantee"):
         change_policy(live, "easy", {}, 10)
-    assert live.policy_name == "conservative"
+    assert live.partitions.policy_name == "conservative"
     change_policy(live, "conservative", {"selection": "bb"}, 10)
-    assert live.policy_options == {"selection": "bb"}
+    assert live.partitions.policy_options == {"selection": "bb"}
     assert waiting.guaranteed_start == 100
     with pytest.raises(RequestError) as caught:
         change_policy(live, "conservative", {"nonsense": 1}, 10)
@@ -279,7 +279,7 @@ def test_switching_policy_keeps_slot_jobs_on_named_nodes(policy: str) -> None:
         with pytest.raises(RequestError, match="could only be promised"):
             change_policy(live, policy, {}, 10)
     change_policy(live, policy, {}, 10, force=policy == "qops")
-    assert live.policy_name == policy
+    assert live.partitions.policy_name == policy
     assert live.policy.places_on_nodes
     nodes = live.policy.planned_nodes(waiting.id)
     assert nodes is not None

@@ -178,7 +178,7 @@ def test_partitions_are_checked_when_created_changed_and_deleted() -> None:
         delete_partition(live, "g", 0)
     cancel(live, job.id, 1, "done")
     delete_partition(live, "g", 1)
-    assert "node001" in live.pool().nodes
+    assert "node001" in live.partitions.pool().nodes
     assert not live.gang
 
 

@@ -103,8 +103,8 @@ async def priority(job_id: JobId, body: PriorityIn, daemon: DaemonDep, _: Operat
 
 def _policy_out(engine: Engine) -> PolicyOut:
     return PolicyOut(
-        policy=engine.policy_name,
-        options=engine.policy_options,
+        policy=engine.partitions.policy_name,
+        options=engine.partitions.policy_options,
         known={name: list(POLICY_OPTIONS.get(name, ())) for name in POLICIES},
     )
 

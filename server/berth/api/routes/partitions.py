@@ -27,13 +27,13 @@ router = APIRouter(tags=["partitions"])
 
 
 def _summary(name: str) -> Callable[[Engine], PartitionOut]:
-    return lambda engine: PartitionOut.model_validate(engine.partition_summary(name))
+    return lambda engine: PartitionOut.model_validate(engine.partitions.partition_summary(name))
 
 
 @router.get("/v1/partitions", response_model=PartitionList, summary="Every partition")
 async def list_partitions(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> PartitionList:
     def view(engine: Engine) -> PartitionList:
-        names = engine.partition_names()
+        names = engine.partitions.partition_names()
         shown = [_summary(name)(engine) for name in page.of(names)]
         return PartitionList(partitions=shown, total=len(names))
 
@@ -43,8 +43,8 @@ async def list_partitions(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> 
 @router.get("/v1/partitions/{name}", response_model=PartitionOut, summary="One partition")
 async def show_partition(name: str, daemon: DaemonDep, _: PrincipalDep) -> PartitionOut:
     def view(engine: Engine) -> PartitionOut:
-        if name not in engine.partition_names():
-            engine.partition(name)  # not found, naming the partitions there are
+        if name not in engine.partitions.partition_names():
+            engine.partitions.partition(name)  # not found, naming the partitions there are
         return _summary(name)(engine)
 
     return await daemon.coordinator.read(view)
@@ -56,7 +56,9 @@ async def show_partition(name: str, daemon: DaemonDep, _: PrincipalDep) -> Parti
     summary="A gang partition's matrix: rows x processors, with the job in each cell",
 )
 async def matrix(name: str, daemon: DaemonDep, _: PrincipalDep) -> MatrixOut:
-    return await daemon.coordinator.read(lambda engine: MatrixOut.of(engine.partition(name)))
+    return await daemon.coordinator.read(
+        lambda engine: MatrixOut.of(engine.partitions.partition(name))
+    )
 
 
 @router.post(

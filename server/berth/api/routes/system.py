@@ -71,7 +71,7 @@ async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> Schedul
         planned = [window(engine, r, predicted.get(r.id)) for r in page.of(order)]
         return ScheduleOut(
             now=now,
-            policy=engine.policy_name,
+            policy=engine.partitions.policy_name,
             running=running,
             planned=planned,
             planned_total=len(order),
@@ -98,7 +98,7 @@ async def cluster(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> ClusterO
                 used[name] = used.get(name, 0) + amount
         return ClusterOut(
             now=now,
-            policy=engine.policy_name,
+            policy=engine.partitions.policy_name,
             capacity=engine.cluster.full_capacity(),
             schedulable=engine.cluster.schedulable_capacity(),
             used=used,
