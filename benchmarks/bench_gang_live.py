@@ -23,9 +23,9 @@ from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
-from berth.service.gang import GangSpec
+from berth.service.handlers.partition_commands import create_partition
 from berth.service.model import NodeRecord
-from berth.service.partition_commands import create_partition
+from berth.service.partitions.gang import GangSpec
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 

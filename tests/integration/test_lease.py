@@ -11,7 +11,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from berth.service.job_commands import submit
+from berth.service.handlers.job_commands import submit
 from berth.store.lease import Fenced, Lease, current_leader
 from berth.store.migrate import upgrade
 from berth.store.sql import SqlStore

@@ -12,9 +12,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from berth.core.shapes import Shape
-from berth.service.job_commands import submit
+from berth.service.handlers.job_commands import submit
+from berth.service.handlers.node_commands import drain
 from berth.service.model import JobState
-from berth.service.node_commands import drain
 from berth.service.ports import JobFilter
 from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from berth.service import job_commands
 from berth.service.engine import Engine
+from berth.service.handlers import job_commands
 from berth.service.model import JobState
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request

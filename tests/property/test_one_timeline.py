@@ -18,7 +18,7 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.replay import replay
 from berth.emulate.virtual import trace_request
 from berth.emulate.workload import TraceJob
-from berth.service import job_commands
+from berth.service.handlers import job_commands
 from berth.service.model import NodeRecord
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine

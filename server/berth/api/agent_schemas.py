@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from berth.api.schemas import MAX_RESOURCE_KINDS, Capacity, NodeName, ResourceName
-from berth.service.agents import AgentReport, JobReport
+from berth.service.handlers.agents import AgentReport, JobReport
 
 
 class UsageIn(BaseModel):

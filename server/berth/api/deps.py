@@ -15,9 +15,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from berth.api.auth import Principal, Role, Tokens
 from berth.api.limits import Limits, SubmitRate
-from berth.service.agents import AgentNodes
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
+from berth.service.handlers.agents import AgentNodes
 from berth.service.model import RequestError
 
 if TYPE_CHECKING:

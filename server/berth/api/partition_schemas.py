@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from berth.api.schemas import MAX_OPTIONS, NodeName, OptionName, OptionValue, PolicyName
 from berth.core.catalog import GANG_SCHEMES
-from berth.service.gang import DEFAULT_SLOT_SECONDS, GangPartition, GangSpec
 from berth.service.model import RequestError
-from berth.service.partition_specs import BackfillSpec
+from berth.service.partitions.gang import DEFAULT_SLOT_SECONDS, GangPartition, GangSpec
+from berth.service.partitions.specs import BackfillSpec
 
 Name = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
 Scheme = Literal["bc", "br", "brms", "brmms"]

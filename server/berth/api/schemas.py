@@ -9,7 +9,7 @@ from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from berth.service.model import JobRecord, JobState, NodeRecord
-from berth.service.partition_specs import DEFAULT_PARTITION
+from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.rows import shape_row
 
 #: The longest batch script accepted (each waiting job's is kept in the daemon's memory).

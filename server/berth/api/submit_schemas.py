@@ -18,7 +18,7 @@ from berth.api.schemas import (
 )
 from berth.core.shapes import Shape
 from berth.service.model import JobRequest, RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION
+from berth.service.partitions.specs import DEFAULT_PARTITION
 
 
 class SlotsIn(BaseModel):

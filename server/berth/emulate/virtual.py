@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from berth.emulate.workload import TraceJob
 from berth.service.engine import Engine
-from berth.service.job_commands import submit
+from berth.service.handlers.job_commands import submit
 from berth.service.model import JobRequest
 
 

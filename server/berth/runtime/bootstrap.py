@@ -32,10 +32,10 @@ from berth.runtime.heap import settle_heap
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
-from berth.service.agents import AgentNodes, AgentSettings
 from berth.service.commands import ExpireAgents
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
+from berth.service.handlers.agents import AgentNodes, AgentSettings
 from berth.service.model import RequestError
 from berth.service.ports import Clock, NodeBackend, Snapshot
 from berth.service.restore import restore_engine

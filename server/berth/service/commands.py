@@ -11,17 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from berth.service import arrays, job_commands, node_commands, partition_commands
-from berth.service.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.budgets import within
+from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
+from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
+from berth.service.handlers.policy_commands import change_policy
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION
-from berth.service.policy_commands import change_policy
+from berth.service.partitions.specs import DEFAULT_PARTITION
+from berth.service.planning.budgets import within
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
-    from berth.service.gang import GangSpec
-    from berth.service.partition_specs import BackfillSpec
+    from berth.service.partitions.gang import GangSpec
+    from berth.service.partitions.specs import BackfillSpec
 
 
 class Command(Protocol):

@@ -41,8 +41,8 @@ from berth.service.archive import Archive
 from berth.service.commands import Command, Improve, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
-from berth.service.intents import Intent
 from berth.service.model import Event, RequestError
+from berth.service.nodes.intents import Intent
 from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
 

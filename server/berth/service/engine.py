@@ -13,7 +13,7 @@ feasible). A rebuild reports every guarantee it cannot keep; operator commands r
 such a change unless forced, a node failure applies it and announces the new times.
 
 Jobs run in partitions: the default partition is the policy above over every node no
-other partition names; gang partitions (:mod:`berth.service.partitions`) keep Zhou's
+other partition names; gang partitions (:mod:`berth.service.partitions.registry`) keep Zhou's
 matrix and move it on at each slot boundary, inside the same scheduling pass.
 
 The engine is composed of parts, each in its own module with its own state, and holds
@@ -25,9 +25,9 @@ slices), the :class:`Outbox` (what the commands leave for the shell to commit an
 send), the :class:`JobMemory` (which finished jobs are held), the :class:`Forecasts`
 (the predicted starts, a read model) and the :class:`JobLifecycle` (the steps of a
 job's life over all of them). The commands on jobs, arrays, nodes and partitions and
-the policy change are handlers outside the engine (:mod:`~berth.service.job_commands`,
-:mod:`~berth.service.arrays`, :mod:`~berth.service.node_commands`,
-:mod:`~berth.service.partition_commands`, :mod:`~berth.service.policy_commands`) that
+the policy change are handlers outside the engine (:mod:`~berth.service.handlers.job_commands`,
+:mod:`~berth.service.handlers.arrays`, :mod:`~berth.service.handlers.node_commands`,
+:mod:`~berth.service.handlers.partition_commands`, :mod:`~berth.service.handlers.policy_commands`) that
 work through the lifecycle's steps and :meth:`Engine.schedule_pass`.
 """
 
@@ -37,23 +37,23 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from berth.core.policies.base import LivePolicy
-from berth.service.budgets import PASS_SECONDS, within
-from berth.service.checks import check_request
-from berth.service.cluster import Cluster
-from berth.service.dependents import Dependencies
-from berth.service.forecasts import Forecasts
-from berth.service.gang_slots import gang_boundaries
-from berth.service.intents import Kill, StartOn
-from berth.service.job_book import JobBook
-from berth.service.job_memory import JobMemory
-from berth.service.lifecycle import JobLifecycle
+from berth.service.jobs.book import JobBook
+from berth.service.jobs.checks import check_request
+from berth.service.jobs.dependencies import Dependencies
+from berth.service.jobs.gang_slots import gang_boundaries
+from berth.service.jobs.lifecycle import JobLifecycle
+from berth.service.jobs.memory import JobMemory
+from berth.service.jobs.settling import settle_waits
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
+from berth.service.nodes.cluster import Cluster
+from berth.service.nodes.intents import Kill, StartOn
 from berth.service.outbox import Outbox
-from berth.service.partitions import Partitions
-from berth.service.planner import Planner
+from berth.service.partitions.registry import Partitions
+from berth.service.planning.budgets import PASS_SECONDS, within
+from berth.service.planning.forecasts import Forecasts
+from berth.service.planning.planner import Planner
+from berth.service.planning.replan import Replan, build_policy, replan
 from berth.service.ports import Changes, NodeBackend
-from berth.service.replan import Replan, build_policy, replan
-from berth.service.settling import settle_waits
 
 
 class Engine:
@@ -78,7 +78,7 @@ class Engine:
         self.gang, self.backfill = self.partitions.gang, self.partitions.backfill
         #: Each backfilling partition's policy in its timeline, and deferred improvements.
         self.planner = Planner(self._build_policy(policy_name, self.partitions.policy_options))
-        #: Jobs that wait for other jobs (:mod:`berth.service.dependents`).
+        #: Jobs that wait for other jobs (:mod:`berth.service.jobs.dependencies`).
         self.deps = Dependencies(self.book, self.partitions, self.planner)
         #: Which finished jobs are held, and the idempotency keys known.
         self.memory = JobMemory(self.jobs)
@@ -142,7 +142,7 @@ class Engine:
         tighten: bool = True,
     ) -> Replan:
         """A backfilling partition's policy (the default one's unless named) rebuilt from
-        its jobs (see :func:`~berth.service.replan.replan`)."""
+        its jobs (see :func:`~berth.service.planning.replan.replan`)."""
         return replan(
             self.partitions.pool(partition),
             [r for r in self.running.values() if r.partition == partition],

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from berth.service.intents import Intent
 from berth.service.model import Event, JobRecord, NodeRecord
+from berth.service.nodes.intents import Intent
 from berth.service.ports import Changes, NodeBackend
 from berth.service.rows import job_row, node_row
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from berth.service.engine import Engine
-from berth.service.gang import GangPartition, GangSpec
 from berth.service.model import JobState, NodeRecord
-from berth.service.partition_specs import spec_from_dict
+from berth.service.partitions.gang import GangPartition, GangSpec
+from berth.service.partitions.specs import spec_from_dict
 from berth.service.ports import NodeBackend, Snapshot
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from berth.service import job_commands
-from berth.service.agents import (
+from berth.service.commands import AgentSync, ExpireAgents
+from berth.service.engine import Engine
+from berth.service.handlers import job_commands
+from berth.service.handlers.agents import (
     SILENT,
     AgentNodes,
     AgentReport,
@@ -15,8 +17,6 @@ from berth.service.agents import (
     quiet,
     render_wish,
 )
-from berth.service.commands import AgentSync, ExpireAgents
-from berth.service.engine import Engine
 from berth.service.model import JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from berth.core.arrays import MAX_ARRAY_TASKS
-from berth.service.arrays import cancel_array, parse_array, submit_array
+from berth.service.handlers.arrays import cancel_array, parse_array, submit_array
 from berth.service.model import JobState, RequestError
 from tests.support.live import engine, request
 

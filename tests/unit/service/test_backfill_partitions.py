@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from berth.dispatch.emulated import EmulatedNodes
-from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
-from berth.service.job_commands import submit
+from berth.service.handlers.job_commands import submit
+from berth.service.handlers.node_commands import drain
+from berth.service.handlers.partition_commands import create_partition, delete_partition
+from berth.service.handlers.policy_commands import change_policy
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
-from berth.service.node_commands import drain
-from berth.service.partition_commands import create_partition, delete_partition
-from berth.service.partition_specs import BackfillSpec
-from berth.service.policy_commands import change_policy
+from berth.service.partitions.specs import BackfillSpec
 from berth.service.ports import Snapshot
+from berth.service.queries.answers import start_info, what_if
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 

@@ -511,7 +511,7 @@ def test_a_long_forecast_goes_on_in_slices_and_reads_answer_from_the_last_one(
     the last finished run, and the writer finishes the run in slices; the predictions
     are then those of the whole run made at once."""
     from berth.core.forecast import forecast
-    from berth.service import forecasts
+    from berth.service.planning import forecasts
 
     monkeypatch.setattr(forecasts, "FORECAST_SLICE", 0.0)
 

@@ -8,9 +8,16 @@ import pytest
 
 from berth.core.shapes import Shape
 from berth.dispatch.emulated import EmulatedNodes
-from berth.service.answers import start_info, what_if
 from berth.service.engine import Engine
-from berth.service.job_commands import cancel, hold, release, submit
+from berth.service.handlers.job_commands import cancel, hold, release, submit
+from berth.service.handlers.node_commands import (
+    add_node,
+    drain,
+    mark_down,
+    resize_node,
+    resume_node,
+)
+from berth.service.handlers.policy_commands import change_policy
 from berth.service.model import (
     JobRequest,
     JobState,
@@ -19,9 +26,8 @@ from berth.service.model import (
     RequestError,
     readable,
 )
-from berth.service.node_commands import add_node, drain, mark_down, resize_node, resume_node
-from berth.service.policy_commands import change_policy
 from berth.service.ports import Changes, Snapshot
+from berth.service.queries.answers import start_info, what_if
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request

@@ -1,19 +1,34 @@
 """The engine's parts on their own: the outbox (what the shell commits and sends), the
-memory of finished jobs and the planner (the partitions' timelines)."""
+memory of finished jobs, the planner (the partitions' timelines), the job book, the
+partitions, the dependencies and the lifecycle, each built from its own inputs."""
 
 from __future__ import annotations
+
+import pytest
 
 from berth.core.model import Job
 from berth.core.policies.base import LivePolicy
 from berth.dispatch.emulated import EmulatedNodes
-from berth.service.agents import AgentNodes, AgentSettings
-from berth.service.cluster import Cluster
-from berth.service.intents import StartOn
-from berth.service.job_memory import JobMemory
-from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, NodeState
+from berth.service.handlers.agents import AgentNodes, AgentSettings
+from berth.service.jobs.book import JobBook
+from berth.service.jobs.dependencies import Dependencies
+from berth.service.jobs.lifecycle import JobLifecycle
+from berth.service.jobs.memory import JobMemory
+from berth.service.model import (
+    JobRecord,
+    JobRequest,
+    JobState,
+    NodeRecord,
+    NodeState,
+    RequestError,
+)
+from berth.service.nodes.cluster import Cluster
+from berth.service.nodes.intents import StartOn
 from berth.service.outbox import Outbox
-from berth.service.planner import Planner
-from berth.service.replan import build_policy
+from berth.service.partitions.registry import Partitions
+from berth.service.partitions.specs import BackfillSpec
+from berth.service.planning.planner import Planner
+from berth.service.planning.replan import build_policy
 
 
 def _job(job_id: int, key: str | None = None, state: JobState = JobState.PENDING) -> JobRecord:
@@ -123,3 +138,80 @@ def test_the_planner_wakes_at_the_earliest_reservation_of_any_partition() -> Non
     planner.lanes["other"].policy.schedule(0)
     planner.lanes["other"].policy.submit(Job(3, 0, 50, {"cpus": 8}), 0)  # reserved at 50
     assert planner.next_wakeup() == 50
+
+
+def _parts(policy: str = "conservative") -> JobLifecycle:
+    """The parts a lifecycle works over, on two 4-cpu nodes, wired by hand."""
+    cluster = Cluster([NodeRecord(f"n{i}", {"cpus": 4}) for i in (1, 2)])
+    book = JobBook()
+    partitions = Partitions(cluster, book.jobs, policy, {})
+    planner = Planner(build_policy(partitions.pool(), policy, {}))
+    deps = Dependencies(book, partitions, planner)
+    outbox = Outbox(EmulatedNodes())
+    return JobLifecycle(book, cluster, partitions, deps, planner, outbox, JobMemory(book.jobs))
+
+
+def _request(user: str = "alice", **fields: object) -> JobRequest:
+    return JobRequest("t", user, {"cpus": 4}, 60, command="true", **fields)  # type: ignore[arg-type]
+
+
+def test_the_book_finds_a_job_or_names_the_missing_id() -> None:
+    book = JobBook()
+    for job_id, task in ((7, 2), (5, 0), (6, 1)):
+        book.jobs[job_id] = record = _job(job_id)
+        record.array_job_id, record.array_task_id = 5, task
+    assert book.job(6).id == 6
+    assert [r.array_task_id for r in book.array_tasks(5)] == [0, 1, 2]
+    with pytest.raises(RequestError) as missing:
+        book.job(8)
+    assert (missing.value.field, missing.value.message) == ("job_id", "no job 8")
+
+
+def test_partitions_own_their_nodes_and_name_the_known_ones() -> None:
+    cluster = Cluster([NodeRecord(f"n{i}", {"cpus": 4}) for i in (1, 2, 3)])
+    partitions = Partitions(cluster, {}, "easy", {"selection": "bb"})
+    partitions.backfill["p"] = BackfillSpec("p", ["n3"], "conservative")
+    assert sorted(partitions.pool().nodes) == ["n1", "n2"]
+    assert list(partitions.pool("p").nodes) == ["n3"]
+    assert partitions.partition_of_node("n3") == "p"
+    assert partitions.lane_of_node("n1") is None
+    assert partitions.policy_spec(None) == ("easy", {"selection": "bb"})
+    with pytest.raises(RequestError) as missing:
+        partitions.partition("q")
+    assert "known: default, p" in missing.value.message
+
+
+def test_the_lifecycle_admits_plans_and_ends_a_job_through_the_parts() -> None:
+    life = _parts()
+    first = life.enter_job(_request(), 0)
+    second = life.enter_job(_request(), 0)
+    third = life.enter_job(_request(), 0)
+    assert [r.id for r in (first, second, third)] == [1, 2, 3]
+    assert list(life.pending) == [1, 2, 3]
+    assert third.guaranteed_start == 60  # two 4-cpu nodes: the third waits for one
+    assert life.counters["accepted"] == 3
+    life.cancel_job(third.id, 1, "by alice")
+    assert third.state is JobState.CANCELLED
+    assert third.id not in life.pending
+    kinds = [event.kind for event in life.outbox.take_events()]
+    assert kinds.count("job.accepted") == 3
+    assert kinds[-1] == "job.cancelled"
+
+
+def test_the_lifecycle_never_accepts_a_deadline_its_policy_cannot_promise() -> None:
+    life = _parts("easy")
+    refused = life.enter_job(_request(deadline=600), 0)
+    assert refused.state is JobState.REJECTED
+    assert "policy easy makes no promises" in refused.state_reason
+
+
+def test_dependencies_resolve_needs_and_refuse_another_users_job() -> None:
+    life = _parts()
+    first = life.enter_job(_request(), 0)
+    needs, singleton = life.deps.needs_of(_request(dependency=f"afterok:{first.id}"), 2)
+    assert [(n.kind, n.job_id) for n in needs] == [("afterok", first.id)]
+    assert not singleton
+    with pytest.raises(RequestError) as refused:
+        life.deps.needs_of(_request("bob", dependency=f"afterok:{first.id}"), 2)
+    assert "belongs to another user" in refused.value.message
+    assert refused.value.field == "dependency"

@@ -18,9 +18,9 @@ from berth.api.agent_schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
 from berth.api.auth import Principal, Role
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep, PageDep
 from berth.api.waiters import Waiters
-from berth.service.agents import AgentNodes, Synced, quiet, render_wish
 from berth.service.commands import AgentSync
 from berth.service.engine import Engine
+from berth.service.handlers.agents import AgentNodes, Synced, quiet, render_wish
 from berth.service.model import RequestError
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])

@@ -32,12 +32,12 @@ from berth.api.schemas import (
     WhatIfOut,
 )
 from berth.api.submit_schemas import JobSubmit
-from berth.service import answers
-from berth.service.arrays import parse_array
 from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJob
 from berth.service.engine import Engine
+from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobRecord, JobState, RequestError
 from berth.service.ports import JobFilter
+from berth.service.queries import answers
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from berth.api.schemas import AccountQuery, ClusterOut, NodeOut, ScheduleOut, Wh
 from berth.service.coordinator import RESTART
 from berth.service.engine import Engine
 from berth.service.model import LAG_BUCKETS, JobRecord, JobState, RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION
+from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.ports import EventRow, JobFilter, UsageBy
 
 router = APIRouter(tags=["system"])

@@ -1,8 +1,8 @@
 """Applying what jobs did to the jobs that wait for them (Slurm's ``--dependency``).
 
-The dependencies (:mod:`berth.service.dependents`) and :mod:`berth.core.waits` settle
+The dependencies (:mod:`berth.service.jobs.dependencies`) and :mod:`berth.core.waits` settle
 what the jobs that moved mean for their waiters, as steps; :func:`settle_waits` applies
-them through the lifecycle (:mod:`berth.service.lifecycle`): a need that can never be
+them through the lifecycle (:mod:`berth.service.jobs.lifecycle`): a need that can never be
 satisfied dooms its job (cancelled, or held with ``kill_on_invalid_dep`` off), a
 predecessor that ends earlier relaxes its waiter's earliest start, a promise lost (a
 node failure, a hold) plans the waiter again or gates it out of the plan. The engine
@@ -14,7 +14,7 @@ from __future__ import annotations
 from berth.core.decisions import Reject
 from berth.core.dependencies import Bound, Need, format_needs
 from berth.core.waits import Doom, Gate, Plan, Relax
-from berth.service.lifecycle import JobLifecycle
+from berth.service.jobs.lifecycle import JobLifecycle
 from berth.service.model import JobRecord, JobState
 
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from berth.core.forecast import ForecastRun
 from berth.core.policies.base import LivePolicy
 from berth.core.timeline import Timeline
-from berth.service.budgets import within
 from berth.service.model import JobRecord
 from berth.service.outbox import Outbox
+from berth.service.planning.budgets import within
 
 #: Wall time a read may spend on a forecast before it answers from the last one.
 FORECAST_SLICE = 0.02

@@ -1,5 +1,5 @@
 """What a partition is, as stored and as the operator writes it: a gang partition's
-:class:`~berth.service.gang.GangSpec` or a backfilling one's :class:`BackfillSpec`
+:class:`~berth.service.partitions.gang.GangSpec` or a backfilling one's :class:`BackfillSpec`
 (its nodes, policy and options), and the name of the default partition.
 
 Plain data, read by the engine, the store's restore and the API's schemas alike.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from berth.service.gang import GangSpec
+from berth.service.partitions.gang import GangSpec
 
 #: The partition of every job that names none, and of every node no partition names.
 DEFAULT_PARTITION = "default"

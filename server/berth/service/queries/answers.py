@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import forecast
-from berth.service.dependents import dependency_answer
 from berth.service.engine import Engine
+from berth.service.jobs.dependencies import dependency_answer
 from berth.service.model import JobRecord, JobRequest, JobState, readable
 
 if TYPE_CHECKING:
-    from berth.service.gang import GangPartition
+    from berth.service.partitions.gang import GangPartition
 
 #: How many job ids a start-time answer lists as ahead of the job.
 AHEAD_SHOWN = 20

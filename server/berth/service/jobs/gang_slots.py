@@ -1,19 +1,19 @@
 """Gang partitions in time: the slot boundaries.
 
-At each slot boundary a gang partition's matrix moves on (:mod:`berth.service.gang`),
+At each slot boundary a gang partition's matrix moves on (:mod:`berth.service.partitions.gang`),
 and the jobs of the outgoing row are suspended, those of the incoming row resumed or
 started, through the same intents as every other node command; the waiting jobs'
 reasons follow. The engine runs :func:`gang_boundaries` at the end of every pass,
-through the lifecycle's steps (:mod:`berth.service.lifecycle`). No I/O.
+through the lifecycle's steps (:mod:`berth.service.jobs.lifecycle`). No I/O.
 """
 
 from __future__ import annotations
 
-from berth.service.gang import GangPartition
-from berth.service.intents import Resume, StartOn, Suspend
-from berth.service.lifecycle import JobLifecycle
+from berth.service.jobs.lifecycle import JobLifecycle
 from berth.service.model import JobState
-from berth.service.partitions import gang_reason
+from berth.service.nodes.intents import Resume, StartOn, Suspend
+from berth.service.partitions.gang import GangPartition
+from berth.service.partitions.registry import gang_reason
 
 
 def gang_boundaries(life: JobLifecycle, now: int) -> None:

@@ -2,8 +2,8 @@
 running ones, the next job number and what happened to jobs, counted.
 
 The state part of :class:`~berth.service.engine.Engine`: the lifecycle
-(:mod:`berth.service.lifecycle`) moves records between its tables, the dependencies
-(:mod:`berth.service.dependents`) and the partitions (:mod:`berth.service.partitions`)
+(:mod:`berth.service.jobs.lifecycle`) moves records between its tables, the dependencies
+(:mod:`berth.service.jobs.dependencies`) and the partitions (:mod:`berth.service.partitions.registry`)
 read them, and the routes look a job up here (404 naming the field). No I/O.
 """
 

@@ -3,7 +3,7 @@
 :class:`JobLifecycle` holds the steps every command and every pass works through, over
 the engine's parts: :meth:`~JobLifecycle.decide` asks the job's partition (a gang
 partition's matrix, or a backfilling partition's policy, for a job whose predecessors
-allow it: see :mod:`berth.service.dependents`) and never accepts a deadline it does not
+allow it: see :mod:`berth.service.jobs.dependencies`) and never accepts a deadline it does not
 guarantee; :meth:`~JobLifecycle.admit` records the decision and
 :meth:`~JobLifecycle.note_plan` the plan a queued job has (or why it has none);
 :meth:`~JobLifecycle.enter_job` is a new job entering (numbered, waiting for what it
@@ -11,7 +11,7 @@ needs, decided), :meth:`~JobLifecycle.cancel_job` one leaving by cancellation,
 :meth:`~JobLifecycle.end_job` a running one ending, :meth:`~JobLifecycle.install` a
 replan adopted; :meth:`~JobLifecycle.set_state` is the one place a job's state changes
 (its waiters and the memory of finished jobs hear of it). The job and array handlers
-(:mod:`berth.service.job_commands`, :mod:`berth.service.arrays`), the dependencies'
+(:mod:`berth.service.handlers.job_commands`, :mod:`berth.service.handlers.arrays`), the dependencies'
 settling and the gang slots work through these steps; the engine drives them in time.
 A part of :class:`~berth.service.engine.Engine`. No I/O.
 """
@@ -24,11 +24,9 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.dependencies import Need
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.node_schedule import WAITS_FOR_NODES
-from berth.service.cluster import Cluster
-from berth.service.dependents import Dependencies
-from berth.service.intents import Kill
-from berth.service.job_book import JobBook
-from berth.service.job_memory import JobMemory
+from berth.service.jobs.book import JobBook
+from berth.service.jobs.dependencies import Dependencies
+from berth.service.jobs.memory import JobMemory
 from berth.service.model import (
     FINAL_STATES,
     JobRecord,
@@ -38,10 +36,12 @@ from berth.service.model import (
     moment,
     readable,
 )
+from berth.service.nodes.cluster import Cluster
+from berth.service.nodes.intents import Kill
 from berth.service.outbox import Outbox
-from berth.service.partitions import Partitions, gang_reason
-from berth.service.planner import Planner
-from berth.service.replan import Replan
+from berth.service.partitions.registry import Partitions, gang_reason
+from berth.service.planning.planner import Planner
+from berth.service.planning.replan import Replan
 
 #: The event announcing each way a running job can end.
 END_EVENT = {

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from berth.service import node_commands
+from berth.service.handlers import node_commands
 from berth.service.model import JobRecord, JobState, NodeState, RequestError
 from berth.service.ports import Ended
 

@@ -11,7 +11,7 @@ promises allow, why it waits. A dependent is planned from its predecessors' prom
 ends (their guarantees; once running, their time limits), moved up when those come
 earlier, planned again when one is lost (a node failure, a hold), and cancelled (or
 held, with ``kill_on_invalid_dep`` off) when a need can never be satisfied: the
-lifecycle applies those steps (:mod:`berth.service.settling`). A part of
+lifecycle applies those steps (:mod:`berth.service.jobs.settling`). A part of
 :class:`~berth.service.engine.Engine`; no I/O.
 """
 
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from berth.core.arrays import throttle
 from berth.core.dependencies import Bound, Need, format_needs, parse_dependency, parse_needs
 from berth.core.waits import Waits
-from berth.service.job_book import JobBook
+from berth.service.jobs.book import JobBook
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
-from berth.service.partitions import Partitions
-from berth.service.planner import Planner
+from berth.service.partitions.registry import Partitions
+from berth.service.planning.planner import Planner
 
 
 class Dependencies:

@@ -12,8 +12,8 @@ from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NO_NODES
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import shape_of, shape_problem
-from berth.service.cluster import Cluster
 from berth.service.model import JobRequest, RequestError, moment
+from berth.service.nodes.cluster import Cluster
 
 
 def check_request(

@@ -3,7 +3,7 @@ improvement, a forecast.
 
 The single writer bounds how long any one piece of planning holds the event loop; work
 that is not finished within its budget stops after a question and goes on in a later
-slice (see :mod:`berth.service.planner` and :mod:`berth.service.forecasts`). The
+slice (see :mod:`berth.service.planning.planner` and :mod:`berth.service.planning.forecasts`). The
 only clock the service layer reads, and only to stop, never to decide.
 """
 

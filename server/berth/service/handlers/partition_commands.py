@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.core.policies import policy_problem
-from berth.service.gang import GangPartition, GangSpec
 from berth.service.model import RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION, BackfillSpec
+from berth.service.partitions.gang import GangPartition, GangSpec
+from berth.service.partitions.specs import DEFAULT_PARTITION, BackfillSpec
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine

@@ -5,11 +5,11 @@ partition names and runs the daemon's policy (``PUT /v1/admin/policy``). Operato
 other partitions from nodes of the default partition that run nothing of it (refused,
 unless forced, if a guarantee of the default partition would break): a *backfilling*
 partition runs any policy Berth has, over its own nodes, with its own guarantees; a
-*gang* partition keeps Zhou's matrix (:mod:`berth.service.gang_slots`). Operators change
+*gang* partition keeps Zhou's matrix (:mod:`berth.service.jobs.gang_slots`). Operators change
 a partition's policy (backfilling: refused if a guarantee would break, unless forced;
 gang: slot length and row limit at once, the scheme only while empty), drain it (no new
 jobs; those it has go on) and delete it once empty (its nodes return to the default
-partition): those commands are handlers in :mod:`berth.service.partition_commands`.
+partition): those commands are handlers in :mod:`berth.service.handlers.partition_commands`.
 This module is the part of :class:`~berth.service.engine.Engine` that holds the
 partitions and answers what the engine looks up about them: each one's nodes (its pool)
 and policy, which partition owns a node, a job's gang partition, whether a gang
@@ -18,15 +18,15 @@ partition takes a request, a waiting gang job's reason, a summary for the API. N
 
 from __future__ import annotations
 
-from berth.service.cluster import Cluster
-from berth.service.gang import GangPartition
 from berth.service.model import JobRecord, RequestError
-from berth.service.partition_specs import DEFAULT_PARTITION, BackfillSpec
+from berth.service.nodes.cluster import Cluster
+from berth.service.partitions.gang import GangPartition
+from berth.service.partitions.specs import DEFAULT_PARTITION, BackfillSpec
 
 
 class Partitions:
     """The partitions of ``cluster``: which nodes and policy each has, which owns a node
-    (the operator commands are handlers in :mod:`berth.service.partition_commands`);
+    (the operator commands are handlers in :mod:`berth.service.handlers.partition_commands`);
     ``jobs``: the engine's job table, for the summaries."""
 
     def __init__(

@@ -17,8 +17,8 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import LivePolicy
 from berth.core.policies.empty import NoNodes
 from berth.core.policies.node_registry import make_node_policy
-from berth.service.cluster import Cluster
 from berth.service.model import JobRecord, NodeState, moment
+from berth.service.nodes.cluster import Cluster
 
 
 @dataclass(slots=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from berth.service.intents import Kill
 from berth.service.model import JobState, NodeRecord, NodeState, RequestError
+from berth.service.nodes.intents import Kill
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
