@@ -128,7 +128,9 @@ def test_the_log_has_one_readable_line_per_meaningful_event(tmp_path: Path) -> N
     ended = [line for line in lines if f"job {job_id} completed" in line]
     assert len(started) == 1, lines
     assert len(ended) == 1, lines
-    assert any(line.endswith("node node004 drained: disk check") for line in lines), lines
+    assert any(line.endswith("node node004 drained: disk check (by admin)") for line in lines), (
+        lines
+    )
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO job", started[0]), started
     # Nothing else at info: no admission, no scheduler jobs, no migrations.
     assert not [line for line in lines if line not in (*started, *ended) and "drained" not in line]

@@ -113,11 +113,16 @@ class AgentOut(BaseModel):
 class NodeTokenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: NodeName
+    expires_in: int = Field(
+        365 * 86400, ge=60, le=10 * 365 * 86400, description="seconds it is valid (one year)"
+    )
 
 
 class NodeTokenOut(BaseModel):
     name: str
-    token: str = Field(description="shown once; the daemon keeps only its SHA-256 digest")
+    token: str = Field(description="shown once; the daemon keeps only what it says")
+    id: str | None = Field(default=None, description="its id in the token register (to revoke)")
+    expires_at: int | None = None
 
 
 class AgentStatus(BaseModel):

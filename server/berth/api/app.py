@@ -18,7 +18,7 @@ from berth.api import errors, ui
 from berth.api.deps import Daemon
 from berth.api.lean import LeanPaths
 from berth.api.limits import BodyLimit, Limits
-from berth.api.routes import admin, agents, jobs, partitions, system
+from berth.api.routes import admin, agents, jobs, partitions, system, tokens
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -63,6 +63,7 @@ def _application(lifespan: Lifespan | None, limits: Limits) -> FastAPI:
     app.include_router(system.router)
     app.include_router(agents.router)
     app.include_router(partitions.router)
+    app.include_router(tokens.router)
     ui.install(app)
     app.add_middleware(LeanPaths, handlers=jobs.LEAN_PATHS)
     app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)

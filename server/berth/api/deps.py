@@ -107,11 +107,18 @@ def caller(request: Request) -> Principal:
     return daemon_of(request).tokens.resolve(request.headers.get("authorization"))
 
 
+#: Methods that change nothing: all a viewer's token may use.
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 def person(request: Request) -> Principal:
-    """The calling user or operator; 403 for a node's token."""
+    """The calling person (user, coordinator, viewer or operator); 403 for a node's
+    token, and for a viewer's on anything but a read."""
     principal = caller(request)
     if principal.role is Role.NODE:
         raise RequestError("forbidden", "a node token may only call /v1/agents")
+    if principal.role is Role.VIEWER and request.method not in READS:
+        raise RequestError("forbidden", f"{principal.user!r} has a viewer token: it only reads")
     return principal
 
 
@@ -132,8 +139,8 @@ PrincipalDep = Annotated[Principal, Depends(_person)]
 
 
 async def _operator(request: Request, _: Credentials) -> Principal:
-    principal = person(request)  # a node token is refused first
-    if not principal.operator:
+    principal = person(request)  # a node token, a viewer's write, are refused first
+    if not principal.sees_everything:  # a viewer may read what operators read
         raise RequestError("forbidden", f"user {principal.user!r} is not an operator")
     return principal
 

@@ -210,6 +210,8 @@ class JobEvents(BaseModel):
 class WhoAmI(BaseModel):
     user: str
     role: str
+    account: str | None = Field(None, description="a coordinator's account")
+    expires_at: int | None = Field(None, description="when a signed token expires (Unix time)")
 
 
 class Blocking(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from berth.emulate.workload import TraceJob
 from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
 from berth.runtime.heap import settle_heap
+from berth.runtime.keys import issued_tokens
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
@@ -201,6 +203,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
     coordinator = Coordinator(engine, store, clock, snapshot.last_event_id)
     coordinator.events.on_published = log_event  # one line per meaningful event
     tokens, note = load_tokens(settings, engine.node_tokens)
+    tokens.issued = issued_tokens(settings, database, f"{socket.gethostname()}:{settings.port}")
     waiters = None
     if agents is not None:
         waiters = Waiters()
@@ -221,9 +224,12 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         watch = None
         if agents is not None:
             watch = asyncio.create_task(_expire_silent_agents(coordinator, agents))
+        assert tokens.issued is not None
+        revocations = asyncio.create_task(tokens.issued.keep_fresh())
         try:
             yield
         finally:
+            revocations.cancel()
             if watch is not None:
                 watch.cancel()
             if waiters is not None:

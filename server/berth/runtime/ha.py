@@ -31,8 +31,13 @@ from typing import Any
 
 import uvicorn
 
+from berth.runtime.keys import trusted_keys
 from berth.runtime.logs import quiet_web_server
 from berth.runtime.settings import Settings
+from berth.service.identity.issued import IssuedTokens
+from berth.service.identity.signed import looks_signed
+from berth.service.model import RequestError
+from berth.store.credentials import SqlTokens
 from berth.store.lease import Fenced, Lease
 from berth.store.migrate import upgrade
 from berth.store.tables import create_db_engine
@@ -48,11 +53,14 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 class Standby:
-    """The ASGI app of a standby: its health, and redirects to the leader."""
+    """The ASGI app of a standby: its health, and redirects to the leader. A signed
+    token that is expired, revoked or not trusted is refused here (401) rather than
+    sent on: a revocation holds on every daemon of the group."""
 
-    def __init__(self, holder: str) -> None:
+    def __init__(self, holder: str, register: IssuedTokens | None = None) -> None:
         self.holder = holder
         self.leader_url: str | None = None
+        self.register = register
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -67,9 +75,13 @@ class Standby:
         path = scope["path"] + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
         )
+        refused = None if scope["path"] == "/healthz" else self._refused(scope)
         if scope["path"] == "/healthz":
             body = {"status": "standby", "daemon": self.holder, "leader": self.leader_url}
             await _answer(send, 200, body)
+        elif refused is not None:
+            error = {"code": "unauthorized", "message": refused.message, "field": refused.field}
+            await _answer(send, 401, {"error": error}, ((b"www-authenticate", b"Bearer"),))
         elif self.leader_url is None:
             error = {"code": "unavailable", "message": "no daemon leads yet; retry shortly",
                      "field": None}  # fmt: skip
@@ -79,6 +91,20 @@ class Standby:
             error = {"code": "redirect", "message": f"this daemon is a standby; the leader is "
                      f"{self.leader_url}", "field": None}  # fmt: skip
             await _answer(send, 307, {"error": error}, ((b"location", location.encode()),))
+
+    def _refused(self, scope: Scope) -> RequestError | None:
+        """Why the request's signed bearer token is not to be believed, if it is not."""
+        if self.register is None:
+            return None
+        headers = dict(scope.get("headers") or [])
+        scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not looks_signed(token.strip()):
+            return None  # a static token: the leader checks it
+        try:
+            self.register.claims(token.strip())
+        except RequestError as refusal:
+            return refusal
+        return None
 
 
 async def _answer(
@@ -111,7 +137,9 @@ async def _run(settings: Settings) -> int:
     holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     advertise = settings.advertise_url or f"http://{settings.host}:{settings.port}"
     lease = Lease(database, holder, advertise, settings.lease_seconds)
-    standby = Standby(holder)
+    register = IssuedTokens(SqlTokens(database), None, trusted_keys(settings.trust_keys))
+    standby = Standby(holder, register)
+    revocations = asyncio.create_task(register.keep_fresh())
     server = uvicorn.Server(server_config(standby, settings))
     serving = asyncio.create_task(server.serve())
     log.info("daemon %s on %s: standby, waiting to lead", holder, advertise)
@@ -131,6 +159,7 @@ async def _run(settings: Settings) -> int:
         await asyncio.sleep(period)
     server.should_exit = True
     await serving
+    revocations.cancel()
     return await _lead(settings, lease, advertise)
 
 

@@ -56,6 +56,9 @@ LOGGED: dict[str, int] = {
     "partition.resumed": logging.INFO,
     "partition.deleted": logging.INFO,
     "policy.changed": logging.INFO,
+    "node.token_issued": logging.INFO,
+    "token.issued": logging.INFO,
+    "token.revoked": logging.INFO,
 }
 
 
@@ -113,6 +116,8 @@ def line_of(event: Event) -> str:
         named = detail.get("partition")
         name = named.get("name") if isinstance(named, dict) else named
         subject = f"partition {name}"
+    elif family == "token":
+        subject = f"token {detail.get('token_id')} of {detail.get('user')} ({detail.get('role')})"
     else:
         subject = family
     text = f"{subject} {what.replace('_', ' ')}"
@@ -124,6 +129,9 @@ def line_of(event: Event) -> str:
         text += " on " + ",".join(str(n) for n in nodes)
     if detail.get("reason"):
         text += f": {detail['reason']}"
+    by = detail.get("by")
+    if by and f"by {by}" not in text:  # who asked (the audit trail), unless already said
+        text += f" (by {by})"
     return text
 
 

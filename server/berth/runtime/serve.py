@@ -61,6 +61,16 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--sync-wait", type=float, help="longest an agent's sync is held (10)")
     serve.add_argument("--time-scale", type=float, help="run the emulated cluster N times faster")
     serve.add_argument("--tokens", help="TOKEN:USER:ROLE,... (default: generated in the data dir)")
+    serve.add_argument(
+        "--token-key",
+        type=path_arg,
+        help="private key for the tokens this daemon issues (default: made in the data dir)",
+    )
+    serve.add_argument(
+        "--trust-keys",
+        help="public keys of login nodes' berth authd (PEM files, comma-separated): "
+        "their users' tokens are accepted",
+    )
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument(
         "--log-format",
@@ -129,6 +139,8 @@ def _settings(args: argparse.Namespace) -> Settings:
             "nodes",
             "time_scale",
             "tokens",
+            "token_key",
+            "trust_keys",
             "log_level",
             "log_format",
             "backend",

@@ -53,6 +53,14 @@ class Settings(BaseSettings):
     )
     tokens: str = Field("", description="TOKEN:USER:ROLE entries separated by commas")
     tokens_file: Path | None = None
+    token_key: Path | None = Field(
+        None,
+        description="this daemon's private key for the tokens it issues (Ed25519 PEM; "
+        "default: data_dir/token-key.pem, made at first start)",
+    )
+    trust_keys: str = Field(
+        "", description="public keys of login nodes' berth authd, PEM files separated by commas"
+    )
     reconcile_seconds: float = Field(30.0, gt=0)
     ha: bool = Field(
         False, description="high availability: several daemons on one PostgreSQL, one leads"

@@ -194,14 +194,29 @@ class ExpireAgents:
 
 @dataclass(frozen=True, slots=True)
 class IssueNodeToken:
-    """Store the digest of a new token for node ``name`` (the token itself never is)."""
+    """Node ``name`` has a new token: the digest of a static one (the token itself is
+    never stored), or ``None`` for a signed one, ``token_id``; its older static token
+    stops working."""
 
     name: str
-    token_digest: str
+    token_digest: str | None
+    token_id: str | None = None
 
     def apply(self, engine: Engine, now: int) -> str:
-        node_commands.set_node_token(engine, self.name, self.token_digest, now)
+        node_commands.set_node_token(engine, self.name, self.token_digest, now, self.token_id)
         return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """Record an event the engine did not cause (a token issued or revoked), so that it
+    joins the committed, numbered event log with who asked for it."""
+
+    kind: str
+    detail: dict[str, object] = field(default_factory=dict)
+
+    def apply(self, engine: Engine, now: int) -> None:
+        engine.outbox.emit(self.kind, now, None, None, **self.detail)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,11 +67,13 @@ TURNS_BETWEEN_SLICES = 4
 
 @dataclass(frozen=True, slots=True)
 class Queued:
-    """A queued change: the command, and ``answer`` to render its result at the end of
-    its batch (``None``: the result as it is)."""
+    """A queued change: the command, ``answer`` to render its result at the end of
+    its batch (``None``: the result as it is), and who asked for it (``by``, named in
+    the events it causes: the audit trail)."""
 
     command: Command
     answer: Callable[[Any], Any] | None = None
+    by: str | None = None
 
     def render(self, result: Any) -> Any:
         return result if self.answer is None else self.answer(result)
@@ -178,17 +180,26 @@ class Coordinator:
 
     # ------------------------------------------------------------------ commands
     @overload
-    async def call(self, command: Command) -> Any: ...
+    async def call(self, command: Command, *, by: str | None = None) -> Any: ...
 
     @overload
-    async def call(self, command: Command, answer: Callable[[Any], R]) -> R: ...
+    async def call(
+        self, command: Command, answer: Callable[[Any], R], *, by: str | None = None
+    ) -> R: ...
 
-    async def call(self, command: Command, answer: Callable[[Any], Any] | None = None) -> Any:
+    async def call(
+        self,
+        command: Command,
+        answer: Callable[[Any], Any] | None = None,
+        *,
+        by: str | None = None,
+    ) -> Any:
         """Apply ``command`` to the engine as the single writer; return once committed.
 
         ``answer`` turns the command's result into the caller's answer (say, a record into
         its JSON form) at the end of the command's batch, before any later batch can
-        change the result: what the caller gets is exactly what was committed.
+        change the result: what the caller gets is exactly what was committed. ``by``:
+        who asked (a person's name), recorded in every event the command causes.
         :class:`RequestError` from the command is raised here, after the batch it was
         part of committed (it changed nothing)."""
         if self.failed is not None:
@@ -196,7 +207,7 @@ class Coordinator:
         if self._stopping:  # no writer will take it: refused now, not left waiting
             raise StoreUnavailable(SHUTTING_DOWN)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        await self._queue.put((Queued(command, answer), future))
+        await self._queue.put((Queued(command, answer, by), future))
         return await future
 
     async def read(self, view: Callable[[Engine], T]) -> T:
@@ -344,6 +355,7 @@ class Coordinator:
                 if at and time.perf_counter() - began > BATCH_SECONDS:
                     self._carry.extendleft(reversed(batch[at:]))  # first in the next batch
                     break
+                self.engine.outbox.actor = queued.by
                 try:
                     applied = queued.command.apply(self.engine, now)
                     results.append((queued, future, applied))
@@ -352,6 +364,8 @@ class Coordinator:
                 except Exception as bug:  # answer 500, keep serving
                     log.exception("command failed")
                     outcomes.append((future, None, bug))
+                finally:
+                    self.engine.outbox.actor = None
         for queued, future, result in results:
             try:
                 outcomes.append((future, queued.render(result), None))

@@ -33,6 +33,8 @@ class Outbox:
         self.config = False
         self._events: list[Event] = []
         self._intents: list[Intent] = []
+        #: Who asked for the command being applied: named (``by``) in its events.
+        self.actor: str | None = None
 
     def job_changed(self, record: JobRecord) -> None:
         """A job record changed: to persist, and to recompute predictions from."""
@@ -54,6 +56,8 @@ class Outbox:
         node: str | None = None,
         **detail: object,
     ) -> None:
+        if self.actor is not None and "by" not in detail:
+            detail["by"] = self.actor  # who asked for what caused it
         self._events.append(Event(kind, time, job_id, node, dict(detail)))
 
     def intend(self, intent: Intent) -> None:

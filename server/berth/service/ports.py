@@ -135,6 +135,24 @@ class Changes:
 CommitMode = Literal["loop", "async", "thread"]
 
 
+class TokenStore(Protocol):
+    """Where the tokens a daemon issued, their revocations and the daemons' public keys
+    are kept (shared by every daemon of an HA group). Rows are plain dicts with the
+    ``tokens`` and ``token_keys`` tables' columns. Blocking: call off the loop."""
+
+    def save_token(self, row: dict[str, object]) -> None: ...
+
+    def token(self, token_id: str) -> dict[str, object] | None: ...
+
+    def tokens(self, alive_at: int) -> list[dict[str, object]]: ...
+
+    def revoked(self, alive_at: int) -> set[str]: ...
+
+    def save_key(self, row: dict[str, object]) -> None: ...
+
+    def public_keys(self) -> list[dict[str, object]]: ...
+
+
 class Store(Protocol):
     commits: CommitMode
 

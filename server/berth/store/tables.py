@@ -1,7 +1,9 @@
 """The database schema: the tables the migrations create, and engines for them.
 
-Four tables hold the cluster (``jobs``, ``nodes``, ``config``, ``events``) and one the
-leader's lease (``leader``, high availability only). Alembic's migrations create and
+Four tables hold the cluster (``jobs``, ``nodes``, ``config``, ``events``), one the
+leader's lease (``leader``, high availability only), and two the identity: the tokens
+the daemons issued, with their revocations (``tokens``), and the public keys tokens
+are checked against (``token_keys``). Alembic's migrations create and
 upgrade them (``migrations/``); these definitions are what the store's statements and
 the lease are written against, so they must say what the newest migration leaves.
 :func:`create_db_engine` opens a database with the settings Berth relies on (SQLite in
@@ -117,6 +119,35 @@ CONFIG = sa.Table(
     METADATA,
     sa.Column("key", sa.String(100), primary_key=True),
     sa.Column("value", sa.JSON, nullable=False),
+)
+
+#: Tokens a daemon issued (``berth admin token issue``, node tokens): never the token
+#: itself, only what it says and whether it was revoked.
+TOKENS = sa.Table(
+    "tokens",
+    METADATA,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("user", sa.String(100), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("account", sa.String(100)),
+    sa.Column("issuer", sa.String(200), nullable=False),
+    sa.Column("issued_at", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.BigInteger, nullable=False, index=True),
+    sa.Column("issued_by", sa.String(100), nullable=False),
+    sa.Column("revoked_at", sa.BigInteger),
+    sa.Column("revoked_by", sa.String(100)),
+)
+
+#: Public keys whose tokens the daemons accept: each daemon's own (every daemon of an
+#: HA group accepts what another signed), and the login nodes' ``berth authd`` keys.
+TOKEN_KEYS = sa.Table(
+    "token_keys",
+    METADATA,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("public_key", sa.Text, nullable=False),
+    sa.Column("source", sa.String(16), nullable=False),  # "daemon" or "authd"
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("added_at", sa.BigInteger, nullable=False),
 )
 
 

@@ -583,8 +583,13 @@ def test_a_job_page_reads_its_history_and_tokens_say_who_they_are(api: Api) -> N
     assert [e["id"] for e in rest["events"]] == ids[1:]
     # Another user's job's history is as hidden as the job.
     assert api.call("GET", "/v1/jobs/2/events", BOB).status_code == 404
-    assert api.call("GET", "/v1/whoami").json() == {"user": "alice", "role": "user"}
-    assert api.call("GET", "/v1/whoami", OPERATOR).json() == {"user": "admin", "role": "operator"}
+    static = {"account": None, "expires_at": None}  # a configured token: no account, no expiry
+    assert api.call("GET", "/v1/whoami").json() == {"user": "alice", "role": "user", **static}
+    assert api.call("GET", "/v1/whoami", OPERATOR).json() == {
+        "user": "admin",
+        "role": "operator",
+        **static,
+    }
     assert api.call("GET", "/v1/whoami", None).status_code == 401
 
 

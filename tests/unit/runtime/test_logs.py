@@ -30,6 +30,11 @@ from berth.service.ports import EventRow
          "policy changed to easy"),
         (Event("policy.changed", 1, detail={"policy": "qops", "partition": "deadline"}),
          "policy changed to qops on partition deadline"),
+        (Event("node.drained", 2, node="n2", detail={"reason": "disk", "by": "admin"}),
+         "node n2 drained: disk (by admin)"),
+        (Event("token.revoked", 2, detail={"token_id": "x7", "user": "carol", "role": "viewer",
+                                           "by": "admin"}),
+         "token x7 of carol (viewer) revoked (by admin)"),
     ],
 )  # fmt: skip
 def test_an_event_reads_as_a_sentence(event: Event, line: str) -> None:

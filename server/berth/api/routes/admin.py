@@ -1,12 +1,13 @@
-"""Operator endpoints: nodes, holds, political priority, the policy, dry runs."""
+"""Operator endpoints: nodes, holds (account coordinators too), political priority, the
+policy, dry runs."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from berth.api.agent_schemas import NodeTokenIn, NodeTokenOut
-from berth.api.auth import digest, new_token
-from berth.api.deps import DaemonDep, JobId, OperatorDep
+from berth.api.auth import Principal, Role, digest, new_token
+from berth.api.deps import Daemon, DaemonDep, JobId, OperatorDep, PrincipalDep
 from berth.api.schemas import (
     DryRunIn,
     DryRunOut,
@@ -38,8 +39,10 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 
 @router.post("/nodes", response_model=NodeOut, status_code=201, summary="Add a node")
-async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(AddNode(body.name, body.resources), NodeOut.of)
+async def add_node(body: NodeAdd, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
+    return await daemon.coordinator.call(
+        AddNode(body.name, body.resources), NodeOut.of, by=who.user
+    )
 
 
 @router.post(
@@ -47,35 +50,64 @@ async def add_node(body: NodeAdd, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
     response_model=NodeOut,
     summary="Drain a node: running jobs go on, no new ones; refused if a guarantee would break",
 )
-async def drain(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(DrainNode(name, body.reason, body.force), NodeOut.of)
+async def drain(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
+    return await daemon.coordinator.call(
+        DrainNode(name, body.reason, body.force), NodeOut.of, by=who.user
+    )
 
 
 @router.post(
     "/nodes/{name}/resume", response_model=NodeOut, summary="Put a drained or down node back up"
 )
-async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(ResumeNode(name), NodeOut.of)
+async def resume(name: str, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
+    return await daemon.coordinator.call(ResumeNode(name), NodeOut.of, by=who.user)
 
 
 @router.post(
     "/nodes/{name}/down", response_model=NodeOut, summary="Mark a node down: its jobs are killed"
 )
-async def down(name: str, body: NodeChange, daemon: DaemonDep, _: OperatorDep) -> NodeOut:
+async def down(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
     reason = body.reason or "marked down by an operator"
-    return await daemon.coordinator.call(MarkNodeDown(name, reason), NodeOut.of)
+    return await daemon.coordinator.call(MarkNodeDown(name, reason), NodeOut.of, by=who.user)
 
 
 @router.post(
     "/node-tokens",
     response_model=NodeTokenOut,
     status_code=201,
-    summary="Issue a node's agent token (shown once; the node's older token stops working)",
+    summary="Issue a node's agent token (shown once, valid a year unless asked otherwise; "
+    "the node's older tokens stop working)",
 )
-async def node_token(body: NodeTokenIn, daemon: DaemonDep, _: OperatorDep) -> NodeTokenOut:
-    token = new_token("node")
-    await daemon.coordinator.call(IssueNodeToken(body.name, digest(token)))
-    return NodeTokenOut(name=body.name, token=token)
+async def node_token(body: NodeTokenIn, daemon: DaemonDep, who: OperatorDep) -> NodeTokenOut:
+    issued = daemon.tokens.issued
+    if issued is None:  # no signing key: a static token, kept as its digest
+        token = new_token("node")
+        await daemon.coordinator.call(IssueNodeToken(body.name, digest(token)), by=who.user)
+        return NodeTokenOut(name=body.name, token=token)
+    token, row = await issued.issue(body.name, "node", body.expires_in, who.user)
+    await issued.revoke_others(body.name, "node", str(row["id"]), who.user)
+    await daemon.coordinator.call(IssueNodeToken(body.name, None, str(row["id"])), by=who.user)
+    return NodeTokenOut(
+        name=body.name, token=token, id=str(row["id"]), expires_at=int(str(row["expires_at"]))
+    )
+
+
+async def _manages(daemon: Daemon, who: Principal, job_id: int) -> None:
+    """Operators hold and release every job, an account's coordinator that account's
+    jobs (404 for a job outside it, as for a job they cannot see); others: 403."""
+    if who.operator:
+        return
+    if who.role is not Role.COORDINATOR:
+        raise RequestError(
+            "forbidden", f"user {who.user!r} is not an operator or an account coordinator"
+        )
+
+    def check(engine: Engine) -> None:
+        record = engine.jobs.get(job_id)
+        if record is None or not who.coordinates(record.account):
+            raise RequestError("not_found", f"no job {job_id} in account {who.account!r}", "job_id")
+
+    await daemon.coordinator.read(check)
 
 
 @router.post(
@@ -83,22 +115,26 @@ async def node_token(body: NodeTokenIn, daemon: DaemonDep, _: OperatorDep) -> No
     response_model=JobOut,
     summary="Hold a pending job (it gives up its guarantee)",
 )
-async def hold(job_id: JobId, body: HoldIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(HoldJob(job_id, body.reason), JobOut.of)
+async def hold(job_id: JobId, body: HoldIn, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+    await _manages(daemon, who, job_id)
+    return await daemon.coordinator.call(HoldJob(job_id, body.reason), JobOut.of, by=who.user)
 
 
 @router.post(
     "/jobs/{job_id}/release", response_model=JobOut, summary="Release a held job (admitted again)"
 )
-async def release(job_id: JobId, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(ReleaseJob(job_id), JobOut.of)
+async def release(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+    await _manages(daemon, who, job_id)
+    return await daemon.coordinator.call(ReleaseJob(job_id), JobOut.of, by=who.user)
 
 
 @router.put(
     "/jobs/{job_id}/priority", response_model=JobOut, summary="Set a job's political priority"
 )
-async def priority(job_id: JobId, body: PriorityIn, daemon: DaemonDep, _: OperatorDep) -> JobOut:
-    return await daemon.coordinator.call(SetPriority(job_id, body.political), JobOut.of)
+async def priority(job_id: JobId, body: PriorityIn, daemon: DaemonDep, who: OperatorDep) -> JobOut:
+    return await daemon.coordinator.call(
+        SetPriority(job_id, body.political), JobOut.of, by=who.user
+    )
 
 
 def _policy_out(engine: Engine) -> PolicyOut:
@@ -119,9 +155,9 @@ async def get_policy(daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
     response_model=PolicyOut,
     summary="Change the policy; refused (409) if it would break a guarantee, unless forced",
 )
-async def set_policy(body: PolicyIn, daemon: DaemonDep, _: OperatorDep) -> PolicyOut:
+async def set_policy(body: PolicyIn, daemon: DaemonDep, who: OperatorDep) -> PolicyOut:
     change = ChangePolicy(body.policy, dict(body.options), body.force)
-    return await daemon.coordinator.call(change, _policy_out)
+    return await daemon.coordinator.call(change, _policy_out, by=who.user)
 
 
 @router.post(

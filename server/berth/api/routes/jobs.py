@@ -47,7 +47,7 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 def visible(engine: Engine, who: Principal, job_id: int) -> JobRecord:
     """The job if the caller may see it; 404 otherwise (others' jobs are not revealed)."""
     record = engine.jobs.get(job_id)
-    if record is None or not who.may_see(record.user):
+    if record is None or not who.may_see(record.user, record.account):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return record
 
@@ -127,10 +127,7 @@ async def list_jobs(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
 ) -> JobList:
-    if not who.operator:
-        if user is not None and user != who.user:
-            raise RequestError("forbidden", "users may list only their own jobs", "user")
-        user = who.user
+    user = who.whose_jobs(user, account)
 
     states = set(state or ())
     now = daemon.now()
@@ -183,10 +180,7 @@ async def history(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JobHistory:
-    if not who.operator:
-        if user is not None and user != who.user:
-            raise RequestError("forbidden", "users may list only their own jobs", "user")
-        user = who.user
+    user = who.whose_jobs(user, account)
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
     where = JobFilter(None if state is None else state.value, user, account)
     jobs = await daemon.coordinator.archive.history(where, before, limit)
@@ -207,17 +201,17 @@ async def _looked_up(
     """``view`` of the job, taken from the engine (under the writer) or, for a job that
     finished long ago, from the store; 404 unless the caller may see it."""
 
-    def held_now(engine: Engine) -> tuple[str, T] | None:
+    def held_now(engine: Engine) -> tuple[str, str | None, T] | None:
         record = engine.jobs.get(job_id)
-        return None if record is None else (record.user, view(record))
+        return None if record is None else (record.user, record.account, view(record))
 
     held = await daemon.coordinator.read(held_now)
     if held is None:  # finished long ago: from the store
         record = await daemon.coordinator.archive.stored_job(job_id)
-        held = None if record is None else (record.user, view(record))
-    if held is None or not who.may_see(held[0]):
+        held = None if record is None else (record.user, record.account, view(record))
+    if held is None or not who.may_see(held[0], held[1]):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
-    return held[1]
+    return held[2]
 
 
 @router.get(
@@ -257,7 +251,7 @@ async def job_events(
 async def cancel(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     await daemon.coordinator.read(lambda e: visible(e, who, job_id))
     reason = f"cancelled by {who.user}"
-    return await daemon.coordinator.call(CancelJob(job_id, reason), JobOut.of)
+    return await daemon.coordinator.call(CancelJob(job_id, reason), JobOut.of, by=who.user)
 
 
 @router.delete(
@@ -292,7 +286,7 @@ async def start(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> StartOut
     if held is not None:
         return held
     record = await daemon.coordinator.archive.stored_job(job_id)  # finished long ago
-    if record is None or not who.may_see(record.user):
+    if record is None or not who.may_see(record.user, record.account):
         raise RequestError("not_found", f"no job {job_id}", "job_id")
     return StartOut(
         job_id=job_id,

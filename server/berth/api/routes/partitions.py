@@ -67,10 +67,9 @@ async def matrix(name: str, daemon: DaemonDep, _: PrincipalDep) -> MatrixOut:
     status_code=201,
     summary="Create a partition (gang or backfilling) from idle nodes of the default partition",
 )
-async def create(body: PartitionIn, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
+async def create(body: PartitionIn, daemon: DaemonDep, who: OperatorDep) -> PartitionOut:
     return await daemon.coordinator.call(
-        CreatePartition(body.spec(), body.force),
-        PartitionOut.model_validate,
+        CreatePartition(body.spec(), body.force), PartitionOut.model_validate, by=who.user
     )
 
 
@@ -81,7 +80,7 @@ async def create(body: PartitionIn, daemon: DaemonDep, _: OperatorDep) -> Partit
     "unless forced), or a gang partition's slot length, row limit and (when empty) scheme",
 )
 async def change(
-    name: str, body: PartitionChange, daemon: DaemonDep, _: OperatorDep
+    name: str, body: PartitionChange, daemon: DaemonDep, who: OperatorDep
 ) -> PartitionOut:
     command = ChangePartition(
         name,
@@ -93,7 +92,7 @@ async def change(
         None if body.options is None else dict(body.options),
         body.force,
     )
-    return await daemon.coordinator.call(command, PartitionOut.model_validate)
+    return await daemon.coordinator.call(command, PartitionOut.model_validate, by=who.user)
 
 
 @router.post(
@@ -101,8 +100,10 @@ async def change(
     response_model=PartitionOut,
     summary="Drain a partition: it takes no new jobs; those it has go on",
 )
-async def drain(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
-    return await daemon.coordinator.call(DrainPartition(name, True), PartitionOut.model_validate)
+async def drain(name: str, daemon: DaemonDep, who: OperatorDep) -> PartitionOut:
+    return await daemon.coordinator.call(
+        DrainPartition(name, True), PartitionOut.model_validate, by=who.user
+    )
 
 
 @router.post(
@@ -110,8 +111,10 @@ async def drain(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
     response_model=PartitionOut,
     summary="Open a drained partition to new jobs again",
 )
-async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
-    return await daemon.coordinator.call(DrainPartition(name, False), PartitionOut.model_validate)
+async def resume(name: str, daemon: DaemonDep, who: OperatorDep) -> PartitionOut:
+    return await daemon.coordinator.call(
+        DrainPartition(name, False), PartitionOut.model_validate, by=who.user
+    )
 
 
 @router.delete(
@@ -119,6 +122,6 @@ async def resume(name: str, daemon: DaemonDep, _: OperatorDep) -> PartitionOut:
     status_code=204,
     summary="Delete an empty partition; its nodes return to the default partition",
 )
-async def delete(name: str, daemon: DaemonDep, _: OperatorDep) -> Response:
-    await daemon.coordinator.call(DeletePartition(name))
+async def delete(name: str, daemon: DaemonDep, who: OperatorDep) -> Response:
+    await daemon.coordinator.call(DeletePartition(name), by=who.user)
     return Response(status_code=204)

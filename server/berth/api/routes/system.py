@@ -30,7 +30,7 @@ BACKLOG_PAGE = 1000
 
 @router.get("/v1/whoami", response_model=WhoAmI, summary="Whom the token speaks for, and its role")
 async def whoami(who: PrincipalDep) -> WhoAmI:
-    return WhoAmI(user=who.user, role=who.role.value)
+    return WhoAmI(user=who.user, role=who.role.value, account=who.account, expires_at=who.expires)
 
 
 @router.get(
@@ -139,7 +139,9 @@ async def events(
     newest = coordinator.events.last_id  # what the queue starts after
 
     def shown(row: EventRow) -> bool:
-        return who.operator or row.event.job_id is None or row.user == who.user
+        if row.event.kind.startswith("token."):  # who holds which token: operators only
+            return who.operator
+        return who.sees_everything or row.event.job_id is None or row.user == who.user
 
     def frame(row: EventRow) -> str:
         event = row.event
@@ -199,7 +201,7 @@ async def usage(
     if end <= since:
         raise RequestError("invalid", f"until ({end}) must be after since ({since})", "until")
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    where = JobFilter(user=None if who.operator else who.user, account=account)
+    where = JobFilter(user=who.whose_jobs(None, account), account=account)
     totals = await daemon.coordinator.archive.usage(since, end, by, where)
     rows = [{by: name, **t} for name, t in sorted(totals.items())]
     body = {"since": since, "until": end, "by": by, f"{by}s": page.of(rows),

@@ -56,13 +56,18 @@ def resize_node(engine: Engine, name: str, resources: dict[str, int], now: int) 
     return node
 
 
-def set_node_token(engine: Engine, name: str, token_digest: str, now: int) -> None:
-    """The digest of node ``name``'s new token; the node's older token stops working."""
+def set_node_token(
+    engine: Engine, name: str, token_digest: str | None, now: int, token_id: str | None = None
+) -> None:
+    """Node ``name`` has a new token: the digest of a static one, or (``token_digest``
+    ``None``) a signed one, ``token_id``, kept in the token register. Its older static
+    token stops working either way."""
     for old in [d for d, n in engine.node_tokens.items() if n == name]:
         del engine.node_tokens[old]  # in place: the token table reads this very dict
-    engine.node_tokens[token_digest] = name
+    if token_digest is not None:
+        engine.node_tokens[token_digest] = name
     engine.outbox.config_changed()
-    engine.outbox.emit("node.token_issued", now, node=name)
+    engine.outbox.emit("node.token_issued", now, node=name, token_id=token_id)
 
 
 def drain(engine: Engine, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
