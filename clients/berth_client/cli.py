@@ -28,7 +28,7 @@ TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "guaranteed_
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register the client commands on an argparse subparsers object; their handlers."""
-    from berth_client import partitions_cli, submit_cli
+    from berth_client import partitions_cli, submit_cli, tokens_cli
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--url", default=os.environ.get("BERTH_URL", DEFAULT_URL))
@@ -84,6 +84,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     token.add_argument("name", help="the node's name, as its agent gives it with --name")
     agents = actions.add_parser("agents", help="each node's agent: state, last heard, jobs")
     common(agents)
+    tokens_cli.add_token_commands(actions, common)
     return {
         "submit": submit,
         "queue": run_queue,
@@ -93,6 +94,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "cancel": run_cancel,
         "admin": run_admin,
         **partitions_cli.add_commands(commands, common),
+        **tokens_cli.add_commands(commands, common),
     }
 
 
@@ -296,6 +298,10 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 @guard
 def run_admin(args: argparse.Namespace) -> int:
+    if args.admin_command == "token":
+        from berth_client import tokens_cli
+
+        return tokens_cli.run_token(args)
     with client_of(args) as client:
         if args.admin_command == "node-token":
             answer = client.node_token(args.name)

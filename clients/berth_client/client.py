@@ -26,7 +26,8 @@ PAGE = 10_000
 class BerthClient:
     """``url`` may list several daemons, comma-separated (high availability): a daemon
     that cannot be reached is skipped for the next, and a standby's redirect to the
-    leader is followed."""
+    leader is followed. Without a ``token``, the login node's ``berth authd`` gives one
+    for whoever runs this process (:mod:`berth_client.login`), renewed when it expires."""
 
     def __init__(self, url: str, token: str | None, timeout: float = 30.0) -> None:
         self._urls = [u.strip() for u in url.split(",") if u.strip()]
@@ -35,6 +36,12 @@ class BerthClient:
         self._timeout = timeout
         self._connect(self._urls[0])
         self._headers = {"Accept": "application/json"}
+        #: Whether the token comes from authd (renewed once when the daemon says expired).
+        self._from_authd = not token
+        if not token:
+            from berth_client.login import login_token
+
+            token = login_token()
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
 
@@ -84,8 +91,10 @@ class BerthClient:
         if json_body is not None:
             body = json.dumps(json_body).encode()
             sent["Content-Type"] = "application/json"
-        # Each daemon once, plus a few redirects from standbys to the leader.
-        for attempt in range(len(self._urls) + 3):
+        renewed = False
+        # Each daemon once, plus a few redirects from standbys to the leader (and one
+        # renewal of an authd token).
+        for attempt in range(len(self._urls) + 4):
             try:
                 response = self._send(method, self._prefix + path + query, body, sent)
             except OSError:
@@ -108,6 +117,14 @@ class BerthClient:
                 except (ValueError, KeyError, TypeError):
                     text = raw.decode(errors="replace")
                     raise BerthError(response.status, "error", text, None) from None
+                if response.status == 401 and self._from_authd and not renewed:
+                    renewed = True  # expired (or revoked) since it was cached: once afresh
+                    from berth_client.login import login_token
+
+                    fresh = login_token(renew=True)
+                    if fresh:
+                        self._headers["Authorization"] = sent["Authorization"] = f"Bearer {fresh}"
+                        continue
                 raise BerthError(
                     response.status, error["code"], error["message"], error.get("field")
                 )
@@ -148,6 +165,35 @@ class BerthClient:
         body.update({key: value for key, value in optional.items() if value is not None})
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         result: dict[str, Any] = self._call("POST", "/v1/jobs", json_body=body, headers=headers)
+        return result
+
+    def issue_token(
+        self,
+        user: str,
+        role: str = "user",
+        expires_in: int = 30 * 86400,
+        account: str | None = None,
+    ) -> dict[str, Any]:
+        """Issue a signed token for ``user`` (operators); ``token`` is in the answer once."""
+        body = {"user": user, "role": role, "expires_in": expires_in, "account": account}
+        result: dict[str, Any] = self._call("POST", "/v1/admin/tokens", json_body=body)
+        return result
+
+    def tokens(self) -> dict[str, Any]:
+        """The issued tokens not yet expired (operators)."""
+        result: dict[str, Any] = self._call("GET", "/v1/admin/tokens")
+        return result
+
+    def revoke_token(self, token_id: str) -> dict[str, Any]:
+        """Revoke an issued token (operators)."""
+        result: dict[str, Any] = self._call("POST", f"/v1/admin/tokens/{token_id}/revoke")
+        return result
+
+    def short_token(self, expires_in: int = 900) -> dict[str, Any]:
+        """A short-lived token for the caller (the dashboard's sign-in link)."""
+        result: dict[str, Any] = self._call(
+            "POST", "/v1/auth/token", json_body={"expires_in": expires_in}
+        )
         return result
 
     def node_token(self, name: str) -> dict[str, Any]:

@@ -12,9 +12,10 @@ the field and the limit. Install with ``pip install 'berth[dask]'``.
 
 Options besides dask-jobqueue's own (``cores``, ``memory``, ``processes``, ``walltime``,
 ``python``, ``job_script_prologue``, ``worker_extra_args``, ...): ``url`` and ``token``
-of the daemon (default ``BERTH_URL``, ``BERTH_TOKEN``), ``partition``, ``account`` and
-``chdir`` (the workers' working directory on the nodes). Each worker job asks for
-``cpus=cores`` and ``mem_gb`` = ``memory`` rounded up to whole GiB.
+of the daemon (default ``BERTH_URL``, ``BERTH_TOKEN`` or the login node's authd),
+``partition``, ``account`` and ``chdir`` (the workers' working directory on the
+nodes). Each worker job asks for ``cpus=cores`` and ``mem_gb`` = ``memory`` rounded
+up to whole GiB.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ States come from Berth's event stream (``GET /v1/events``, resumed with
 QUEUED, ``job.started`` ACTIVE, ``job.completed`` COMPLETED, ``job.cancelled`` CANCELED,
 and every other end FAILED, with the exit code and Berth's reason. A job Berth refuses
 raises ``SubmitException`` with the refusal. The token comes from the executor's config
-(``BerthExecutorConfig(token=...)``) or ``BERTH_TOKEN``; the URL from ``url`` or
+(``BerthExecutorConfig(token=...)``) or ``BERTH_TOKEN``, else from the login node's
+``berth authd`` (:mod:`berth_client.login`); the URL from ``url`` or
 ``BERTH_URL``. Install with ``pip install 'berth[psij]'``.
 """
 
@@ -55,6 +56,7 @@ from psij.launchers.script_based_launcher import ScriptBasedLauncher
 
 from berth_client.client import BerthClient
 from berth_client.errors import BerthError
+from berth_client.login import login_token
 
 logger = logging.getLogger(__name__)
 
@@ -292,8 +294,9 @@ class BerthJobExecutor(JobExecutor):
             connection = kind(parts.hostname or "127.0.0.1", parts.port, timeout=120)
             try:
                 headers = {"Accept": "text/event-stream"}
-                if self.token:
-                    headers["Authorization"] = f"Bearer {self.token}"
+                token = self.token or login_token()  # none set: the login node's authd
+                if token:
+                    headers["Authorization"] = f"Bearer {token}"
                 if self._last_event is not None:
                     headers["Last-Event-ID"] = str(self._last_event)
                 connection.request("GET", parts.path.rstrip("/") + "/v1/events", headers=headers)

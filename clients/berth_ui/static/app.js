@@ -158,5 +158,12 @@ $("view").addEventListener("focusout", () => {
 });
 window.addEventListener("hashchange", () => { if (session.who) draw(); });
 
+// `berth ui-login` prints a link ending in #token=...: take the token into the session
+// and drop it from the address bar and the history at once.
+const link = location.hash.match(/^#token=([A-Za-z0-9._~-]+)$/);
+if (link) {
+  session.token = link[1];
+  history.replaceState(null, "", location.pathname + location.search + "#/queue");
+}
 if (session.token) start();
 else showSignIn();

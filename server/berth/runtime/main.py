@@ -25,7 +25,7 @@ from berth.core.catalog import (
     SELECTIONS,
     SLACK_HEURISTICS,
 )
-from berth.runtime import agent_cli, serve, workload_cli
+from berth.runtime import agent_cli, authd_cli, serve, workload_cli
 from berth.runtime.options import estimates_arg, node_group, parse_capacity, stringency_arg
 from berth.runtime.paths import path_arg
 from berth_client import cli as client_cli
@@ -188,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         **client_cli.add_commands(commands),
         **workload_cli.add_commands(commands),
         **agent_cli.add_commands(commands),
+        **authd_cli.add_commands(commands),
     }.items():
         commands.choices[name].set_defaults(run=handler)
     return parser

@@ -1,8 +1,9 @@
 """The deploy files, checked statically: there is no container engine here (the
 ``docker`` client has no daemon and no compose plugin), so the compose file is parsed
 and its commands run through Berth's own argument parser, the Dockerfile is read for
-its stages, user, health check and copied paths, and the systemd units are verified
-with ``systemd-analyze verify`` where it exists."""
+its stages, user, health check and copied paths, and the systemd units (the daemon, the
+node agent, the login node's authd) are verified with ``systemd-analyze verify`` where
+it exists."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_the_dockerfile_builds_in_two_stages_and_runs_unprivileged() -> None:
     assert entry.group(1) == "berth"
 
 
-@pytest.mark.parametrize("unit", ["berth.service", "berth-agent.service"])
+@pytest.mark.parametrize("unit", ["berth.service", "berth-agent.service", "berth-authd.service"])
 def test_the_systemd_units_verify(unit: str, tmp_path: Path) -> None:
     text = (DEPLOY / unit).read_text()
     exec_start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
@@ -72,9 +73,9 @@ def test_the_systemd_units_verify(unit: str, tmp_path: Path) -> None:
     if program.endswith("/berth-agent"):
         argv = ["agent", *argv]  # the lean agent's command takes `berth agent`'s flags
     args = build_parser().parse_args(argv)
-    assert args.command in ("serve", "agent")
+    assert args.command in ("serve", "agent", "authd")
     assert "Restart=always" in text.splitlines()
-    if unit == "berth.service":
+    if unit != "berth-agent.service":  # the agent needs root's reach for its jobs' cgroups
         for option in ("NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes"):
             assert option in text.splitlines()
     analyze = shutil.which("systemd-analyze")

@@ -1,7 +1,8 @@
 // One job: its state, guarantee and prediction, what blocks it, what it waits for (links
 // to those jobs), exit status and output paths, and its history of events (guarantee
 // changes included), oldest first.
-// Its owner and operators may cancel it; operators may hold and release it.
+// Its owner, operators and its account's coordinator may cancel it; operators and the
+// coordinator may hold and release it. A viewer's dashboard shows no action.
 
 import { act, api, outcomeArea, badge, clock, h, relative, resources, session, span } from "../lib.js";
 
@@ -32,17 +33,19 @@ export async function render(argument, redraw) {
   const result = outcomeArea("job-result");
   const waiting = job.job_state === "PENDING" || job.job_state === "HELD";
   const actions = [];
-  if (waiting || job.job_state === "RUNNING") {
+  const manages = session.operator
+    || (session.who?.role === "coordinator" && session.who.account === job.account);
+  if (session.who?.role !== "viewer" && (waiting || job.job_state === "RUNNING")) {
     actions.push(h("button", { class: "action danger", type: "button", dataset: { action: "cancel" },
       onclick: () => act(result, `Cancel job ${id}`, "DELETE", `/v1/jobs/${id}`, undefined, redraw) },
     "Cancel"));
   }
-  if (session.operator && job.job_state === "PENDING") {
+  if (manages && job.job_state === "PENDING") {
     actions.push(h("button", { class: "action", type: "button", dataset: { action: "hold" },
       onclick: () => act(result, `Hold job ${id}`, "POST", `/v1/admin/jobs/${id}/hold`,
         { reason: "held from the dashboard" }, redraw) }, "Hold"));
   }
-  if (session.operator && job.job_state === "HELD") {
+  if (manages && job.job_state === "HELD") {
     actions.push(h("button", { class: "action", type: "button", dataset: { action: "release" },
       onclick: () => act(result, `Release job ${id}`, "POST", `/v1/admin/jobs/${id}/release`,
         undefined, redraw) }, "Release"));
