@@ -1,9 +1,12 @@
 """Hypothesis: EASY's backfill pass on nodes takes shortcuts that change nothing.
 
-The pass skips a job whose total does not fit what is free now, and a job that asks
-for no less than one that already failed in the same pass. On random clusters (with and
-without blocks of nodes) it starts the same jobs at the same times on the same nodes as
-a pass that asks the plan for every waiting job.
+The pass searches the head's placement only if its total fits what is free now, holds
+the head's reservation only if some job may start beside it, skips a job whose total
+does not fit what is free now, and a job that asks for no less than one that already
+failed in the same pass, and after a pass that started nothing asks only the jobs
+queued since, until the plan changes. On random clusters (with and without blocks of
+nodes) it starts the same jobs at the same times on the same nodes as a pass that asks
+the plan for the head and every waiting job at every instant.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from hypothesis import strategies as st
 
 from berth.core import nodes as node_module
 from berth.core.decisions import Start, at
-from berth.core.policies.node_schedule import Planned
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.replay import replay
 from tests.property.test_node_blocks import blocky_clusters
@@ -24,16 +26,30 @@ from tests.support.stops import EveryFewQuestions
 
 
 class EveryJobAsked(NodeBackfill):
-    """EASY asking the plan for every waiting job, no shortcut."""
+    """EASY asking the plan for the head and every waiting job, no shortcut, no memory."""
 
-    def _backfill(self, head: Planned, reserved: int, now: int, started: list[Start]) -> None:
-        for other in list(self.waiting.values()):
-            if other is head or other.job.id in self.parked:
+    def schedule(self, now: int) -> list[Start]:
+        started: list[Start] = []
+        while True:
+            head = next((e for e in self.waiting.values() if e.job.id not in self.parked), None)
+            if head is None:
+                return started
+            found = self.plan.earliest(head.shape, head.demand, head.job.estimate, now)
+            assert found is not None
+            if found[0] == now:
+                started.append(self._launch(head, now, found[1], "head of the queue fits"))
                 continue
-            placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
-            if placement is not None:
-                reason = f"backfilled beside the head's reservation at {at(reserved)}"
-                started.append(self._launch(other, now, placement, reason))
+            held = self._hold(head, found[0], found[1])
+            for other in list(self.waiting.values()):
+                if other is head or other.job.id in self.parked:
+                    continue
+                placement = self.plan.place(other.shape, other.demand, now, other.job.estimate)
+                if placement is not None:
+                    reason = f"backfilled beside the head's reservation at {at(found[0])}"
+                    started.append(self._launch(other, now, placement, reason))
+            self.plan.release(held, found[0], head.job.estimate)
+            head.start = head.placement = head.held = None
+            return started
 
 
 @settings(max_examples=300, deadline=None)

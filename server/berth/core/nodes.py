@@ -57,7 +57,8 @@ class NodePlan:
     """
 
     __slots__ = ("_able_by_demand", "_blocks", "_ends", "_groups", "_groups_of_node",
-                 "_room_by_demand", "aggregate", "capacities", "guard", "profiles", "space")  # fmt: skip
+                 "_room_by_demand", "aggregate", "capacities", "changes", "guard", "profiles",
+                 "space")  # fmt: skip
 
     #: Whether :meth:`earlier` only looks at room before the reservation's start: no,
     #: a placement on other nodes needs room for the whole window.
@@ -76,6 +77,9 @@ class NodePlan:
         self._groups: dict[tuple[int, ...], Profile] = {}
         self._groups_of_node: list[list[Profile]] = [[] for _ in self.capacities]
         self._room_by_demand: dict[int, Profile] = {}
+        #: Bumped by every reservation taken or given back: a pass that found nothing
+        #: to do knows the plan is the same when this is (EASY's idle pass).
+        self.changes = 0
         #: On a large cluster, nodes in blocks whose sums prune the node-by-node scans.
         self._blocks = (
             NodeBlocks(self.capacities, space.guard, origin)
@@ -98,6 +102,7 @@ class NodePlan:
         twin._groups_of_node = [[copies[id(g)] for g in groups] for groups in self._groups_of_node]
         twin._room_by_demand = {d: copies[id(room)] for d, room in self._room_by_demand.items()}
         twin._blocks = None if self._blocks is None else self._blocks.fork()
+        twin.changes = self.changes
         return twin
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
@@ -222,6 +227,7 @@ class NodePlan:
         if found is None:
             self._hold_again(held, current, duration)
         else:
+            self.changes += 1
             self._add_summed(held, current, duration, 1)
             self._drop_end(current + duration)
         return found
@@ -377,6 +383,7 @@ class NodePlan:
 
     def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:
         """Take ``held`` (packed amount per node) during ``[start, start + duration)``."""
+        self.changes += 1
         profiles = self.profiles
         for index, amount in held.items():
             profiles[index].reserve(start, duration, amount)
@@ -388,6 +395,7 @@ class NodePlan:
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
         """Give back what :meth:`reserve` took, from ``start`` on (a later start than the
         reservation's gives back the rest of it; the end is the same)."""
+        self.changes += 1  # a job that ended at its planned end changes the plan too
         if duration <= 0:
             return  # nothing left to give back; forget_before drops the end
         profiles = self.profiles

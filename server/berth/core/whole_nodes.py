@@ -53,7 +53,7 @@ class CountedPlan:
 
     __slots__ = ("_bookings", "_colours", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
                  "aggregate",
-                 "capacities", "guard", "node_capacity", "space")  # fmt: skip
+                 "capacities", "changes", "guard", "node_capacity", "space")  # fmt: skip
 
     #: :meth:`earlier` only looks before the reservation's start: from there on its
     #: own nodes are its room.
@@ -74,6 +74,8 @@ class CountedPlan:
         self._order = 0
         self._colours: dict[int, list[int]] | None = None
         self._taken_by_shape: dict[tuple[int, int, int | None, bool], int | None] = {}
+        #: Bumped by every booking taken, given back or named (:attr:`NodePlan.changes`).
+        self.changes = 0
 
     def __deepcopy__(self, memo: dict[int, object]) -> CountedPlan:
         """A copy whose bookings are keyed by the copies of their held dicts (the
@@ -140,6 +142,7 @@ class CountedPlan:
         return dict.fromkeys(placement, self.node_capacity)
 
     def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:
+        self.changes += 1
         amount = sum(held.values())
         self.aggregate.reserve(start, duration, amount)
         end = start + duration
@@ -154,6 +157,7 @@ class CountedPlan:
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
         """Give back a reservation from ``start`` on; it ends its booking."""
+        self.changes += 1
         if duration > 0:
             self.aggregate.release(start, duration, sum(held.values()))
         booking = self._bookings.pop(id(held), None)
@@ -181,6 +185,7 @@ class CountedPlan:
         no named reservation holds then."""
         if TENTATIVE not in held:
             return placement, held
+        self.changes += 1
         booking = self._bookings[id(held)]
         free = self._idle_nodes(booking.count, now)
         named = self.named_placement(free, shape, demand)

@@ -1,23 +1,98 @@
-"""EASY's backfill pass on a node plan, whole or in slices.
+"""EASY's pass on a node plan (first fit), whole or in slices.
 
-With the head of the queue holding its reservation in the plan, every other waiting job
-that has a placement for its whole estimate now starts now, in queue order. The
-emulator runs the pass whole at every instant; the daemon (``deferred``) bounds it with
-the shell's ``pass_stop`` and goes on at the next pass from the job it stopped at. Pure:
-no clock, no I/O (``pass_stop`` is the shell's).
+The head of the queue starts if it has a placement now; else it holds its reservation
+in the plan while every other waiting job that has a placement for its whole estimate
+starts now, in queue order. The emulator runs the pass whole at every instant; the
+daemon (``deferred``) bounds it with the shell's ``pass_stop`` and goes on at the next
+pass from the job it stopped at. A pass that started nothing is remembered: until the
+plan changes, only jobs queued since are asked (:func:`idle_since`). Pure: no clock, no
+I/O (``pass_stop`` is the shell's).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import dropwhile
 
 from berth.core.decisions import Start, at
 from berth.core.policies.node_schedule import NodeSchedule, Planned
 
 
+def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
+    """One pass of EASY with first-fit backfilling (see the module's docstring).
+
+    Cheap where it can be, exactly: the head's placement is searched only if its
+    total fits in what is free now; the others are filtered at C speed by the same
+    test (what is free only shrinks during a pass); the head's reservation is held
+    only if some job passed; and after an idle pass only the jobs queued since are
+    asked."""
+    started: list[Start] = []
+    plan, guard, parked = policy.plan, policy.space.guard, policy.parked
+    while True:
+        head = next((e for e in policy.waiting.values() if e.job.id not in parked), None)
+        if head is None:
+            return started
+        free_now = plan.aggregate.free_at(now) | guard
+        found = None
+        if fits(head, free_now, guard):
+            found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
+            assert found is not None, "an admitted job always fits once all has ended"
+            if found[0] == now:
+                started.append(policy._launch(head, now, found[1], "head of the queue fits"))
+                continue
+        newer = idle_since(policy, head)
+        resumed = policy.backfill_resume is not None
+        candidates = _candidates(policy, head, free_now, newer)
+        if candidates:
+            if found is None:
+                found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
+                assert found is not None, "an admitted job always fits once all has ended"
+            # The head holds its reservation while the rest are backfilled.
+            held = policy._hold(head, found[0], found[1])
+            before = len(started)
+            backfill(policy, found[0], now, started, candidates)
+            plan.release(held, found[0], head.job.estimate)
+            head.start = head.placement = head.held = None
+            idle = len(started) == before
+        else:
+            idle = True
+        complete = not resumed and policy.backfill_resume is None
+        remember_idle(policy, head, idle and complete)
+        return started
+
+
+def fits(entry: Planned, free_now: int, guard: int) -> bool:
+    """Whether the job's total fits in what is free now, summed over the nodes (a
+    necessary test for a placement now; always true for a job taking whole nodes)."""
+    return (free_now - entry.total) & guard == guard
+
+
+def _candidates(
+    policy: NodeSchedule, head: Planned, free_now: int, newer: list[Planned] | None
+) -> list[Planned]:
+    """The jobs worth asking, in queue order: after the job a stopped pass reached (if
+    any), only those queued since an idle pass (``newer``), and of them those whose
+    total fits in what is free now (or that take whole nodes)."""
+    source: Iterable[Planned] = policy.waiting.values() if newer is None else newer
+    resume, policy.backfill_resume = policy.backfill_resume, None
+    if resume is not None and resume in policy.waiting:
+        source = dropwhile(lambda e: e.job.id != resume, source)
+    guard, parked = policy.space.guard, policy.parked
+    return [  # fits() written out: a call per waiting job costs more than the test
+        other
+        for other in source
+        if (free_now - other.total) & guard == guard
+        and other is not head
+        and other.job.id not in parked
+    ]
+
+
 def backfill(
-    policy: NodeSchedule, head: Planned, reserved: int, now: int, started: list[Start]
+    policy: NodeSchedule, reserved: int, now: int, started: list[Start], candidates: list[Planned]
 ) -> None:
-    """EASY: start now every other job that has a placement for its whole estimate
-    beside the head's reservation (held in the plan), in queue order.
+    """Start now every job of ``candidates`` that has a placement for its whole
+    estimate beside the head's reservation (held in the plan at ``reserved``), in
+    order.
 
     Two exact shortcuts, as the plan only fills during the pass: a job whose total
     does not fit in what is free now cannot start (one packed test); and a job that
@@ -32,20 +107,13 @@ def backfill(
     free_now = policy.plan.aggregate.free_at(now) | guard
     failed: dict[tuple[int, int | None, bool], list[tuple[int, int]]] = {}
     stop = policy.pass_stop if policy.deferred else None
-    queue = list(policy.waiting.values())
-    resume, policy.backfill_resume = policy.backfill_resume, None
-    first = 0
-    if resume is not None:
-        first = next((i for i, e in enumerate(queue) if e.job.id == resume), 0)
     asked = False
-    for other in queue[first:]:
-        if other is head or other.job.id in policy.parked:
-            continue
+    for other in candidates:
         if asked and stop is not None and stop():
             policy.backfill_resume = other.job.id
             return
         shape, estimate = other.shape, other.job.estimate
-        if (free_now - other.demand * shape.count) & guard != guard and not shape.exclusive:
+        if (free_now - other.total) & guard != guard:
             continue
         terms = (other.demand, shape.nodes, shape.exclusive)
         fewer = failed.get(terms)
@@ -61,3 +129,43 @@ def backfill(
         reason = f"backfilled beside the head's reservation at {at(reserved)}"
         started.append(policy._launch(other, now, placement, reason))
         free_now = policy.plan.aggregate.free_at(now) | guard
+
+
+def idle_since(policy: NodeSchedule, head: Planned) -> list[Planned] | None:
+    """After a pass that started nothing, with the head still unable to start now: the
+    jobs that need asking, those queued since (``[]``: none), or ``None`` when every
+    job must be asked (the plan changed, the head changed, a pass stopped midway).
+
+    Exact, as the pool's EASY's memo is: between two passes with no reservation taken
+    or given back, the running jobs are the same ones (one that ends gives its room
+    back), each still holding its nodes at ``now`` and until its planned end, and the
+    head's reservation would hold the same nodes from the same start (which is still
+    to come: the head did not start). A job's window from a later ``now`` meets every
+    running job its earlier window met, at its start, and at least as much of the
+    head's reservation: a job with no placement then has none now. Jobs queued since
+    were never asked."""
+    memo = policy.idle_pass
+    if memo is None or policy.backfill_resume is not None:
+        return None
+    changes, head_id, parked, last = memo
+    if (changes, head_id, parked) != (policy.plan.changes, head.job.id, len(policy.parked)):
+        return None
+    if last not in policy.waiting:
+        return None
+    newer: list[Planned] = []
+    for entry in reversed(policy.waiting.values()):
+        if entry.job.id == last:
+            break
+        newer.append(entry)
+    newer.reverse()
+    return newer
+
+
+def remember_idle(policy: NodeSchedule, head: Planned, idle: bool) -> None:
+    """After a pass: remember it if it started nothing and asked every job it had to
+    (it did not stop midway, nor go on from a stopped one), else forget."""
+    if not idle or not policy.waiting:
+        policy.idle_pass = None
+        return
+    last = next(reversed(policy.waiting))
+    policy.idle_pass = (policy.plan.changes, head.job.id, len(policy.parked), last)

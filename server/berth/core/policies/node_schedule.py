@@ -66,6 +66,12 @@ class Planned:
     #: it had seen when it was last known to have no earlier start (-1: never).
     log: RoomLog | None = None
     checked: int = -1
+    #: Its slots' total, packed, to test against what is free summed over the nodes
+    #: (0 for a job that takes whole nodes: the test says nothing of those).
+    total: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total = 0 if self.shape.exclusive else self.demand * self.shape.count
 
     @property
     def expected_end(self) -> int:
@@ -160,6 +166,10 @@ class NodeSchedule:
         #: pass stopped at, where the next one goes on.
         self.pass_stop: Callable[[], bool] | None = None
         self.backfill_resume: int | None = None
+        #: EASY's last pass that started nothing and asked every job it had to: (the
+        #: plan's changes after it, the head, how many jobs were parked, the last job
+        #: queued then). See :func:`~berth.core.policies.node_easy.idle_since`.
+        self.idle_pass: tuple[int, int, int, int] | None = None
 
     def _admit(self, job: Job, now: int) -> Planned | Reject:
         if job.id in self.waiting or job.id in self.running:

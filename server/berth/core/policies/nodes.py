@@ -30,9 +30,9 @@ from berth.core.nodes import NodePlan
 from berth.core.policies.base import next_reserved_start, pop_reached
 from berth.core.policies.node_adopt import adopt_running, adopt_waiting, relax
 from berth.core.policies.node_compression import compress
-from berth.core.policies.node_easy import backfill
+from berth.core.policies.node_easy import easy_pass
 from berth.core.policies.node_fork import fork
-from berth.core.policies.node_schedule import NodeSchedule, Planned, SelectionRound
+from berth.core.policies.node_schedule import NodeSchedule, SelectionRound
 from berth.core.policies.node_select import (
     backfill_by_selection,
     start_now_by_selection,
@@ -79,6 +79,8 @@ class NodeBackfill(NodeSchedule):
     def schedule(self, now: int) -> list[Start]:
         if self.depth is None:
             return self._start_reached(now)
+        if self.depth and self.selector.rule == "ff":
+            return easy_pass(self, now)
         started: list[Start] = []
         head = True
         for entry in list(self.waiting.values()):
@@ -93,9 +95,10 @@ class NodeBackfill(NodeSchedule):
                 head = False
                 if self.depth == 0:
                     break
-                # EASY: the head holds its reservation while the rest are backfilled.
+                # EASY with BL/BB: the head holds its reservation while the rest are
+                # backfilled (first fit is easy_pass's).
                 held = self._hold(entry, found[0], found[1])
-                self._backfill(entry, found[0], now, started)
+                backfill_by_selection(self, entry, found[0], now, started)
                 self.plan.release(held, found[0], entry.job.estimate)
                 entry.start = entry.placement = entry.held = None
                 break
@@ -103,14 +106,6 @@ class NodeBackfill(NodeSchedule):
 
     def next_wakeup(self) -> int | None:
         return next_reserved_start(self._starts, self.waiting)
-
-    def _backfill(self, head: Planned, reserved: int, now: int, started: list[Start]) -> None:
-        """See :func:`~berth.core.policies.node_easy.backfill` (first fit) and
-        :func:`~berth.core.policies.node_select.backfill_by_selection` (BL, BB)."""
-        if self.selector.rule == "ff":
-            backfill(self, head, reserved, now, started)
-        else:
-            backfill_by_selection(self, head, reserved, now, started)
 
     # ------------------------------------------------------------------ live shells
     @property
