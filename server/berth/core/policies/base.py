@@ -77,6 +77,21 @@ def pop_reached(
             yield start, entry
 
 
+Q = TypeVar("Q")
+
+
+def queued_after(waiting: dict[int, Q], job_id: int) -> list[Q]:
+    """The entries queued after job ``job_id`` (which is still queued), in queue order:
+    read from the end, so it costs what arrived since, not the queue's length."""
+    arrived: list[Q] = []
+    for queued_id, entry in reversed(waiting.items()):
+        if queued_id == job_id:
+            break
+        arrived.append(entry)
+    arrived.reverse()
+    return arrived
+
+
 class Policy(Protocol):
     """What a scheduling policy offers its shell (the emulator or the daemon)."""
 

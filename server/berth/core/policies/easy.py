@@ -24,7 +24,7 @@ from itertools import islice
 
 from berth.core.decisions import Start, at
 from berth.core.model import Job
-from berth.core.policies.base import Running, Waiting
+from berth.core.policies.base import Running, Waiting, queued_after
 from berth.core.policies.fcfs import Fcfs
 from berth.core.resources import ResourceSpace
 from berth.core.selection import Selector
@@ -91,7 +91,7 @@ class Easy(Fcfs):
         found: tuple[int, int] | None = None
         if self._idle_pass == (self.version, head.job.id):
             found = self._idle_shadow
-            candidates = self._arrived_after(self._idle_last)
+            candidates = queued_after(self.waiting, self._idle_last)
         else:
             candidates = islice(self.waiting.values(), 1, None)
         guard = self.guard
@@ -136,17 +136,6 @@ class Easy(Fcfs):
             return []
         self._idle_pass = None
         return [self.launch(entry, now, reason) for entry, reason in chosen]
-
-    def _arrived_after(self, job_id: int) -> list[Waiting]:
-        """The waiting jobs queued after ``job_id``, in queue order (``job_id`` is still
-        queued: nothing left the queue since, or the version would have moved)."""
-        arrived: list[Waiting] = []
-        for entry in reversed(self.waiting.values()):
-            if entry.job.id == job_id:
-                break
-            arrived.append(entry)
-        arrived.reverse()
-        return arrived
 
     def _backfill_by_selection(self, now: int, shadow: int, extra: int) -> list[Start]:
         """Backfill with BL or BB: the best-scoring eligible job first, until none is left."""

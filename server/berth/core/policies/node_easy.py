@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from itertools import dropwhile
 
 from berth.core.decisions import Start, at
+from berth.core.policies.base import queued_after
 from berth.core.policies.node_schedule import NodeSchedule, Planned
 
 
@@ -152,13 +153,7 @@ def idle_since(policy: NodeSchedule, head: Planned) -> list[Planned] | None:
         return None
     if last not in policy.waiting:
         return None
-    newer: list[Planned] = []
-    for entry in reversed(policy.waiting.values()):
-        if entry.job.id == last:
-            break
-        newer.append(entry)
-    newer.reverse()
-    return newer
+    return queued_after(policy.waiting, last)
 
 
 def remember_idle(policy: NodeSchedule, head: Planned, idle: bool) -> None:
