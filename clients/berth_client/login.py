@@ -3,16 +3,14 @@
 :func:`login_token` asks authd on its Unix socket (``$BERTH_AUTHD_SOCKET``, default
 ``/run/berth/authd.sock``) for a token for whoever runs this process (authd learns it
 from the kernel, not from us), and keeps it in ``~/.cache/berth/`` (mode 600) until a
-minute before it expires, so each command does not ask again. Standard library only.
+minute before it expires, so each command does not ask again. Standard library only;
+what each function needs is imported when it runs (``berth --help`` reads
+:data:`DEFAULT_SOCKET` from here, and must start fast).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import socket
-import time
 from pathlib import Path
 
 DEFAULT_SOCKET = "/run/berth/authd.sock"
@@ -25,6 +23,8 @@ def socket_path() -> str:
 
 
 def _cache(path: str) -> Path:
+    import hashlib
+
     name = hashlib.sha256(f"{os.getuid()}:{path}".encode()).hexdigest()[:12]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "berth" / f"authd-{name}.json"
@@ -33,6 +33,9 @@ def _cache(path: str) -> Path:
 def login_token(path: str | None = None, renew: bool = False) -> str | None:
     """A token for this process's user from authd at ``path`` (cached unless ``renew``);
     ``None`` when no authd listens there."""
+    import json
+    import time
+
     path = path or socket_path()
     cache = _cache(path)
     if not renew:
@@ -58,6 +61,9 @@ def login_token(path: str | None = None, renew: bool = False) -> str | None:
 def ask_authd(path: str, timeout: float = 5.0) -> dict[str, object] | None:
     """authd's answer (``token``, ``user``, ``expires_at``); ``None`` if none listens;
     ``OSError`` naming its refusal."""
+    import json
+    import socket
+
     if not os.path.exists(path):
         return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from berth.runtime.paths import path_arg
+from berth_client.login import DEFAULT_SOCKET  # where the users' berth looks for it
 
-#: Where ``berth`` looks for authd unless ``$BERTH_AUTHD_SOCKET`` says otherwise (the
-#: client's own copy: ``berth_client.login``).
-DEFAULT_SOCKET = "/run/berth/authd.sock"
 DEFAULT_KEY = "/etc/berth/authd-key.pem"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from berth.api.auth import Principal, Role
-from berth.api.deps import DaemonDep, NodeOrAnyone, OperatorDep
+from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep
 from berth.api.token_schemas import IssuedTokenOut, ShortTokenIn, TokenIn, TokenList, TokenOut
 from berth.service.commands import RecordEvent
 from berth.service.identity.issued import IssuedTokens
@@ -20,7 +20,7 @@ from berth.service.model import RequestError
 router = APIRouter(tags=["tokens"])
 
 
-def _register(daemon: DaemonDep) -> IssuedTokens:
+def _register(daemon: Daemon) -> IssuedTokens:
     issued = daemon.tokens.issued
     if issued is None:
         raise RequestError("conflict", "this daemon issues no tokens (no signing key)", "path")

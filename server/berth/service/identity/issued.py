@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 
 from berth.service.identity.signed import (
+    ROLES,
     Claims,
     Signer,
     TrustedKey,
@@ -35,7 +36,7 @@ log = logging.getLogger("berth.identity")
 #: How often a daemon reads the revocations and keys of its group (seconds).
 REFRESH_SECONDS = 0.25
 #: Roles a daemon's own key vouches for; a login node's authd key: users only.
-DAEMON_ROLES = frozenset({"user", "viewer", "coordinator", "operator", "node"})
+DAEMON_ROLES = frozenset(ROLES)
 AUTHD_ROLES = frozenset({"user"})
 #: The longest life an issued token may have (seconds): ten years.
 LONGEST = 10 * 365 * 86400
@@ -119,12 +120,14 @@ class IssuedTokens:
             raise RequestError("conflict", "this daemon has no signing key", "role")
         if not 0 < lifetime <= LONGEST:
             raise RequestError(
-                "invalid", f"expires must be between 1 s and {LONGEST // 86400} days", "expires"
-            )
-        token, claims = self.signer.sign(user, role, self.now(), lifetime, account)
+                "invalid", f"expires_in must be between 1 s and {LONGEST // 86400} days",
+                "expires_in",
+            )  # fmt: skip
+        now = self.now()  # the token's iat and the row's issued_at: the same second
+        token, claims = self.signer.sign(user, role, now, lifetime, account)
         row: dict[str, object] = {
             "id": claims.token_id, "user": user, "role": role, "account": account,
-            "issuer": claims.issuer, "issued_at": self.now(), "expires_at": claims.expires,
+            "issuer": claims.issuer, "issued_at": now, "expires_at": claims.expires,
             "issued_by": by, "revoked_at": None, "revoked_by": None,
         }  # fmt: skip
         await asyncio.to_thread(self.store.save_token, row)

@@ -26,8 +26,6 @@ from berth.service.model import RequestError, moment
 
 #: The audience every Berth token is for.
 AUDIENCE = "berth"
-#: How long a login node's token lives unless asked otherwise (seconds).
-AUTHD_LIFETIME = 3600
 #: Roles a token may carry (``node``: a node agent's token).
 ROLES = ("user", "viewer", "coordinator", "operator", "node")
 
