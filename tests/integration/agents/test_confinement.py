@@ -162,8 +162,9 @@ def test_a_job_whose_shepherd_died_is_cleared_with_its_cgroup(cluster: Cluster) 
     wait_until(lambda: pids.exists() and pids.read_text().strip(), what="the job started")
     escaped = int(pids.read_text())
     escaped_ticks = start_ticks(escaped)
-    shepherd = read_json(agent.workdir / "jobs" / f"{job}.0" / "shepherd.json")
-    assert shepherd is not None
+    # The job may run (and write its pid) before its shepherd has recorded itself.
+    record = agent.workdir / "jobs" / f"{job}.0" / "shepherd.json"
+    shepherd = wait_until(lambda: read_json(record), what="the shepherd's record")
     agent.kill()
     os.kill(shepherd["shepherd_pid"], 9)
     wait_until(
