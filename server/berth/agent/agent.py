@@ -33,8 +33,9 @@ from urllib.parse import urlsplit
 from berth.agent import cgroups
 from berth.agent.confine import clear_stale
 from berth.agent.jobs import LocalJobs, job_key
-from berth.agent.launch import LaunchRefused, build_spec, confinement
+from berth.agent.launch import LaunchRefused, account_for, build_spec, confinement
 from berth.agent.proc import boot_id
+from berth.agent.shares import Share, Shares
 
 log = logging.getLogger("berth.agent")
 
@@ -141,6 +142,8 @@ class Agent:
         self.config = config
         config.workdir.mkdir(parents=True, exist_ok=True)
         self.jobs = LocalJobs(config.workdir)
+        #: This node's share of jobs whose command runs on another node.
+        self.shares = Shares(config.workdir)
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.ended_unsent = threading.Event()
@@ -163,10 +166,11 @@ class Agent:
             self._clear_stale_cgroups(self.confinement.layout)
 
     def _clear_stale_cgroups(self, layout: cgroups.Layout) -> None:
-        """Kill and remove the cgroups of jobs whose shepherds are gone."""
-        running = set(self.jobs.running())
+        """Kill and remove the cgroups of jobs whose shepherds are gone (a share's cgroup
+        has no shepherd: it stays while the share is held)."""
+        kept = set(self.jobs.running()) | set(self.shares.holding())
         for key in cgroups.stale_jobs(layout):
-            if key not in running:
+            if key not in kept:
                 log.warning("removing the cgroup of job %s: its shepherd is gone", key)
                 clear_stale(layout.spec(key, devices=True))
 
@@ -177,6 +181,7 @@ class Agent:
             "boot_id": self.config.boot_id,
             "resources": self.config.resources,
             "jobs": self.jobs.reports(),
+            "shares": self.shares.reports(),
             "wait": wait,
             "confinement": self.confinement.describe(),
         }
@@ -219,29 +224,86 @@ class Agent:
         self.kill_grace = float(settings.get("kill_grace", self.kill_grace))
 
     def _converge(self, answer: dict[str, Any]) -> None:
-        wanted = {
+        orders = {
             job_key(int(order["job_id"]), int(order.get("attempt", 0))): order
             for order in answer.get("jobs", [])
-            if order.get("run", True)  # else another node of the allocation runs it
         }
+        wanted = {k: o for k, o in orders.items() if o.get("run", True)}
+        # The nodes of the allocation that do not run the command hold a share of it.
+        shared = {k: o for k, o in orders.items() if not o.get("run", True)}
         for key in self.jobs.running():
             if key not in wanted:
                 self.jobs.cancel(key, "cancelled: the daemon no longer wants it here")
+        for key in self.shares.holding():
+            if key not in shared:
+                self.shares.release(key)
         for key, order in wanted.items():
             if not self.jobs.known(key):
                 self._launch(order)
             self.jobs.suspend(key, bool(order.get("suspended")))
+        for key, order in shared.items():
+            if key not in self.shares:
+                self._hold(key, order)
+            self.shares.suspend(key, bool(order.get("suspended")))
         self.jobs.forget([str(k) for k in answer.get("acknowledged", [])])
+
+    def _placement(self, key: str, order: dict[str, Any]) -> tuple[list[int], dict[str, Any]]:
+        """The GPUs an order gets here and, where jobs are confined, its cgroup and
+        limits (cores not held by another job or share first); :class:`LaunchRefused`
+        if the GPUs it holds here are not free."""
+        wanted_gpus = int(order.get("gpus", 0))
+        in_use = self.jobs.gpus_in_use() | self.shares.gpus_in_use()
+        free = [g for g in range(self.gpu_count) if g not in in_use]
+        if wanted_gpus > len(free):
+            raise LaunchRefused(f"asks for {wanted_gpus} GPUs, {len(free)} are free here")
+        gpus = free[:wanted_gpus]
+        if self.confinement.layout is None:
+            return gpus, {}
+        held = self.jobs.cores_in_use()
+        for core, count in self.shares.cores_held().items():
+            held[core] = held.get(core, 0) + count
+        return gpus, confinement(
+            self.confinement.layout,
+            key,
+            order,
+            self.config.resources,
+            gpus,
+            held,
+            self.config.pids_max,
+        )
+
+    def _hold(self, key: str, order: dict[str, Any]) -> None:
+        """Hold this node's share of a job whose command runs on another node."""
+        try:
+            account = account_for(str(order["user"]), self.config.run_as)
+            name, uid = account.name, account.uid
+        except LaunchRefused as refusal:  # nobody can be adopted into it; it still holds
+            log.warning("job %s: %s; its share here admits no login", order["job_id"], refusal)
+            name, uid = "", None
+        try:
+            gpus, confined = self._placement(key, order)
+        except LaunchRefused as refusal:
+            log.warning("job %s: its share here: %s", order["job_id"], refusal)
+            gpus, confined = [], {}
+        limits = confined.get("limits") or {}
+        share = Share(
+            int(order["job_id"]),
+            int(order.get("attempt", 0)),
+            name,
+            uid,
+            tuple(gpus),
+            tuple(limits.get("cores") or ()),
+            confined.get("cgroup"),
+            limits,
+        )
+        self.shares.hold(key, share)
+        log.info("job %s: holding its share here (its command runs on %s)",
+                 order["job_id"], (order.get("nodes") or ["another node"])[0])  # fmt: skip
 
     def _launch(self, order: dict[str, Any]) -> None:
         job_id, attempt = int(order["job_id"]), int(order.get("attempt", 0))
-        wanted_gpus = int(order.get("gpus", 0))
-        in_use = self.jobs.gpus_in_use()
-        free = [g for g in range(self.gpu_count) if g not in in_use]
         try:
-            if wanted_gpus > len(free):
-                raise LaunchRefused(f"asks for {wanted_gpus} GPUs, {len(free)} are free here")
-            gpus = free[:wanted_gpus]
+            gpus, confined = self._placement(job_key(job_id, attempt), order)
             spec = build_spec(
                 order,
                 self.config.name,
@@ -250,18 +312,7 @@ class Agent:
                 str(self.config.workdir),
                 self.config.run_as,
             )
-            if self.confinement.layout is not None:
-                spec.update(
-                    confinement(
-                        self.confinement.layout,
-                        job_key(job_id, attempt),
-                        order,
-                        self.config.resources,
-                        gpus,
-                        self.jobs.cores_in_use(),
-                        self.config.pids_max,
-                    )
-                )
+            spec.update(confined)
         except LaunchRefused as refusal:
             log.warning("job %s refused: %s", job_id, refusal)
             self.jobs.refuse(job_id, attempt, str(refusal))
@@ -333,6 +384,8 @@ class Agent:
             )
         for job_id in running:
             self.jobs.cancel(job_id, f"fenced: no contact with the daemon for {silent:.0f} s")
+        for key in self.shares.holding():  # what jobs of other nodes started here goes too
+            self.shares.release(key)
         self.fenced = True
 
     def run(self) -> None:

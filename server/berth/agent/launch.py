@@ -110,6 +110,7 @@ def build_spec(
         "env": env,
         "time_limit": float(order["time_limit"]),
         "grace": grace,
+        "account": account.name,
         "uid": account.uid,
         "gid": account.gid,
         "groups": account.groups,

@@ -43,6 +43,16 @@ class JobReportIn(BaseModel):
     usage: UsageIn | None = None
 
 
+class ShareIn(BaseModel):
+    """A node's share of a job whose command runs on another node, as its agent holds it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job_id: int = Field(..., ge=1, le=(1 << 62))
+    attempt: int = Field(0, ge=0, le=1_000_000)
+    suspended: bool = False
+
+
 class AgentIn(BaseModel):
     """A node agent's register or sync request: the whole truth of its node."""
 
@@ -54,6 +64,9 @@ class AgentIn(BaseModel):
         ..., min_length=1, max_length=MAX_RESOURCE_KINDS
     )
     jobs: list[JobReportIn] = Field(default_factory=list, max_length=100_000)
+    shares: list[ShareIn] | None = Field(
+        None, max_length=100_000, description="shares held for jobs run by other nodes"
+    )
     wait: float = Field(0.0, ge=0.0, le=300.0, description="hold the answer this long at most")
     confinement: str = Field(
         "", max_length=300, description="how the agent confines jobs (cgroup v1/v2, or why not)"
@@ -73,8 +86,13 @@ class AgentIn(BaseModel):
             )
             for j in self.jobs
         )
+        shares = (
+            None
+            if self.shares is None
+            else {f"{s.job_id}.{s.attempt}": s.suspended for s in self.shares}
+        )
         return AgentReport(
-            self.name, self.boot_id, dict(self.resources), jobs, register, self.confinement
+            self.name, self.boot_id, dict(self.resources), jobs, register, self.confinement, shares
         )
 
 

@@ -223,11 +223,14 @@ class Cluster:
 
 def _ended_jobs_cgroups(agent: AgentProcess) -> list[str]:
     """The job cgroups under ``agent``'s bases whose job is not running: its directory
-    is gone (acknowledged) or holds its ``exit.json``."""
+    is gone (acknowledged) or holds its ``exit.json``, and no share of it is held."""
     found = []
     for base in bases_of(agent.name):
         for entry in sorted(Path(base).glob("job-*")):
-            jobdir = agent.workdir / "jobs" / entry.name.removeprefix("job-")
+            key = entry.name.removeprefix("job-")
+            jobdir = agent.workdir / "jobs" / key
+            if (agent.workdir / "shares" / f"{key}.json").exists():
+                continue  # a share of a job run by another node, still held
             if not jobdir.is_dir() or (jobdir / "exit.json").exists():
                 found.append(str(entry))
     return found

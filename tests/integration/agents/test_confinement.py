@@ -179,3 +179,105 @@ def test_a_job_whose_shepherd_died_is_cleared_with_its_cgroup(cluster: Cluster) 
     assert "shepherd died" in ended["state_reason"]
     wait_until(lambda: not alive(escaped, escaped_ticks), what="the escaped process killed")
     assert not any(path.exists() for path in job_cgroups)
+
+
+def _cgroup_of(pid: int, controller: str) -> str:
+    """The cgroup ``pid`` is in for ``controller`` (v1), or its v2 cgroup."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _number, controllers, path = line.split(":", 2)
+        if controller in controllers.split(",") or (controllers == "" and not _V1):
+            return path
+    return ""
+
+
+_V1 = any(line.split(":", 2)[1] for line in Path("/proc/self/cgroup").read_text().splitlines())
+
+
+def test_a_multi_node_job_is_confined_on_every_node_and_a_login_there_joins_it(
+    cluster: Cluster,
+) -> None:
+    """The command runs on the first node; the second holds the job's share in a cgroup
+    with its cores and memory. A login of the job's user on the second node, adopted
+    into it (as PAM would), is held to its memory limit, and is killed when the job
+    ends; a user with no job there is refused."""
+    import subprocess
+    import sys
+
+    from berth.agent.proc import alive, read_json, start_ticks
+    from tests.support.waiting import wait_until
+
+    cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    cluster.add_agent("n2", "cpus=2,mem_gb=4")
+    job = cluster.submit(
+        "sleep 60", slots={"count": 2, "per_slot": {"cpus": 2, "mem_gb": 1}}, time_limit=120
+    )
+    running = cluster.wait_state(job, "RUNNING")
+    assert set(running["nodes"]) == {"n1", "n2"}, running
+    _first, held_on = list(running["nodes"])  # the command runs on the first
+    agent = cluster.agents[held_on]
+    share_file = agent.workdir / "shares" / f"{job}.0.json"
+    share = wait_until(lambda: read_json(share_file), what="the share held on the other node")
+    assert len(share["cores"]) == 2
+    dirs = share["cgroup"]["dirs"]
+    memory_dir = Path(dirs.get("memory") or dirs["unified"])
+    limit_file = "memory.limit_in_bytes" if "memory" in dirs else "memory.max"
+    assert int((memory_dir / limit_file).read_text()) == 2**30  # its slot's 1 GiB
+
+    def adopt(*words: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "berth.agent.adopt", "--workdir", str(agent.workdir), *words],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+
+    # A login that waits for a line, then takes 3 GiB: past the share's memory.
+    login = subprocess.Popen(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3",
+         "-c", "import sys; sys.stdin.readline(); block = bytearray(3 * 2**30); print(len(block))"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        refused = adopt("--user", "daemon", "--pid", str(login.pid))
+        assert refused.returncode == 1, refused
+        assert "no job of daemon runs on this node" in refused.stderr
+        adopted = adopt("--user", "nobody", "--pid", str(login.pid))
+        assert adopted.returncode == 0, adopted.stderr
+        assert _cgroup_of(login.pid, "memory").endswith(f"/job-{job}.0"), _cgroup_of(
+            login.pid, "memory"
+        )
+        assert login.stdin is not None
+        login.stdin.write("go\n")
+        login.stdin.flush()
+        assert login.wait(timeout=30) == -9  # the out-of-memory killer, in the share only
+    finally:
+        login.kill()
+        login.wait()
+        if login.stdin is not None:
+            login.stdin.close()
+    assert cluster.job(job)["job_state"] == "RUNNING"  # the job itself goes on
+
+    # A second login stays until the job ends, then goes with it, and so does the share.
+    sleeper = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                "--clear-groups", "sleep", "300"])  # fmt: skip
+    try:
+        ticks = start_ticks(sleeper.pid)
+        assert adopt("--user", "nobody", "--pid", str(sleeper.pid)).returncode == 0
+        agent.kill()  # an agent restarted keeps holding the share, and what is in it
+        registered = agent.log.read_text().count("registered with")
+        agent.start()
+        wait_until(  # it has cleared what it clears at start, and synced again
+            lambda: agent.log.read_text().count("registered with") > registered,
+            what="the agent registered again",
+        )
+        assert alive(sleeper.pid, ticks)
+        assert share_file.exists()
+        cancelled = cluster.call("DELETE", f"/v1/jobs/{job}", OPERATOR)
+        assert cancelled.status_code == 200, cancelled.text
+        cluster.wait_state(job, "CANCELLED")
+        assert sleeper.wait(timeout=30) == -9
+        assert not alive(sleeper.pid, ticks)
+        wait_until(lambda: not share_file.exists(), what="the share released")
+        assert not any(Path(d).exists() for d in dirs.values())
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert adopt("--user", "nobody", "--pid", str(os.getpid())).returncode == 1

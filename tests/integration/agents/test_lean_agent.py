@@ -61,6 +61,11 @@ def test_the_lean_agent_has_none_of_the_servers_packages(lean_python: Path) -> N
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     assert "--no-cgroups" in helped.stdout
+    adopting = subprocess.run(
+        [str(lean_python.parent / "berth-adopt"), "--help"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert "PAM_USER" in adopting.stdout
 
 
 def test_the_lean_agent_runs_a_job_for_the_daemon(cluster: Cluster, lean_python: Path) -> None:

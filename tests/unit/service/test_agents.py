@@ -82,6 +82,30 @@ def test_registration_adds_nodes_and_a_job_is_wished_on_its_first_node_only() ->
     assert held["run"] is False
 
 
+def test_a_share_not_yet_held_or_no_longer_wished_ends_the_long_poll() -> None:
+    """The other node of a multi-node job holds its share: its long poll is answered at
+    once while the share it reports is not the one wished for, and held when it is."""
+    engine, agents, _ = setup()
+    job = submit(engine, cpus=4)  # both nodes, whole
+    _first, other = list(engine.jobs[job].allocation)
+
+    def answer(shares: dict[str, bool] | None, now: int = 0) -> bool:
+        report = AgentReport(other, "boot", dict(NODE), (), shares=shares)
+        with engine.batch(now):
+            synced = AgentSync(agents, report, 0).apply(engine, now)
+        return quiet(render_wish(engine, agents, synced), synced)
+
+    assert not answer({})  # the share is not held yet: answer now
+    assert answer({f"{job}.0": False})
+    assert not answer({f"{job}.0": True})  # held suspended, wished running
+    assert answer(None)  # an agent that does not report shares: as before
+    with engine.batch(1):
+        job_commands.cancel(engine, job, 1, "cancelled by alice")
+    engine.outbox.dispatch()
+    assert not answer({f"{job}.0": False}, now=1)  # held, no longer wished: release it
+    assert answer({}, now=1)
+
+
 def test_ends_are_recorded_and_acknowledged_and_running_reports_date_the_launch() -> None:
     engine, agents, wall = setup(1)
     job = submit(engine)

@@ -92,6 +92,9 @@ class AgentReport:
     register: bool = False
     #: How the agent confines jobs (``cgroup v1: cpuset, memory, ...``, ``unconfined: ...``).
     confinement: str = ""
+    #: The shares of jobs run by another node that it holds (key -> suspended); None
+    #: from an agent that does not report them.
+    shares: dict[str, bool] | None = None
 
 
 @dataclass(slots=True)
@@ -186,6 +189,8 @@ class Synced:
 
     node: str
     reported: dict[str, JobReport]
+    #: The shares the agent holds (key -> suspended), None if it does not say.
+    shares: dict[str, bool] | None = None
 
 
 def first_node(record: JobRecord) -> str | None:
@@ -312,7 +317,7 @@ def apply_report(
             )
     if agents.ended:
         engine.advance(now)
-    return Synced(report.name, reported)
+    return Synced(report.name, reported, report.shares)
 
 
 def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str, Any]:
@@ -371,9 +376,17 @@ def render_wish(engine: Engine, agents: AgentNodes, synced: Synced) -> dict[str,
 
 
 def quiet(answer: dict[str, Any], synced: Synced) -> bool:
-    """Whether the answer tells the agent nothing it does not already do."""
+    """Whether the answer tells the agent nothing it does not already do: the jobs it
+    runs and the shares it holds (the other nodes of a job's allocation) are the ones
+    wished for, suspended as wished."""
     if answer["acknowledged"]:
         return False
     held = {k: j.state == "SUSPENDED" for k, j in synced.reported.items() if j.state in HELD_STATES}
     wanted = {f"{o['job_id']}.{o['attempt']}": o["suspended"] for o in answer["jobs"] if o["run"]}
+    if synced.shares is not None:
+        shared = {
+            f"{o['job_id']}.{o['attempt']}": o["suspended"] for o in answer["jobs"] if not o["run"]
+        }
+        if synced.shares != shared:
+            return False
     return held == wanted
