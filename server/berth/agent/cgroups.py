@@ -59,13 +59,14 @@ class Layout:
         """What a job's shepherd needs to build, hold and remove its cgroups: ``dirs``,
         the cgroups that limit it (the shepherd lives in them too); ``freezer``, the one
         its processes move to when it is suspended (made then: most jobs never are);
-        ``devices`` (v1) only when GPUs must be hidden from it, ``cpu`` (v1) only when
-        it needs a quota."""
+        ``devices`` (v1) or ``device_filter`` (v2, an eBPF filter) only when GPUs must
+        be hidden from it, ``cpu`` (v1) only when it needs a quota."""
         job = f"job-{key}"
         if self.version == 2:
             limits = os.path.join(self.bases["unified"], job)
             return {"version": 2, "dirs": {"unified": limits}, "homes": dict(self.homes),
-                    "freezer": os.path.join(limits, "held")}  # fmt: skip
+                    "freezer": os.path.join(limits, "held"),
+                    "device_filter": devices and "devices" in self.controllers}  # fmt: skip
         dirs = {
             name: os.path.join(base, job)
             for name, base in self.bases.items()
@@ -239,7 +240,12 @@ def _v2(name: str, point: str, own: str) -> Layout | None:
     if "cpuset" in controllers:
         with contextlib.suppress(OSError):
             cores = parse_cpu_list(Path(base, "cpuset.cpus.effective").read_text()) or cores
-    return Layout(2, {"unified": base}, (*controllers, "freeze"), cores, {"unified": home})
+    from berth.agent.devices import filters_work  # ctypes: loaded by the agent only
+
+    devices = ("devices",) if filters_work() else ()  # v2's device control is eBPF
+    return Layout(
+        2, {"unified": base}, (*controllers, "freeze", *devices), cores, {"unified": home}
+    )
 
 
 def _v1(name: str, points: dict[str, str], own: dict[str, str]) -> Layout | None:

@@ -12,8 +12,8 @@ a millisecond of the launch path for nothing. What is confined:
 * ``memory``: its ``mem_gb``, swap included (none beyond it); the shepherd is exempt
   from the out-of-memory killer, so the job's own processes are the ones it picks;
 * ``pids``: at most ``pids_max`` tasks (a fork bomb stays in its cgroup);
-* ``devices`` (v1 only, nodes with GPUs): the node's GPUs not given to the job cannot
-  be opened.
+* ``devices`` (nodes with GPUs): the node's GPUs not given to the job cannot be
+  opened (v1: ``devices.deny``; v2: an eBPF filter, :mod:`berth.agent.devices`).
 
 Suspending *freezes* the job: its processes (every one in its cgroups but the shepherd)
 move to a freezer cgroup made then (v1 ``freezer``; v2 a child cgroup, ``held``), which
@@ -73,6 +73,8 @@ class JobCgroup:
         self.dirs: dict[str, str] = dict(spec["dirs"])
         self.homes: dict[str, str] = dict(spec.get("homes") or {})
         self.freezer: str | None = spec.get("freezer")
+        #: v2: hide devices with an eBPF filter (:mod:`berth.agent.devices`).
+        self.device_filter = bool(spec.get("device_filter"))
         #: Never killed nor frozen by this object: the shepherd holding it.
         self.keeper = os.getpid()
 
@@ -110,8 +112,13 @@ class JobCgroup:
                 self._set("memory", *swap)
         if limits.get("pids_max"):
             self._set("pids", "pids.max", str(int(limits["pids_max"])))
-        for gpu in limits.get("hidden_gpus") or () if v1 else ():
-            self._set("devices", "devices.deny", f"c {NVIDIA_MAJOR}:{int(gpu)} rwm")
+        hidden = [int(gpu) for gpu in limits.get("hidden_gpus") or ()]
+        for gpu in hidden if v1 else ():
+            self._set("devices", "devices.deny", f"c {NVIDIA_MAJOR}:{gpu} rwm")
+        if hidden and self.device_filter and (unified := self._dir("devices")) is not None:
+            from berth.agent.devices import deny  # ctypes: only for jobs that need it
+
+            deny(unified, [(NVIDIA_MAJOR, gpu) for gpu in hidden])
 
     def _set(self, controller: str, name: str, value: str) -> None:
         """Write one interface file of ``controller``, where this job has it (v2 shows a

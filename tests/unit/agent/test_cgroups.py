@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.agent import cgroups
+import pytest
+
+from berth.agent import cgroups, devices
 from berth.agent.confine import JobCgroup
+
+
+@pytest.fixture(autouse=True)
+def _no_device_filters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether this kernel takes eBPF device filters is the machine's; here it is
+    fixed (``test_v2_hides_gpus_with_a_device_filter_where_the_kernel_takes_one``)."""
+    monkeypatch.setattr(devices, "filters_work", lambda: False)
 
 
 def _v2_tree(tmp_path: Path, own: str = "/svc") -> tuple[Path, Path, Path]:
@@ -51,8 +60,29 @@ def test_v2_moves_the_agents_cgroup_into_a_leaf_and_enables_the_controllers(
         "dirs": {"unified": job},
         "homes": {"unified": str(here / cgroups.V2_LEAF)},
         "freezer": f"{job}/held",  # made on the first suspend, inside the job's cgroup
+        "device_filter": False,
     }
     assert cgroups.bases_of("n1", mounts, proc) == [str(here / "berth-n1")]
+
+
+def test_v2_hides_gpus_with_a_device_filter_where_the_kernel_takes_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _here, mounts, proc = _v2_tree(tmp_path)
+    monkeypatch.setattr(devices, "filters_work", lambda: True)
+    layout = cgroups.probe("n1", mounts, proc).layout
+    assert layout is not None
+    assert layout.controllers[-1] == "devices"
+    assert layout.spec("3.0", devices=True)["device_filter"] is True
+    assert layout.spec("3.0")["device_filter"] is False  # no GPU to hide
+    attached: list[tuple[str, list[tuple[int, int]]]] = []
+    monkeypatch.setattr(devices, "deny", lambda cgroup, denied: attached.append((cgroup, denied)))
+    job = tmp_path / "job"
+    job.mkdir()
+    JobCgroup(layout.spec("3.0", devices=True) | {"dirs": {"unified": str(job)}}).create(
+        {"hidden_gpus": [0, 2]}
+    )
+    assert attached == [(str(job), [(195, 0), (195, 2)])]
 
 
 def test_v2_in_the_root_cgroup_needs_no_leaf(tmp_path: Path) -> None:
@@ -87,7 +117,7 @@ def test_a_v2_job_gets_its_cores_quota_memory_without_swap_and_task_limit(
     assert (job / "memory.max").read_text() == str(2**30)
     assert (job / "memory.swap.max").read_text() == "0"
     assert (job / "pids.max").read_text() == "64"
-    assert not (job / "devices.deny").exists()  # v2 devices need eBPF: not done
+    assert not (job / "devices.deny").exists()  # v2 hides devices with eBPF, not a file
 
 
 def test_a_v2_jobs_usage_and_oom_kills_are_read_from_its_files(tmp_path: Path) -> None:
