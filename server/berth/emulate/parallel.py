@@ -48,8 +48,15 @@ def on_dask(target: str | None, workers: int) -> Iterator[Client]:
         # Dask's statistical profiler samples each worker's stack every 10 ms, which a
         # replay has no use for (its cost here was within the noise of single runs).
         with dask.config.set({"distributed.worker.profile.enabled": False}):
+            # No dashboard; the scheduler's own HTTP endpoint (it has one even so) on a
+            # free port, not 8787: another cluster on this host (a second sweep, a
+            # reproduction running) must not make this one fail or warn.
             cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             )
     elif target.startswith(("berth://", "berth+https://")):
         from berth_client.dask import BerthCluster

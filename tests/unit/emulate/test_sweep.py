@@ -86,3 +86,24 @@ def test_a_grid_that_cannot_be_read_exits_1_naming_it(
     grid.write_text("policies = [easy")
     assert main(["emulate", str(KTH_SAMPLE), "--sweep", str(grid)]) == 1
     assert f"--sweep {grid}" in capsys.readouterr().err
+
+
+def test_a_local_cluster_starts_while_another_holds_dasks_default_port() -> None:
+    """A second sweep (or a reproduction running) on the same host holds port 8787:
+    the local cluster's scheduler takes a free port instead of failing."""
+    import socket
+
+    from berth.emulate.parallel import on_dask
+
+    holder: socket.socket | None = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+    except OSError:
+        holder.close()  # someone else holds it already: the same situation
+        holder = None
+    try:
+        with on_dask("local", 1) as client:
+            assert client.submit(sum, [1, 2, 3]).result(timeout=60) == 6
+    finally:
+        if holder is not None:
+            holder.close()
