@@ -21,7 +21,7 @@ from berth.core.decisions import Start, at
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.replay import replay
 from tests.property.test_node_blocks import blocky_clusters
-from tests.property.test_node_planner import node_jobs
+from tests.property.test_node_planner import identical_clusters, node_jobs, whole_node_jobs
 from tests.support.stops import EveryFewQuestions
 
 
@@ -62,6 +62,21 @@ def test_the_shortcuts_start_what_asking_every_job_starts(
     with mock.patch.object(node_module, "BLOCKS_FROM", blocks_from):
         fast = replay(jobs, NodeBackfill("easy", nodes))
         plain = replay(jobs, EveryJobAsked("easy", nodes))
+    assert [(r.id, r.start, r.nodes) for r in fast] == [(r.id, r.start, r.nodes) for r in plain]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_on_counted_nodes_the_heads_window_asked_about_is_its_reservation_held(
+    data: st.DataObject,
+) -> None:
+    """Identical nodes and jobs that take whole nodes: the plan counts nodes, and the
+    pass asks about the head's window beside each job instead of booking it."""
+    nodes = data.draw(identical_clusters())
+    jobs = data.draw(whole_node_jobs(nodes, 30))
+    policy = NodeBackfill("easy", nodes)
+    fast = replay(jobs, policy)
+    plain = replay(jobs, EveryJobAsked("easy", nodes))
     assert [(r.id, r.start, r.nodes) for r in fast] == [(r.id, r.start, r.nodes) for r in plain]
 
 

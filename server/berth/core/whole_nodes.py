@@ -29,6 +29,8 @@ from berth.core.shapes import Shape, slots_in
 TENTATIVE = -1
 
 _DAWN = -(1 << 62)
+#: A reservation not booked, for :meth:`CountedPlan.place_beside`: from, until, amount.
+Window = tuple[int, int, int]
 
 
 @dataclass(slots=True)
@@ -112,6 +114,29 @@ class CountedPlan:
         if self.aggregate.fits_during(taken * self.node_capacity, start, duration):
             return {TENTATIVE: taken}
         return None
+
+    def place_beside(
+        self, shape: Shape, demand: int, start: int, duration: int, other: Window
+    ) -> Placement | None:
+        """:meth:`place` as if ``other`` (``(from, until, amount)``: EASY's head's
+        reservation) were booked too, without booking it: two questions to the
+        aggregate profile instead of a booking taken and given back."""
+        taken = self._taken(shape, demand)
+        need = taken * self.node_capacity
+        end = start + duration
+        held_from, held_until, held = other
+        for since, until, amount in (
+            (start, min(end, held_from), need),
+            (max(start, held_from), min(end, held_until), need + held),
+            (max(start, held_until), end, need),
+        ):
+            if since < until and not self.aggregate.fits_during(amount, since, until - since):
+                return None
+        return {TENTATIVE: taken}
+
+    def amount(self, shape: Shape, demand: int) -> int:
+        """What a reservation of ``shape`` holds in the aggregate profile."""
+        return self._taken(shape, demand) * self.node_capacity
 
     def need(self, shape: Shape, demand: int) -> Need | None:
         """What the whole cluster must have free during any window of ``shape``: the

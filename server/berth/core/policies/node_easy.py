@@ -17,6 +17,7 @@ from itertools import dropwhile
 from berth.core.decisions import Start, at
 from berth.core.policies.base import queued_after
 from berth.core.policies.node_schedule import NodeSchedule, Planned
+from berth.core.whole_nodes import CountedPlan, Window
 
 
 def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
@@ -48,12 +49,16 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
             if found is None:
                 found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
                 assert found is not None, "an admitted job always fits once all has ended"
-            # The head holds its reservation while the rest are backfilled.
-            held = policy._hold(head, found[0], found[1])
             before = len(started)
-            backfill(policy, found[0], now, started, candidates)
-            plan.release(held, found[0], head.job.estimate)
-            head.start = head.placement = head.held = None
+            if isinstance(plan, CountedPlan):  # the head's window, asked about, not booked
+                until = found[0] + head.job.estimate
+                window = (found[0], until, plan.amount(head.shape, head.demand))
+                backfill(policy, found[0], now, started, candidates, window)
+            else:  # the head holds its reservation while the rest are backfilled
+                held = policy._hold(head, found[0], found[1])
+                backfill(policy, found[0], now, started, candidates)
+                plan.release(held, found[0], head.job.estimate)
+                head.start = head.placement = head.held = None
             idle = len(started) == before
         else:
             idle = True
@@ -89,11 +94,16 @@ def _candidates(
 
 
 def backfill(
-    policy: NodeSchedule, reserved: int, now: int, started: list[Start], candidates: list[Planned]
+    policy: NodeSchedule,
+    reserved: int,
+    now: int,
+    started: list[Start],
+    candidates: list[Planned],
+    head: Window | None = None,
 ) -> None:
     """Start now every job of ``candidates`` that has a placement for its whole
-    estimate beside the head's reservation (held in the plan at ``reserved``), in
-    order.
+    estimate beside the head's reservation (held in the plan at ``reserved``, or, on a
+    counted plan, the ``head`` window asked about beside each), in order.
 
     Two exact shortcuts, as the plan only fills during the pass: a job whose total
     does not fit in what is free now cannot start (one packed test); and a job that
@@ -121,7 +131,11 @@ def backfill(
         if fewer and any(c <= shape.count and e <= estimate for c, e in fewer):
             continue
         asked = True
-        placement = policy.plan.place(shape, other.demand, now, estimate)
+        plan = policy.plan
+        if head is not None and isinstance(plan, CountedPlan):
+            placement = plan.place_beside(shape, other.demand, now, estimate, head)
+        else:
+            placement = plan.place(shape, other.demand, now, estimate)
         if placement is None:  # kept minimal: what it now covers is dropped
             failed[terms] = [(c, e) for c, e in fewer or () if c < shape.count or e < estimate] + [
                 (shape.count, estimate)
