@@ -165,3 +165,15 @@ class BerthCluster(JobQueueCluster):
     """A Dask cluster whose workers are Berth jobs (see the module's description)."""
 
     job_cls = BerthJob
+
+    def __init__(self, scheduler_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """As ``JobQueueCluster``, but the scheduler's HTTP endpoint goes on a free port
+        unless ``scheduler_options`` (or ``jobqueue.berth.scheduler-options``) names one
+        (``None`` there too: the scheduler serves HTTP even without a dashboard): Dask's
+        default, 8787, is often held by another cluster on a login node."""
+        if scheduler_options is None:
+            scheduler_options = dask.config.get("jobqueue.berth.scheduler-options", {})
+        options = dict(scheduler_options or {})
+        if options.get("dashboard_address") is None:
+            options["dashboard_address"] = ":0"
+        super().__init__(scheduler_options=options, **kwargs)
