@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.agent.proc import read_json
+from berth.agent.shares import Shares
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +52,10 @@ def holdings(workdir: Path) -> list[Holding]:
         account = spec.get("account") or (spec.get("env") or {}).get("USER", "")
         found.append(Holding(int(job_id), int(attempt), str(account), spec.get("cgroup"),
                              (jobdir / "suspended").exists()))  # fmt: skip
-    for path in sorted((workdir / "shares").glob("*.json")):
-        share = read_json(path)
-        if share is not None:
-            found.append(Holding(int(share["job_id"]), int(share["attempt"]),
-                                 str(share.get("account") or ""), share.get("cgroup"),
-                                 bool(share.get("suspended"))))  # fmt: skip
+    found += [
+        Holding(share.job_id, share.attempt, share.account, share.cgroup, share.suspended)
+        for share in Shares.read(workdir).values()
+    ]
     return sorted(found, key=lambda h: (h.job_id, h.attempt))
 
 

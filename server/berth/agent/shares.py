@@ -82,12 +82,17 @@ class Shares:
     def __init__(self, workdir: Path) -> None:
         self.root = workdir / "shares"
         self.root.mkdir(parents=True, exist_ok=True)
-        self.held: dict[str, Share] = {}
-        for path in sorted(self.root.glob("*.json")):
+        self.held = self.read(workdir)
+
+    @staticmethod
+    def read(workdir: Path) -> dict[str, Share]:
+        """The shares recorded under ``workdir``, by key (also for ``berth-adopt``)."""
+        held: dict[str, Share] = {}
+        for path in sorted((workdir / "shares").glob("*.json")):
             found = read_json(path)
             if found is not None:
-                share = Share.from_record(found)
-                self.held[path.stem] = share
+                held[path.stem] = Share.from_record(found)
+        return held
 
     def __contains__(self, key: str) -> bool:
         return key in self.held
