@@ -275,11 +275,10 @@ class Agent:
     def _hold(self, key: str, order: dict[str, Any]) -> None:
         """Hold this node's share of a job whose command runs on another node."""
         try:
-            account = account_for(str(order["user"]), self.config.run_as)
-            name, uid = account.name, account.uid
+            name = account_for(str(order["user"]), self.config.run_as).name
         except LaunchRefused as refusal:  # nobody can be adopted into it; it still holds
             log.warning("job %s: %s; its share here admits no login", order["job_id"], refusal)
-            name, uid = "", None
+            name = ""
         try:
             gpus, confined = self._placement(key, order)
         except LaunchRefused as refusal:
@@ -290,7 +289,6 @@ class Agent:
             int(order["job_id"]),
             int(order.get("attempt", 0)),
             name,
-            uid,
             tuple(gpus),
             tuple(limits.get("cores") or ()),
             confined.get("cgroup"),

@@ -34,9 +34,8 @@ class Share:
 
     job_id: int
     attempt: int
-    #: The local account its processes run as (``uid`` None: the agent's own user).
+    #: The local account whose logins join it ("": none, the job's user has no account).
     account: str
-    uid: int | None
     gpus: tuple[int, ...]
     cores: tuple[int, ...]
     #: Its cgroup (``None``: held unconfined) and the limits written there.
@@ -49,7 +48,6 @@ class Share:
             "job_id": self.job_id,
             "attempt": self.attempt,
             "account": self.account,
-            "uid": self.uid,
             "gpus": list(self.gpus),
             "cores": list(self.cores),
             "cgroup": self.cgroup,
@@ -63,7 +61,6 @@ class Share:
             int(found["job_id"]),
             int(found["attempt"]),
             str(found.get("account") or ""),
-            found.get("uid"),
             tuple(found.get("gpus") or ()),
             tuple(found.get("cores") or ()),
             found.get("cgroup"),

@@ -121,8 +121,7 @@ class CountedPlan:
         """:meth:`place` as if ``other`` (``(from, until, amount)``: EASY's head's
         reservation) were booked too, without booking it: two questions to the
         aggregate profile instead of a booking taken and given back."""
-        taken = self._taken(shape, demand)
-        need = taken * self.node_capacity
+        need = self.amount(shape, demand)
         end = start + duration
         held_from, held_until, held = other
         for since, until, amount in (
@@ -132,7 +131,7 @@ class CountedPlan:
         ):
             if since < until and not self.aggregate.fits_during(amount, since, until - since):
                 return None
-        return {TENTATIVE: taken}
+        return {TENTATIVE: need // self.node_capacity}
 
     def amount(self, shape: Shape, demand: int) -> int:
         """What a reservation of ``shape`` holds in the aggregate profile."""

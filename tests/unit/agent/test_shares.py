@@ -31,7 +31,7 @@ def test_a_share_is_frozen_and_thawed_with_its_job_and_released_with_what_joined
     key = "7.0"
     shares = Shares(tmp_path)
     limits = {"cores": [layout.cores[0]], "memory_bytes": 2**30, "pids_max": 64}
-    shares.hold(key, Share(7, 0, "nobody", None, (), (layout.cores[0],),
+    shares.hold(key, Share(7, 0, "nobody", (), (layout.cores[0],),
                            layout.spec(key, cpu=False), limits))  # fmt: skip
     ticks = tmp_path / "ticks"
     ticker = subprocess.Popen(["sh", "-c", f"while :; do echo x >> {ticks}; sleep 0.02; done"])

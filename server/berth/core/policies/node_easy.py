@@ -12,11 +12,14 @@ I/O (``pass_stop`` is the shell's).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from itertools import dropwhile
 
 from berth.core.decisions import Start, at
+from berth.core.nodes import Placement
 from berth.core.policies.base import queued_after
 from berth.core.policies.node_schedule import NodeSchedule, Planned
+from berth.core.shapes import Shape
 from berth.core.whole_nodes import CountedPlan, Window
 
 
@@ -119,6 +122,10 @@ def backfill(
     failed: dict[tuple[int, int | None, bool], list[tuple[int, int]]] = {}
     stop = policy.pass_stop if policy.deferred else None
     asked = False
+    plan = policy.plan
+    place = plan.place
+    if head is not None and isinstance(plan, CountedPlan):
+        place = partial(_beside, plan, head)
     for other in candidates:
         if asked and stop is not None and stop():
             policy.backfill_resume = other.job.id
@@ -131,11 +138,7 @@ def backfill(
         if fewer and any(c <= shape.count and e <= estimate for c, e in fewer):
             continue
         asked = True
-        plan = policy.plan
-        if head is not None and isinstance(plan, CountedPlan):
-            placement = plan.place_beside(shape, other.demand, now, estimate, head)
-        else:
-            placement = plan.place(shape, other.demand, now, estimate)
+        placement = place(shape, other.demand, now, estimate)
         if placement is None:  # kept minimal: what it now covers is dropped
             failed[terms] = [(c, e) for c, e in fewer or () if c < shape.count or e < estimate] + [
                 (shape.count, estimate)
@@ -144,6 +147,12 @@ def backfill(
         reason = f"backfilled beside the head's reservation at {at(reserved)}"
         started.append(policy._launch(other, now, placement, reason))
         free_now = policy.plan.aggregate.free_at(now) | guard
+
+
+def _beside(
+    plan: CountedPlan, head: Window, shape: Shape, demand: int, start: int, duration: int
+) -> Placement | None:
+    return plan.place_beside(shape, demand, start, duration, head)
 
 
 def idle_since(policy: NodeSchedule, head: Planned) -> list[Planned] | None:

@@ -382,11 +382,9 @@ def quiet(answer: dict[str, Any], synced: Synced) -> bool:
     if answer["acknowledged"]:
         return False
     held = {k: j.state == "SUSPENDED" for k, j in synced.reported.items() if j.state in HELD_STATES}
-    wanted = {f"{o['job_id']}.{o['attempt']}": o["suspended"] for o in answer["jobs"] if o["run"]}
-    if synced.shares is not None:
-        shared = {
-            f"{o['job_id']}.{o['attempt']}": o["suspended"] for o in answer["jobs"] if not o["run"]
-        }
-        if synced.shares != shared:
-            return False
-    return held == wanted
+    wanted: dict[str, bool] = {}
+    shared: dict[str, bool] = {}
+    for order in answer["jobs"]:
+        key = f"{order['job_id']}.{order['attempt']}"
+        (wanted if order["run"] else shared)[key] = order["suspended"]
+    return held == wanted and (synced.shares is None or synced.shares == shared)
