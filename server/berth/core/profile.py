@@ -104,7 +104,8 @@ class Profile:
 
     def free_at(self, time: int) -> int:
         """The packed vector free at ``time``."""
-        return self._free[max(bisect_right(self._times, time) - 1, 0)] ^ self._guard
+        at = bisect_right(self._times, time) - 1  # (no max(): EASY asks at every pass)
+        return self._free[at if at > 0 else 0] ^ self._guard
 
     def min_free(self, start: int, end: int) -> list[int]:
         """The packed free vectors of every step overlapping ``[start, end)``."""

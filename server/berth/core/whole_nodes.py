@@ -53,7 +53,7 @@ class CountedPlan:
     """The :class:`~berth.core.nodes.NodePlan` interface for identical nodes and jobs
     that take whole nodes (``nodes_taken`` is not ``None`` for every job booked)."""
 
-    __slots__ = ("_bookings", "_colours", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
+    __slots__ = ("_bookings", "_colours", "_fit_by_slots", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
                  "aggregate",
                  "capacities", "changes", "guard", "node_capacity", "space")  # fmt: skip
 
@@ -76,6 +76,7 @@ class CountedPlan:
         self._order = 0
         self._colours: dict[int, list[int]] | None = None
         self._taken_by_shape: dict[tuple[int, int, int | None, bool], int | None] = {}
+        self._fit_by_slots: dict[tuple[int, int], int] = {}  # (slot, count) -> per node
         #: Bumped by every booking taken, given back or named (:attr:`NodePlan.changes`).
         self.changes = 0
 
@@ -210,16 +211,13 @@ class CountedPlan:
         if TENTATIVE not in held:
             return placement, held
         self.changes += 1
-        booking = self._bookings[id(held)]
-        free = self._idle_nodes(booking.count, now)
-        named = self.named_placement(free, shape, demand)
-        named_held = self.held(named, demand, shape.exclusive)
+        booking = self._bookings.pop(id(held))
+        named = self.named_placement(self._idle_nodes(booking.count, now), shape, demand)
+        named_held = dict.fromkeys(named, self.node_capacity)  # held(): whole nodes
         # The same amount over the same window: the aggregate profile does not change.
-        del self._bookings[id(held)]
         self._name(named_held, booking.end)
-        self._bookings[id(named_held)] = _Booking(
-            booking.start, booking.end, booking.count, named_held, booking.order
-        )
+        booking.held = named_held
+        self._bookings[id(named_held)] = booking
         self._colours = None
         return named, named_held
 
@@ -227,11 +225,12 @@ class CountedPlan:
         """The first ``count`` nodes no named reservation holds at ``now``: from the heap
         of nodes that hold none, or, when jobs that ran past their estimate still hold
         some of the nodes the plan counts free, by looking at every node."""
-        idle, chosen = self._idle, list[int]()
+        idle, in_idle, named_ends = self._idle, self._in_idle, self._named_ends
+        chosen = list[int]()
         while idle and len(chosen) < count:
             index = heapq.heappop(idle)
-            self._in_idle.discard(index)
-            if not self._named_ends[index]:
+            in_idle.discard(index)
+            if not named_ends[index]:
                 chosen.append(index)
         if len(chosen) < count:
             for index in chosen:
@@ -249,11 +248,17 @@ class CountedPlan:
     def named_placement(self, nodes: Sequence[int], shape: Shape, demand: int) -> Placement:
         """Slots per node when ``shape`` takes ``nodes``: as many as a node holds, in
         node order, one at least on each."""
-        placement = dict.fromkeys(nodes, 1)
         left = shape.count - len(nodes)
         if not left:  # a slot on each node (every one-slot node): nothing to spread
-            return placement
-        fit = slots_in(self.node_capacity, demand, shape.count)
+            return dict.fromkeys(nodes, 1)
+        fit = self._fit_by_slots.get((demand, shape.count))
+        if fit is None:
+            fit = self._fit_by_slots[demand, shape.count] = slots_in(
+                self.node_capacity, demand, shape.count
+            )
+        if shape.count == fit * len(nodes):  # every node full (a job that shares none)
+            return dict.fromkeys(nodes, fit)
+        placement = dict.fromkeys(nodes, 1)
         for index in nodes:
             more = min(fit - 1, left)
             placement[index] += more

@@ -36,6 +36,6 @@ def fork(policy: Schedule) -> Schedule:
     twin._starts = list(policy._starts)
     twin._arrival = dict(policy._arrival)
     for entry in twin.waiting.values():
-        entry.need = plan.need(entry.shape, entry.demand)
+        entry.plan_on(plan)
         entry.log = twin._log_of(entry)
     return twin

@@ -66,12 +66,16 @@ class Planned:
     #: it had seen when it was last known to have no earlier start (-1: never).
     log: RoomLog | None = None
     checked: int = -1
-    #: Its slots' total, packed, to test against what is free summed over the nodes
-    #: (0 for a job that takes whole nodes: the test says nothing of those).
-    total: int = field(init=False)
+    #: What it needs free summed over the nodes for any start, packed: ``need``'s total
+    #: (its slots', or on a counted plan the whole nodes it takes), 0 when the plan
+    #: has none (whole nodes on a plan that names them: the test says nothing of
+    #: those). EASY's pass filters the queue with it at C speed.
+    total: int = 0
 
-    def __post_init__(self) -> None:
-        self.total = 0 if self.shape.exclusive else self.demand * self.shape.count
+    def plan_on(self, plan: NodePlan | CountedPlan) -> None:
+        """Set what the job needs free together on ``plan`` (``need`` and ``total``)."""
+        self.need = plan.need(self.shape, self.demand)
+        self.total = 0 if self.need is None else self.need[1]
 
     @property
     def expected_end(self) -> int:
@@ -186,7 +190,7 @@ class NodeSchedule:
             and self.plan.nodes_taken(shape, entry.demand) is None
         ):
             self._name_nodes(now)
-        entry.need = self.plan.need(shape, entry.demand)
+        entry.plan_on(self.plan)
         entry.log = self._log_of(entry)
         self.waiting[job.id] = entry
         self._arrivals += 1
@@ -244,7 +248,10 @@ class NodeSchedule:
     def _given_back(self, held: Mapping[int, int], since: int, until: int) -> None:
         """Log room given back on the nodes of ``held`` during ``[since, until)``, in the
         log of every summed profile they are part of: a job whose slots only other nodes
-        can hold has no new start from it."""
+        can hold has no new start from it. Only compression reads the logs: a policy
+        that reserves only the head (EASY, FCFS) keeps none."""
+        if not self.reserves_every_job:
+            return
         restarted = self._room_logs.append(self.plan.summed_over(held), since, until)
         for log in restarted:
             for entry in self.waiting.values():
@@ -266,7 +273,7 @@ class NodeSchedule:
         self.plan = plan
         self._room_logs.clear()  # kept per summed profile: this plan's from now on
         for entry in self.waiting.values():
-            entry.need = plan.need(entry.shape, entry.demand)
+            entry.plan_on(plan)
             entry.log = self._log_of(entry)
             entry.checked = -1  # asked of the counted plan, not of this one
             if entry.held is None or entry.start is None:
