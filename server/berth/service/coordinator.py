@@ -43,6 +43,7 @@ from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
 from berth.service.model import Event, RequestError
 from berth.service.nodes.intents import Intent
+from berth.service.planning.budgets import PASS_SECONDS
 from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
 
@@ -56,8 +57,9 @@ MAX_BATCH = 1024
 #: Wall time a batch may spend applying commands before the rest wait for the next
 #: batch (each command is whole; reads and commits go on in between).
 BATCH_SECONDS = 0.05
-#: Wall time one slice of deferred plan improvement (compression) may take.
-IMPROVE_SECONDS = 0.02
+#: Wall time one slice of deferred plan improvement (compression) may take; the batch
+#: it runs in shares one budget of :data:`PASS_SECONDS` with the passes around it.
+IMPROVE_SECONDS = PASS_SECONDS
 #: Turns of the loop the writer gives after a slice of improvement before the next.
 #: A request takes a few turns (read, handler, its command or read, the answer), and
 #: would otherwise wait a whole slice at each: /healthz took 67 ms at the 99th

@@ -96,7 +96,10 @@ class Engine:
         #: The latest time the engine has been advanced to, and the last time asked.
         self._stepped = -(1 << 62)
         self._advanced_to = self._stepped
-        self._catch_up_budget: Callable[[], bool] | None = None
+        #: Deferred, inside :meth:`batch`: the one budget of wall time every piece of
+        #: planning work in the batch shares (caught-up passes, an improvement slice,
+        #: the batch's own pass), so a batch holds the loop for one slice, not three.
+        self._batch_budget: Callable[[], bool] | None = None
         #: Inside :meth:`batch`: the scheduling pass at the batch's instant waits for
         #: the batch's end.
         self._batching = False
@@ -125,6 +128,10 @@ class Engine:
         """Improve the plans deferred until now, then the forecast, until ``stop()``;
         whether all is done (moved reservations and the starts they make due follow in
         the batch's pass)."""
+        budget = self._batch_budget
+        if budget is not None:  # inside a batch: its slice and the batch's one budget
+            slice_over = stop
+            stop = lambda: budget() or slice_over()  # noqa: E731
         return self.planner.improve(now, stop) and self.forecasts.advance(stop)
 
     def _build_policy(
@@ -195,11 +202,15 @@ class Engine:
         end or submit, the scheduling pass runs once, after the last of them (as the
         emulator runs it once after every arrival of an instant)."""
         self._batching = True
+        self._batch_budget = within(PASS_SECONDS) if self.planner.deferred else None
         try:
             yield
         finally:
             self._batching = False
-            self._run_pass(now)
+            try:
+                self._run_pass(now)
+            finally:
+                self._batch_budget = None
 
     # ------------------------------------------------------------------ time
     def advance(self, now: int) -> None:
@@ -208,16 +219,20 @@ class Engine:
         those instants never overlap. Each step: jobs that ended, jobs past their time
         limit (killed), then starts."""
         self._advanced_to = now
-        # One budget for the passes of every instant caught up: each pass stops after a
-        # question once it is spent, so a late wake-up over many ends (a deep EASY queue
-        # on thousands of nodes) does not hold the loop for a whole pass per instant.
-        self._catch_up_budget = within(PASS_SECONDS) if self.planner.deferred else None
+        # One budget for the passes of every instant caught up (the batch's): each pass
+        # stops after a question once it is spent, so a late wake-up over many ends (a
+        # deep EASY queue on thousands of nodes) does not hold the loop for a whole
+        # pass per instant.
+        own = self._batch_budget is None and self.planner.deferred  # (outside a batch)
+        if own:
+            self._batch_budget = within(PASS_SECONDS)
         try:
             while (due := self.next_event()) is not None and self._stepped < due < now:
                 self._step(due, catching_up=True)
             self._step(now)
         finally:
-            self._catch_up_budget = None
+            if own:
+                self._batch_budget = None
 
     def _step(self, now: int, catching_up: bool = False) -> None:
         """Ends at ``now``, then the pass (an earlier instant caught up always passes at
@@ -292,8 +307,13 @@ class Engine:
         """One backfilling partition's pass: its starts, then its moved reservations."""
         timeline = self.planner.lanes[lane]
         if self.planner.deferred:
-            budget = self._catch_up_budget if now < self._advanced_to else None
-            if budget is not None and not timeline.policy.reserves_every_job and budget():
+            budget = self._batch_budget
+            if (
+                budget is not None
+                and now < self._advanced_to
+                and not timeline.policy.reserves_every_job
+                and budget()
+            ):
                 # Catching up, the budget spent: a policy that promises nothing (EASY,
                 # FCFS) passes at the batch's own instant instead; one that reserves
                 # every job passes at each instant, as its reservations are due there.

@@ -18,6 +18,7 @@ from itertools import dropwhile
 from berth.core.decisions import Start, at
 from berth.core.nodes import Placement
 from berth.core.policies.base import queued_after
+from berth.core.policies.failure_front import FailureFront
 from berth.core.policies.node_schedule import NodeSchedule, Planned
 from berth.core.shapes import Shape
 from berth.core.whole_nodes import CountedPlan, Window
@@ -150,7 +151,7 @@ def backfill(
     the jobs before that one wait for the pass after (EASY promises nothing)."""
     guard = policy.space.guard
     free_now = policy.plan.aggregate.free_at(now) | guard
-    failed: dict[tuple[int, int | None, bool], list[tuple[int, int]]] = {}
+    failed: dict[tuple[int, int | None, bool], FailureFront] = {}
     stop = policy.pass_stop if policy.deferred else None
     asked = False
     plan = policy.plan
@@ -165,15 +166,15 @@ def backfill(
         if (free_now - other.total) & guard != guard:
             continue
         terms = (other.demand, shape.nodes, shape.exclusive)
-        fewer = failed.get(terms)
-        if fewer and any(c <= shape.count and e <= estimate for c, e in fewer):
+        front = failed.get(terms)
+        if front is not None and front.covers(shape.count, estimate):
             continue
         asked = True
         placement = place(shape, other.demand, now, estimate)
-        if placement is None:  # kept minimal: what it now covers is dropped
-            failed[terms] = [(c, e) for c, e in fewer or () if c < shape.count or e < estimate] + [
-                (shape.count, estimate)
-            ]
+        if placement is None:
+            if front is None:
+                front = failed[terms] = FailureFront()
+            front.add(shape.count, estimate)
             continue
         reason = f"backfilled beside the head's reservation at {at(reserved)}"
         started.append(policy._launch(other, now, placement, reason))

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 #: Wall time one scheduling pass may take before it stops, to go on at the next.
-PASS_SECONDS = 0.02
+PASS_SECONDS = 0.01
 
 
 def within(seconds: float) -> Callable[[], bool]:

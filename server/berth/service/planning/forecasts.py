@@ -25,7 +25,7 @@ from berth.service.outbox import Outbox
 from berth.service.planning.budgets import within
 
 #: Wall time a read may spend on a forecast before it answers from the last one.
-FORECAST_SLICE = 0.02
+FORECAST_SLICE = 0.005
 
 
 class Forecasts:
