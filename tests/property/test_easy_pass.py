@@ -152,3 +152,32 @@ def test_a_balanced_pass_stops_and_goes_on() -> None:
     assert policy.slices >= 2
     assert sorted(records[i].start for i in range(3, 7)) == [1, 1, 11, 11]
     assert records[2].start == 100
+
+
+def test_a_pass_that_goes_on_keeps_its_list_and_skips_jobs_that_left() -> None:
+    """A pass stopped after each question goes on through the list it was asking (no
+    new filter of the queue): a job withdrawn between two slices is skipped, not
+    started, and a job queued meanwhile waits for the next pass."""
+    from berth.core.model import Job
+    from berth.core.shapes import Shape
+
+    def job(job_id: int, cpus: int, estimate: int) -> Job:
+        return Job(job_id, 0, estimate, {}, shape=Shape(cpus, {"cpus": 1}))
+
+    policy = NodeBackfill("easy", {"a": {"cpus": 4}, "b": {"cpus": 4}})
+    policy.deferred = True
+    policy.pass_stop = EveryFewQuestions(1)
+    policy.submit(job(1, 4, 100), 0)
+    assert [s.job_id for s in policy.schedule(0)] == [1]
+    for job_id, cpus in ((2, 8), (3, 1), (4, 1), (5, 1)):
+        policy.submit(job(job_id, cpus, 10 if job_id > 2 else 50), 1)
+    assert [s.job_id for s in policy.schedule(1)] == [3]  # then it stops
+    assert policy.backfill_rest is not None
+    kept, position = policy.backfill_rest
+    assert [e.job.id for e in kept[position:]] == [4, 5]
+    assert policy.withdraw(4, 1)
+    policy.submit(job(6, 1, 10), 1)
+    assert [s.job_id for s in policy.schedule(1)] == [5]  # 4 skipped; 6 not in the list
+    assert not policy.improvement_due
+    assert policy.backfill_rest is None
+    assert [s.job_id for s in policy.schedule(1)] == [6]  # the next pass asks it

@@ -33,6 +33,7 @@ def fork(policy: Schedule) -> Schedule:
     twin.parked = dict(policy.parked)
     twin._replanned = set(policy._replanned)
     twin._room_logs = RoomLogs(LOG_LIMIT)
+    twin.backfill_rest = None  # the live entries: the twin goes on from the job's id
     twin._starts = list(policy._starts)
     twin._arrival = dict(policy._arrival)
     for entry in twin.waiting.values():

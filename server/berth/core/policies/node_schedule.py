@@ -167,9 +167,11 @@ class NodeSchedule:
         #: log then, and the start it had reached (none before holds the job).
         self.search_resume: tuple[int, int, int] | None = None
         #: Deferred: when an EASY pass must stop (the shell's clock), and the job the
-        #: pass stopped at, where the next one goes on.
+        #: pass stopped at, where the next one goes on; for first fit, also the list of
+        #: jobs that pass was asking and the place of that job in it.
         self.pass_stop: Callable[[], bool] | None = None
         self.backfill_resume: int | None = None
+        self.backfill_rest: tuple[list[Planned], int] | None = None
         #: EASY's last pass that started nothing and asked every job it had to: (the
         #: plan's changes after it, the head, how many jobs were parked, the last job
         #: queued then). See :func:`~berth.core.policies.node_easy.idle_since`.
