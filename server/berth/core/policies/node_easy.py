@@ -67,10 +67,9 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
             if window is not None:
                 backfill(policy, head, found[0], now, started, candidates, first, window)
             else:  # the head holds its reservation while the rest are backfilled
-                held = policy._hold(head, found[0], found[1])
+                held = policy._hold_head(head, found[0], found[1])
                 backfill(policy, head, found[0], now, started, candidates, first)
                 plan.release(held, found[0], head.job.estimate)
-                head.start = head.placement = head.held = None
             idle = len(started) == before
         else:
             idle = True

@@ -19,24 +19,26 @@ Schedule = TypeVar("Schedule", bound=NodeSchedule)
 def fork(policy: Schedule) -> Schedule:
     """A copy to drive forward (a forecast), independent of this policy. Under EASY
     and FCFS on a plan that names nodes, only what driving it changes is copied: the
-    plan (:meth:`NodePlan.fork`), the queue and running entries (their placements and
-    holdings are replaced, never changed in place, so they are shared); a deep copy
-    of 20,000 waiting jobs on 1,024 nodes took over half a second. Otherwise (a
-    counted plan, whose bookings are keyed by object identity; conservative's room
+    plan (:meth:`NodePlan.fork`) and the queue's and running jobs' mappings. The
+    entries themselves are shared: a pass writes nothing on a waiting entry but the
+    one it starts, which the copy copies first (``shares_entries``), and a running
+    entry is only read. A deep copy of 20,000 waiting jobs on 1,024 nodes took over
+    half a second; a copy of every entry, 270 ms at 49,000 on 4,096 nodes. Otherwise
+    (a counted plan, whose bookings are keyed by object identity; conservative's room
     logs) a deep copy."""
     if policy.depth is None or isinstance(policy.plan, CountedPlan):
         return copy.deepcopy(policy)
     twin = copy.copy(policy)
-    twin.plan = plan = policy.plan.fork()
-    twin.waiting = {job_id: copy.copy(entry) for job_id, entry in policy.waiting.items()}
-    twin.running = {job_id: copy.copy(entry) for job_id, entry in policy.running.items()}
+    twin.plan = policy.plan.fork()
+    twin.waiting = dict(policy.waiting)
+    twin.running = dict(policy.running)
+    twin.shares_entries = True
     twin.parked = dict(policy.parked)
     twin._replanned = set(policy._replanned)
     twin._room_logs = RoomLogs(LOG_LIMIT)
     twin.backfill_rest = None  # the live entries: the twin goes on from the job's id
     twin._starts = list(policy._starts)
     twin._arrival = dict(policy._arrival)
-    for entry in twin.waiting.values():
-        entry.plan_on(plan)
-        entry.log = twin._log_of(entry)
+    # (Entries keep the live plan's summed profiles in ``need`` and its room logs:
+    # only compression reads them, and a copy of EASY or FCFS never compresses.)
     return twin

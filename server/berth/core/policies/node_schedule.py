@@ -72,6 +72,13 @@ class Planned:
     #: those). EASY's pass filters the queue with it at C speed.
     total: int = 0
 
+    def copy(self) -> Planned:
+        """An entry of its own with the same fields (a forecast's, once it starts it)."""
+        twin = Planned(self.job, self.shape, self.demand, self.start, self.placement,
+                       self.held, self.guarantee, self.need, self.log, self.checked)  # fmt: skip
+        twin.total = self.total
+        return twin
+
     def plan_on(self, plan: NodePlan | CountedPlan) -> None:
         """Set what the job needs free together on ``plan`` (``need`` and ``total``)."""
         self.need = plan.need(self.shape, self.demand)
@@ -172,6 +179,9 @@ class NodeSchedule:
         self.pass_stop: Callable[[], bool] | None = None
         self.backfill_resume: int | None = None
         self.backfill_rest: tuple[list[Planned], int] | None = None
+        #: A forecast's copy (:func:`~berth.core.policies.node_fork.fork`) shares the
+        #: live policy's entries, and copies one only when it starts it.
+        self.shares_entries = False
         #: EASY's last pass that started nothing and asked every job it had to: (the
         #: plan's changes after it, the head, how many jobs were parked, the last job
         #: queued then). See :func:`~berth.core.policies.node_easy.idle_since`.
@@ -231,6 +241,14 @@ class NodeSchedule:
         if self.depth is None and entry.start != start and entry.job.id in self.waiting:
             self._replanned.add(entry.job.id)
         entry.start, entry.placement, entry.held = start, placement, held
+        return held
+
+    def _hold_head(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
+        """Hold the head's reservation in the plan during an EASY pass, without writing
+        it on the entry (a forecast's copy shares its waiting entries with the live
+        policy); the caller gives ``held`` back after the pass."""
+        held = self.plan.held(placement, entry.demand, entry.shape.exclusive)
+        self.plan.reserve(held, start, entry.job.estimate)
         return held
 
     def _reserve_earliest(self, entry: Planned, now: int) -> None:
@@ -318,6 +336,8 @@ class NodeSchedule:
         self, entry: Planned, now: int, placement: Placement, reason: str, reserved: bool = False
     ) -> Start:
         job = entry.job
+        if self.shares_entries:  # a forecast's copy: the entry is the live policy's
+            entry = entry.copy()
         del self.waiting[job.id]
         del self._arrival[job.id]
         self._replanned.discard(job.id)
