@@ -16,11 +16,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from berth.core import nodes as node_module
-from berth.core.forecast import forecast
+from berth.core.forecast import ForecastRun, forecast
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.workload import TraceJob
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import node_jobs
+from tests.support.stops import EveryFewQuestions
 
 
 def drive(policy: NodeBackfill, jobs: list[TraceJob], events: int) -> int:
@@ -78,3 +79,31 @@ def test_a_forecast_from_a_fork_is_the_forecast_from_a_deep_copy(
             deep = forecast(policy, now)
         assert forked == deep
         assert state(policy) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    selection=st.sampled_from(["ff", "bl", "bb"]),
+    size=st.integers(1, 3),
+    events=st.integers(1, 5),
+)
+def test_a_forecast_in_slices_is_the_whole_forecast(
+    data: st.DataObject, selection: str, size: int, events: int
+) -> None:
+    """Driven in slices of a few questions (each of the copy's EASY passes stopping
+    and going on at the same moment, as a read's slice and the writer's make it), a
+    forecast predicts what the whole one does, and leaves the live policy as it was."""
+    nodes = data.draw(blocky_clusters())
+    jobs = data.draw(node_jobs(nodes, 25))
+    policy = NodeBackfill("easy", nodes, None, selection)
+    now = drive(policy, jobs, events)
+    before = state(policy)
+    whole = forecast(policy, now)
+    run = ForecastRun(policy, now)
+    slices = 1
+    while not run.advance(EveryFewQuestions(size)):
+        slices += 1
+    event(f"{'several slices' if slices > 1 else 'one slice'}")
+    assert run.predicted == whole
+    assert state(policy) == before

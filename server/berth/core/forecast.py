@@ -34,24 +34,32 @@ class ForecastRun:
     job has started (a deep queue on a large cluster takes seconds: a shell runs it in
     slices and answers from the last finished run meanwhile)."""
 
-    __slots__ = ("_ends", "_moment", "_twin", "done", "predicted")
+    __slots__ = ("_ends", "_moment", "_pass_at", "_twin", "done", "predicted")
 
     def __init__(self, policy: LivePolicy, now: int) -> None:
         self._twin = twin = policy.fork()
-        twin.deferred = False  # the copy runs whole passes: nothing shares its clock
+        twin.deferred = False  # the copy runs whole passes unless a slice is given
         self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
         heapq.heapify(self._ends)
         self.predicted: dict[int, int] = {}
         self._moment = now
-        for start in twin.schedule(now):
-            self.predicted[start.job_id] = now
+        self._pass_at: int | None = now  # the pass due (first: at ``now``), or None
         self.done = False
 
     def advance(self, stop: Callable[[], bool] | None = None) -> bool:
-        """Drive the copy forward until done (then ``True``) or ``stop()``."""
-        twin, ends, predicted = self._twin, self._ends, self.predicted
-        while twin.waiting and not self.done:
-            if stop is not None and stop():
+        """Drive the copy forward until done (then ``True``) or ``stop()`` (asked after
+        one step at least, so that every call moves it on)."""
+        twin, ends = self._twin, self._ends
+        moved = False  # (one step at least per call, whatever stop() says)
+        while not self.done:
+            if self._pass_at is not None:
+                if not self._pass(self._pass_at, stop):
+                    return False  # stopped midway: it goes on at the same moment
+                moved = True
+                continue
+            if not twin.waiting:
+                break
+            if moved and stop is not None and stop():
                 return False
             wake = twin.next_wakeup()
             candidates = [t for t in (ends[0][0] if ends else None, wake) if t is not None]
@@ -63,8 +71,29 @@ class ForecastRun:
                 finished.append(heapq.heappop(ends)[1])
             if finished:
                 twin.complete(finished, moment)
-            for start in twin.schedule(moment):
-                predicted[start.job_id] = moment
-                heapq.heappush(ends, (twin.running[start.job_id].expected_end, start.job_id))
+            self._pass_at = moment
         self.done = True
+        return True
+
+    def _pass(self, moment: int, stop: Callable[[], bool] | None) -> bool:
+        """The copy's pass at ``moment``; whether it finished. With ``stop``, a policy
+        whose pass can stop and go on (EASY on nodes: ``pass_stop``) stops once it says
+        so, after a question at least, and the next call goes on through the same
+        pass: on 4,096 nodes with 40,000 waiting, one whole pass held a read for tens
+        of milliseconds."""
+        twin = self._twin
+        sliced = stop is not None and hasattr(twin, "pass_stop")
+        if sliced:
+            twin.deferred, twin.pass_stop = True, stop
+        try:
+            for start in twin.schedule(moment):
+                self.predicted[start.job_id] = moment
+                expected_end = twin.running[start.job_id].expected_end
+                heapq.heappush(self._ends, (expected_end, start.job_id))
+        finally:
+            if sliced:
+                twin.deferred, twin.pass_stop = False, None
+        if sliced and getattr(twin, "backfill_resume", None) is not None:
+            return False
+        self._pass_at = None
         return True
