@@ -77,12 +77,12 @@ class ForecastRun:
 
     def _pass(self, moment: int, stop: Callable[[], bool] | None) -> bool:
         """The copy's pass at ``moment``; whether it finished. With ``stop``, a policy
-        whose pass can stop and go on (EASY on nodes: ``pass_stop``) stops once it says
-        so, after a question at least, and the next call goes on through the same
-        pass: on 4,096 nodes with 40,000 waiting, one whole pass held a read for tens
-        of milliseconds."""
+        whose pass can stop and go on as if whole (first-fit EASY on nodes:
+        ``pass_slices_exact``) stops once it says so, after a question at least, and
+        the next call goes on through the same pass: on 4,096 nodes with 40,000
+        waiting, one whole pass held a read for tens of milliseconds."""
         twin = self._twin
-        sliced = stop is not None and hasattr(twin, "pass_stop")
+        sliced = stop is not None and getattr(twin, "pass_slices_exact", False)
         if sliced:
             twin.deferred, twin.pass_stop = True, stop
         try:

@@ -23,7 +23,9 @@ def fork(policy: Schedule) -> Schedule:
     entries themselves are shared: a pass writes nothing on a waiting entry but the
     one it starts, which the copy copies first (``shares_entries``), and a running
     entry is only read. A deep copy of 20,000 waiting jobs on 1,024 nodes took over
-    half a second; a copy of every entry, 270 ms at 49,000 on 4,096 nodes. Otherwise
+    half a second; a copy of every entry, 270 ms at 49,000 on 4,096 nodes. (A change
+    the live policy then makes to a shared entry, a job's ``not_before`` relaxed, is
+    seen by a forecast still under way: a prediction of a slightly newer state.) Otherwise
     (a counted plan, whose bookings are keyed by object identity; conservative's room
     logs) a deep copy."""
     if policy.depth is None or isinstance(policy.plan, CountedPlan):

@@ -187,6 +187,13 @@ class NodeSchedule:
         #: queued then). See :func:`~berth.core.policies.node_easy.idle_since`.
         self.idle_pass: tuple[int, int, int, int] | None = None
 
+    @property
+    def pass_slices_exact(self) -> bool:
+        """Whether a pass stopped by ``pass_stop`` and gone on at the same instant starts
+        what the whole pass would: under first fit, yes; BL and BB start the best job
+        found so far when a slice ends."""
+        return self.depth is not None and self.selector.rule == "ff"
+
     def _admit(self, job: Job, now: int) -> Planned | Reject:
         if job.id in self.waiting or job.id in self.running:
             return Reject(job.id, f"job id {job.id} is already queued or running")
