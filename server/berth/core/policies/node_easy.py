@@ -44,8 +44,7 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
         free_now = plan.aggregate.free_at(now) | guard
         found = None
         if fits(head, free_now, guard):
-            found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
-            assert found is not None, "an admitted job always fits once all has ended"
+            found = head_placement(policy, head, now)
             if found[0] == now:
                 started.append(policy._launch(head, now, found[1], "head of the queue fits"))
                 continue
@@ -54,20 +53,18 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
         window: Window | None = None
         if isinstance(plan, CountedPlan) and newer != []:  # the head's window, not booked
             if found is None:
-                found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
-                assert found is not None, "an admitted job always fits once all has ended"
+                found = head_placement(policy, head, now)
             amount = plan.amount(head.shape, head.demand)
             window = (found[0], found[0] + head.job.estimate, amount)
         candidates, first = _candidates(policy, head, free_now, newer, now, window)
         if first < len(candidates):
             if found is None:
-                found = plan.earliest(head.shape, head.demand, head.job.estimate, now)
-                assert found is not None, "an admitted job always fits once all has ended"
+                found = head_placement(policy, head, now)
             before = len(started)
             if window is not None:
                 backfill(policy, head, found[0], now, started, candidates, first, window)
             else:  # the head holds its reservation while the rest are backfilled
-                held = policy._hold_head(head, found[0], found[1])
+                held = policy._book(head, found[0], found[1])
                 backfill(policy, head, found[0], now, started, candidates, first)
                 plan.release(held, found[0], head.job.estimate)
             idle = len(started) == before
@@ -76,6 +73,13 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
         complete = not resumed and policy.backfill_resume is None
         remember_idle(policy, head, idle and complete)
         return started
+
+
+def head_placement(policy: NodeSchedule, head: Planned, now: int) -> tuple[int, Placement]:
+    """The head's earliest start from ``now`` on, and its placement there."""
+    found = policy.plan.earliest(head.shape, head.demand, head.job.estimate, now)
+    assert found is not None, "an admitted job always fits once all has ended"
+    return found
 
 
 def fits(entry: Planned, free_now: int, guard: int) -> bool:

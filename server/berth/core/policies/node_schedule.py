@@ -15,6 +15,7 @@ in a circle. Pure: no clock, no I/O.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -71,13 +72,6 @@ class Planned:
     #: has none (whole nodes on a plan that names them: the test says nothing of
     #: those). EASY's pass filters the queue with it at C speed.
     total: int = 0
-
-    def copy(self) -> Planned:
-        """An entry of its own with the same fields (a forecast's, once it starts it)."""
-        twin = Planned(self.job, self.shape, self.demand, self.start, self.placement,
-                       self.held, self.guarantee, self.need, self.log, self.checked)  # fmt: skip
-        twin.total = self.total
-        return twin
 
     def plan_on(self, plan: NodePlan | CountedPlan) -> None:
         """Set what the job needs free together on ``plan`` (``need`` and ``total``)."""
@@ -243,17 +237,16 @@ class NodeSchedule:
         return known
 
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
-        held = self.plan.held(placement, entry.demand, entry.shape.exclusive)
-        self.plan.reserve(held, start, entry.job.estimate)
+        held = self._book(entry, start, placement)
         if self.depth is None and entry.start != start and entry.job.id in self.waiting:
             self._replanned.add(entry.job.id)
         entry.start, entry.placement, entry.held = start, placement, held
         return held
 
-    def _hold_head(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
-        """Hold the head's reservation in the plan during an EASY pass, without writing
-        it on the entry (a forecast's copy shares its waiting entries with the live
-        policy); the caller gives ``held`` back after the pass."""
+    def _book(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
+        """Reserve ``placement`` at ``start`` in the plan only, not on the entry: what
+        :meth:`_hold` writes down, and EASY's head during a pass (a forecast's copy
+        shares its waiting entries with the live policy; the pass gives ``held`` back)."""
         held = self.plan.held(placement, entry.demand, entry.shape.exclusive)
         self.plan.reserve(held, start, entry.job.estimate)
         return held
@@ -344,7 +337,7 @@ class NodeSchedule:
     ) -> Start:
         job = entry.job
         if self.shares_entries:  # a forecast's copy: the entry is the live policy's
-            entry = entry.copy()
+            entry = copy.copy(entry)
         del self.waiting[job.id]
         del self._arrival[job.id]
         self._replanned.discard(job.id)

@@ -97,7 +97,7 @@ class NodeBackfill(NodeSchedule):
                     break
                 # EASY with BL/BB: the head holds its reservation while the rest are
                 # backfilled (first fit is easy_pass's).
-                held = self._hold_head(entry, found[0], found[1])
+                held = self._book(entry, found[0], found[1])
                 backfill_by_selection(self, entry, found[0], now, started)
                 self.plan.release(held, found[0], entry.job.estimate)
                 break
