@@ -4,7 +4,8 @@ node-shaped jobs, under fcfs, easy and conservative:
 * no node is ever over-committed in any resource;
 * no slot is split: each node holds a whole number of slots (or, exclusive, the node);
 * a job that asks for N nodes gets N distinct nodes, and all its slots;
-* conservative never starts a job after its guarantee; every admitted job runs.
+* conservative never starts a job after its guarantee; every admitted job runs;
+* what the policy says is free now is what its running jobs leave.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core.decisions import Start
 from berth.core.model import Job
 from berth.core.policies.node_registry import make_node_policy
 from berth.core.policies.node_schedule import NODE_POLICIES
@@ -97,12 +99,27 @@ def check(records: list[JobRecord], jobs: list[TraceJob], nodes: dict[str, dict[
             assert amount <= nodes[node][name], (moment, node, name, amount)
 
 
+def checking_free(policy: NodeBackfill) -> NodeBackfill:
+    """``policy``, asserting after each pass that what it says is free (kept as jobs
+    start and end) is the nodes' capacity less what its running jobs hold."""
+    schedule = policy.schedule
+
+    def checked(now: int) -> list[Start]:
+        started = schedule(now)
+        held = sum(sum((e.held or {}).values()) for e in policy.running.values())
+        assert policy.free == sum(policy.plan.capacities) - held
+        return started
+
+    policy.schedule = checked  # type: ignore[method-assign]
+    return policy
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), policy=st.sampled_from(sorted(NODE_POLICIES)))
 def test_placements_are_real(data: st.DataObject, policy: str) -> None:
     nodes = data.draw(node_clusters())
     jobs = data.draw(node_jobs(nodes))
-    records = replay(jobs, make_node_policy(policy, nodes))
+    records = replay(jobs, checking_free(make_node_policy(policy, nodes)))
     check(records, jobs, nodes, policy)
 
 
@@ -142,7 +159,7 @@ def test_counted_identical_nodes_place_for_real(data: st.DataObject, policy: str
     placements named at start are as real as the named plan's."""
     nodes = data.draw(identical_clusters())
     jobs = data.draw(whole_node_jobs(nodes))
-    records = replay(jobs, make_node_policy(policy, nodes))
+    records = replay(jobs, checking_free(make_node_policy(policy, nodes)))
     check(records, jobs, nodes, policy)
 
 

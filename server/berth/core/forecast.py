@@ -82,7 +82,7 @@ class ForecastRun:
         the next call goes on through the same pass: on 4,096 nodes with 40,000
         waiting, one whole pass held a read for tens of milliseconds."""
         twin = self._twin
-        sliced = stop is not None and getattr(twin, "pass_slices_exact", False)
+        sliced = stop is not None and twin.pass_slices_exact
         if sliced:
             twin.deferred, twin.pass_stop = True, stop
         try:
@@ -93,7 +93,7 @@ class ForecastRun:
         finally:
             if sliced:
                 twin.deferred, twin.pass_stop = False, None
-        if sliced and getattr(twin, "backfill_resume", None) is not None:
+        if sliced and twin.pass_unfinished:
             return False
         self._pass_at = None
         return True

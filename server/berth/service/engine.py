@@ -255,17 +255,17 @@ class Engine:
             )
             self.counters.update(record.measured_counts())
             done.append(ended.job_id)
-        for record in list(self.running.values()):
-            limit_at = record.limit_at
-            if limit_at is not None and limit_at <= now:
-                self.outbox.intend(Kill(record.id, now))
-                self.life.end_job(
-                    record,
-                    JobState.TIMEOUT,
-                    limit_at,
-                    f"killed on reaching its time limit of {record.time_limit} s",
-                )
-                done.append(record.id)
+        while (over := self.book.reaching_limit(now)) is not None:
+            limit_at = over.limit_at
+            assert limit_at is not None
+            self.outbox.intend(Kill(over.id, now))
+            self.life.end_job(
+                over,
+                JobState.TIMEOUT,
+                limit_at,
+                f"killed on reaching its time limit of {over.time_limit} s",
+            )
+            done.append(over.id)
         settle_waits(self.life, now)  # before compression: what waited for them may move up
         self.planner.ended(((i, self.jobs[i].partition) for i in done), now)
         self.life.requeue_ended(now)
@@ -276,14 +276,13 @@ class Engine:
 
     def next_event(self) -> int | None:
         """The next cluster time the engine must be advanced at, without any command."""
-        times = [t for r in self.running.values() if (t := r.limit_at) is not None]
-        more = (
+        times = (
+            self.book.next_limit(),
             self.planner.next_wakeup(),
             self.backend.next_event(),
             self.partitions.next_gang_boundary(),
         )
-        times.extend(t for t in more if t is not None)
-        return min(times, default=None)
+        return min((t for t in times if t is not None), default=None)
 
     # ------------------------------------------------------------------ internals
     def schedule_pass(self, now: int) -> None:
@@ -334,6 +333,7 @@ class Engine:
             record.planned_nodes = None
             self.life.set_state(record, JobState.RUNNING, start.reason)
             self.running[record.id] = record
+            self.book.watch_limit(record)
             self.outbox.intend(StartOn.of(record, now))
             self.counters["started"] += 1
             self.outbox.emit("job.started", now, record.id, nodes=sorted(record.allocation))

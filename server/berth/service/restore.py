@@ -70,6 +70,7 @@ def restore_engine(
                 part.arrive(record.id, record.resources, record.submit_time)  # in order
         elif record.state is JobState.RUNNING:
             engine.running[record.id] = record
+            engine.book.watch_limit(record)
             engine.cluster.bind(record.allocation)
             backend.adopt(record, now)
             if part is not None and record.gang_offset is not None:

@@ -137,6 +137,17 @@ class LivePolicy(Policy, Protocol):
     pass_stop: Callable[[], bool] | None
 
     @property
+    def pass_slices_exact(self) -> bool:
+        """Whether a pass stopped by ``pass_stop`` and gone on at the same instant starts
+        what the whole pass would (a forecast then runs its copy's passes in slices)."""
+        ...
+
+    @property
+    def pass_unfinished(self) -> bool:
+        """Whether the last pass stopped midway, to go on at the next one."""
+        ...
+
+    @property
     def improvement_due(self) -> bool:
         """Whether :meth:`improve` has work left."""
         ...
@@ -203,6 +214,9 @@ class QueuePolicy:
     deferred = False
     improvement_due = False
     pass_stop: Callable[[], bool] | None = None
+    #: A pool pass is never stopped midway.
+    pass_slices_exact = False
+    pass_unfinished = False
 
     def __init__(self, space: ResourceSpace) -> None:
         self.space = space

@@ -48,6 +48,7 @@ def adopt_running(
     if end > now and kept:
         policy.plan.reserve(kept, now, end - now)
     policy.running[job.id] = entry
+    policy.used += sum(kept.values())
 
 
 def adopt_waiting(

@@ -55,6 +55,7 @@ class NodeBackfill(NodeSchedule):
             done = self.running.pop(job_id)
             assert done.start is not None
             assert done.held is not None
+            self.used -= sum(done.held.values())
             if done.held:  # nothing is held on nodes outside the plan (draining)
                 end = done.start + done.job.estimate
                 self.plan.release(done.held, now, end - now)
@@ -110,10 +111,7 @@ class NodeBackfill(NodeSchedule):
     @property
     def free(self) -> int:
         """What the running jobs leave free, summed over the nodes (packed)."""
-        used = sum(
-            amount for entry in self.running.values() for amount in (entry.held or {}).values()
-        )
-        return sum(self.plan.capacities) - used
+        return sum(self.plan.capacities) - self.used
 
     def adopt_running(
         self,

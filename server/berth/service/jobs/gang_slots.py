@@ -40,6 +40,7 @@ def _boundary(life: JobLifecycle, part: GangPartition, now: int) -> None:
         assert record.suspended_at is not None
         record.suspended_for += now - record.suspended_at
         record.suspended_at = None
+        life.book.watch_limit(record)  # its limit moved on by the time it was suspended
         outbox.intend(Resume(job_id, now))
         outbox.job_changed(record)
         outbox.emit("job.resumed", now, job_id, partition=name)
@@ -54,6 +55,7 @@ def _boundary(life: JobLifecycle, part: GangPartition, now: int) -> None:
             record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
         )
         life.running[job_id] = record
+        life.book.watch_limit(record)
         outbox.intend(StartOn.of(record, now))
         life.counters["started"] += 1
         outbox.emit("job.started", now, job_id, nodes=sorted(record.allocation))
