@@ -8,6 +8,7 @@ the wall seconds of the replay, and the CPU seconds.
 
     .venv/bin/python benchmarks/bench_scale_replay.py --policy easy --nodes 1024 --jobs 3000
     .venv/bin/python benchmarks/bench_scale_replay.py --policy conservative --nodes 0
+    .venv/bin/python benchmarks/bench_scale_replay.py --policy easy --jobs 1500 --out a.txt
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=3000)
     parser.add_argument("--gap", type=int, default=20, help="seconds between arrivals")
     parser.add_argument("--max-cpus", type=int, default=4096)
+    parser.add_argument(
+        "--out", help="write each job's start, end and nodes here (to compare two versions)"
+    )
     args = parser.parse_args()
     jobs = []
     for number, body in enumerate(job_bodies(args.jobs, args.max_cpus, False, 1), 1):
@@ -57,7 +61,11 @@ def main() -> None:
         policy = make_policy(args.policy, ResourceSpace({"cpus": 64 * 1024, "mem_gb": 256 * 1024}))
         where = "one pool of 65,536 cpus"
     wall, cpu = time.perf_counter(), time.process_time()
-    replay(jobs, policy)
+    records = replay(jobs, policy)
+    if args.out:
+        with open(args.out, "w") as out:
+            for r in records:
+                out.write(f"{r.id} {r.status} {r.start} {r.end} {sorted(r.nodes or {})}\n")
     print(f"{args.policy} on {where}, {args.jobs:,} jobs every {args.gap} s: "
           f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")  # fmt: skip
 

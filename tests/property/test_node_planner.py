@@ -356,3 +356,47 @@ def test_balanced_selection_on_one_cpu_nodes_is_the_pools(
     assert [(r.id, r.status, r.start) for r in on_nodes] == [
         (r.id, r.status, r.start) for r in pool
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), many=st.booleans())
+def test_a_plan_of_running_jobs_is_searched_at_one_instant_as_over_windows(
+    data: st.DataObject, many: bool
+) -> None:
+    """EASY's and FCFS's plans hold running jobs only when a start is searched, so free
+    room only grows: counting slots at each candidate's first instant
+    (``grows_only``) finds the start and placement the search over whole windows
+    finds, on a few nodes and on enough for blocks."""
+    from berth.core.node_blocks import BLOCKS_FROM
+    from berth.core.nodes import NodePlan
+    from berth.core.resources import ResourceSpace
+
+    space = ResourceSpace({"cpus": 4, "mem": 4})
+    count = data.draw(st.integers(BLOCKS_FROM, BLOCKS_FROM + 20) if many else st.integers(1, 5))
+    capacities = [
+        space.pack({"cpus": data.draw(st.integers(1, 4)), "mem": data.draw(st.integers(1, 4))})
+        for _ in range(count)
+    ]
+    plan = NodePlan(space, capacities, 0)
+    now = data.draw(st.integers(0, 3))
+    for _ in range(data.draw(st.integers(0, 3 * count))):  # running jobs: from now on
+        node = data.draw(st.integers(0, count - 1))
+        amounts = space.unpack(capacities[node])
+        held = space.pack({n: data.draw(st.integers(0, a)) for n, a in amounts.items()})
+        if held and plan.profiles[node].fits_during(held, now, 1 << 20):
+            plan.reserve({node: held}, now, data.draw(st.integers(1, 12)))
+    for _ in range(4):
+        shape = Shape(
+            count=data.draw(st.integers(1, 3 * count)),
+            per_slot={"cpus": data.draw(st.integers(1, 2)), "mem": data.draw(st.integers(0, 2))},
+            nodes=data.draw(st.one_of(st.none(), st.integers(1, 3))),
+        )
+        if shape.nodes is not None and shape.nodes > shape.count:
+            continue
+        demand = space.pack(dict(shape.per_slot))
+        duration = data.draw(st.integers(1, 15))
+        after = now + data.draw(st.integers(0, 6))
+        plan.grows_only = False
+        expected = plan.earliest(shape, demand, duration, after)
+        plan.grows_only = True
+        assert plan.earliest(shape, demand, duration, after) == expected

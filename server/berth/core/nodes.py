@@ -57,8 +57,8 @@ class NodePlan:
     """
 
     __slots__ = ("_able_by_demand", "_blocks", "_ends", "_groups", "_groups_of_node",
-                 "_room_by_demand", "aggregate", "capacities", "changes", "guard", "profiles",
-                 "space")  # fmt: skip
+                 "_room_by_demand", "aggregate", "capacities", "changes", "grows_only", "guard",
+                 "profiles", "space")  # fmt: skip
 
     #: Whether :meth:`earlier` only looks at room before the reservation's start: no,
     #: a placement on other nodes needs room for the whole window.
@@ -80,6 +80,11 @@ class NodePlan:
         #: Bumped by every reservation taken or given back: a pass that found nothing
         #: to do knows the plan is the same when this is (EASY's idle pass).
         self.changes = 0
+        #: Whether the plan holds running jobs only when a start is searched (EASY's and
+        #: FCFS's: the policy says so), so that free room only grows from the present on
+        #: and a window holds what its first instant holds: the searches count slots at
+        #: one instant (:meth:`Profile.copies_from`) instead of over each window.
+        self.grows_only = False
         #: On a large cluster, nodes in blocks whose sums prune the node-by-node scans.
         self._blocks = (
             NodeBlocks(self.capacities, space.guard, origin)
@@ -103,6 +108,7 @@ class NodePlan:
         twin._room_by_demand = {d: copies[id(room)] for d, room in self._room_by_demand.items()}
         twin._blocks = None if self._blocks is None else self._blocks.fork()
         twin.changes = self.changes
+        twin.grows_only = self.grows_only
         return twin
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
@@ -310,7 +316,9 @@ class NodePlan:
         blocks = self._blocks
         if blocks is not None:
             able_blocks = blocks.of_able(demand, self._able(demand))
-            floor = blocks.floor(able_blocks, demand, count, duration, start, limit, ends, stop)
+            floor = blocks.floor(
+                able_blocks, demand, count, duration, start, limit, ends, stop, self.grows_only
+            )
             if floor is None:
                 return None
             if stop is not None and floor > start and stop():
@@ -323,6 +331,7 @@ class NodePlan:
         # slot is left unasked until its sum has: none of its nodes holds one before.
         slots: dict[int, int] = {}
         due: list[tuple[int, int]] = []
+        grows = self.grows_only
         if blocks is None:
             nodes = self._able(demand)
             asked: list[list[int]] = []
@@ -337,7 +346,11 @@ class NodePlan:
                     due.append((_NEVER if free_from is None else free_from, -1 - len(asked)))
                     asked.append(members)
         for index in nodes:
-            k, until = profiles[index].copies_until(demand, start, duration, count)
+            k, until = (
+                profiles[index].copies_from(demand, start, count)
+                if grows
+                else profiles[index].copies_until(demand, start, duration, count)
+            )
             slots[index] = k
             due.append((until, index))
         heapq.heapify(due)
@@ -349,13 +362,21 @@ class NodePlan:
                 if index < 0:  # a block's sum has room from now on: ask its nodes
                     heapq.heappop(due)
                     for member in asked[-1 - index]:
-                        k, until = profiles[member].copies_until(demand, start, duration, count)
+                        k, until = (
+                            profiles[member].copies_from(demand, start, count)
+                            if grows
+                            else profiles[member].copies_until(demand, start, duration, count)
+                        )
                         slots[member] = k
                         held += k
                         nodes_with_room += k > 0
                         heapq.heappush(due, (until, member))
                     continue
-                k, until = profiles[index].copies_until(demand, start, duration, count)
+                k, until = (
+                    profiles[index].copies_from(demand, start, count)
+                    if grows
+                    else profiles[index].copies_until(demand, start, duration, count)
+                )
                 held += k - slots[index]
                 nodes_with_room += (k > 0) - (slots[index] > 0)
                 slots[index] = k

@@ -182,6 +182,25 @@ class Profile:
         fall = times[after] - duration + 1 if after < n else _NEVER
         return k, min(rise, fall)
 
+    def copies_from(self, demand: int, start: int, most: int) -> tuple[int, int]:
+        """:meth:`copies_until` for a profile whose free room only grows from ``start``
+        on (a plan of running jobs only: EASY's, FCFS's), whatever the window: the
+        copies free at ``start`` (the least over any window from it), and the next step,
+        where they may rise (never, once ``most`` fit)."""
+        times = self._times
+        at = bisect_right(times, start) - 1
+        if at < 0:
+            at = 0
+        step = self._free[at]
+        k = (
+            0
+            if (step - demand) & self._guard != self._guard
+            else copies_in(step, parts_of(demand), most)
+        )
+        if k >= most or at + 1 >= len(times):
+            return k, _NEVER
+        return k, times[at + 1]
+
     #: Steps a search for room looks at one by one before it asks :meth:`_next_room`:
     #: most searches end within a few steps.
     _SCAN_FIRST = 8

@@ -135,6 +135,7 @@ class NodeSchedule:
             else NodePlan(self.space, capacities, _DAWN)
         )
         self.reserves_every_job = self.depth is None
+        self._plan_grows_only(self.plan)
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         self.selector = NodeSelector(self.space, capacities, selection)
@@ -191,6 +192,12 @@ class NodeSchedule:
         what the whole pass would: under first fit, yes; BL and BB start the best job
         found so far when a slice ends."""
         return self.depth is not None and self.selector.rule == "ff"
+
+    def _plan_grows_only(self, plan: NodePlan | CountedPlan) -> None:
+        """A policy that reserves no waiting job (EASY, FCFS: the head is booked only
+        during a pass, after its search) searches a plan of running jobs only."""
+        if isinstance(plan, NodePlan):
+            plan.grows_only = self.depth is not None
 
     @property
     def pass_unfinished(self) -> bool:
@@ -295,6 +302,7 @@ class NodeSchedule:
         assert isinstance(counted, CountedPlan)
         colours = counted.colouring()
         plan = NodePlan(self.space, counted.capacities, _DAWN)
+        self._plan_grows_only(plan)
         for entry in self.running.values():
             assert entry.start is not None
             left = entry.start + entry.job.estimate - now
