@@ -181,3 +181,29 @@ def test_a_pass_that_goes_on_keeps_its_list_and_skips_jobs_that_left() -> None:
     assert not policy.improvement_due
     assert policy.backfill_rest is None
     assert [s.job_id for s in policy.schedule(1)] == [6]  # the next pass asks it
+
+
+def test_the_queue_filtered_by_total_goes_on_from_the_job_a_pass_stopped_at() -> None:
+    """With most of a deep queue wider than what is free, EASY's filter asks the index
+    by total: the jobs it gives are those that may fit, in queue order, from the job
+    the last pass stopped at (a forecast's copy goes on from it without the list)."""
+    from berth.core.model import Job
+    from berth.core.policies.node_easy import _candidates
+    from berth.core.shapes import Shape
+
+    def job(job_id: int, cpus: int) -> Job:
+        return Job(job_id, 0, 10, {}, shape=Shape(cpus, {"cpus": 1}))
+
+    policy = NodeBackfill("easy", {"a": {"cpus": 4}, "b": {"cpus": 4}})
+    policy.submit(Job(1, 0, 100, {}, shape=Shape(6, {"cpus": 1})), 0)
+    assert [s.job_id for s in policy.schedule(0)] == [1]  # 2 cpus left free
+    for job_id in range(2, 30):  # small ones at 7, 14, 21, 28; the rest too wide
+        policy.submit(job(job_id, 1 if job_id % 7 == 0 else 8), 0)
+    head = policy.waiting[2]
+    guard = policy.space.guard
+    free_now = policy.plan.aggregate.free_at(0) | guard
+    policy.backfill_resume = 14
+    listed, first = _candidates(policy, head, free_now, None, 0)
+    assert ([e.job.id for e in listed], first) == ([14, 21, 28], 0)
+    listed, _ = _candidates(policy, head, free_now, None, 0)  # no pass stopped this time
+    assert [e.job.id for e in listed] == [7, 14, 21, 28]

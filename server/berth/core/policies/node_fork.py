@@ -41,6 +41,7 @@ def fork(policy: Schedule) -> Schedule:
     twin.backfill_rest = None  # the live entries: the twin goes on from the job's id
     twin._starts = list(policy._starts)
     twin._arrival = dict(policy._arrival)
+    twin.by_total = policy.by_total.copy()
     # (Entries keep the live plan's summed profiles in ``need`` and its room logs:
     # only compression reads them, and a copy of EASY or FCFS never compresses.)
     return twin

@@ -25,6 +25,7 @@ from berth.core.decisions import Reject, Start
 from berth.core.model import Job
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement, Stop
+from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
@@ -160,6 +161,8 @@ class NodeSchedule:
         self._starts: list[tuple[int, int, int]] = []  # (start, arrival, job id); may be stale
         self._arrival: dict[int, int] = {}
         self._arrivals = 0
+        #: The waiting jobs by total, for EASY's filter (:mod:`total_index`).
+        self.by_total: TotalIndex[Planned] = TotalIndex()
         #: Whether compression waits for :meth:`improve` (the daemon) instead of
         #: running whole at each end (the emulator).
         self.deferred = False
@@ -225,11 +228,12 @@ class NodeSchedule:
         self.waiting[job.id] = entry
         self._arrivals += 1
         self._arrival[job.id] = self._arrivals
+        self.by_total.add(entry, self._arrivals)
         return entry
 
     def _forget(self, job_id: int) -> None:
         """Drop a job :meth:`_admit` queued but its policy's admission refused."""
-        del self.waiting[job_id], self._arrival[job_id]
+        self.by_total.remove(self.waiting.pop(job_id), self._arrival.pop(job_id))
         self.parked.pop(job_id, None)
         self._left_queue(job_id)
 
@@ -321,6 +325,7 @@ class NodeSchedule:
             entry.placement = counted.named_placement(nodes, entry.shape, entry.demand)
             entry.held = plan.held(entry.placement, entry.demand, entry.shape.exclusive)
             plan.reserve(entry.held, entry.start, entry.job.estimate)
+        self.by_total.rebuild([(e, self._arrival[i]) for i, e in self.waiting.items()])
 
     def compression_order(self) -> Iterable[Planned]:
         """The order compression asks waiting jobs in: arrival order here."""
@@ -356,8 +361,7 @@ class NodeSchedule:
         job = entry.job
         if self.shares_entries:  # a forecast's copy: the entry is the live policy's
             entry = copy.copy(entry)
-        del self.waiting[job.id]
-        del self._arrival[job.id]
+        self.by_total.remove(self.waiting.pop(job.id), self._arrival.pop(job.id))
         self._replanned.discard(job.id)
         self._left_queue(job.id)
         if not reserved:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from berth.core.decisions import Start, at
 from berth.core.nodes import NodePlan, Placement
+from berth.core.policies.node_easy import fits
 from berth.core.policies.node_schedule import NodeSchedule, Planned, SelectionRound
 
 
@@ -49,6 +50,12 @@ def backfill_by_selection(
     resume, policy.backfill_resume = policy.backfill_resume, None
     if resume is not None:
         eligible = eligible[next((i for i, e in enumerate(eligible) if e.job.id == resume), 0) :]
+    # Only jobs whose total fits in what is free now, summed over the nodes, can have a
+    # placement now (what is free only shrinks during the pass): the others are not
+    # asked, as EASY's first-fit pass filters its queue.
+    guard = policy.space.guard
+    free_now = plan.aggregate.free_at(now) | guard
+    eligible = [e for e in eligible if fits(e, free_now, guard)]
     asked = False
     while eligible:
         candidates: list[tuple[Planned, Placement, dict[int, int]]] = []

@@ -155,7 +155,7 @@ class NodeBackfill(NodeSchedule):
         entry = self.waiting.pop(job_id, None)
         if entry is None:
             return False
-        del self._arrival[job_id]
+        self.by_total.remove(entry, self._arrival.pop(job_id))
         self.parked.pop(job_id, None)
         self._replanned.discard(job_id)
         self._left_queue(job_id)
