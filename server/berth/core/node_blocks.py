@@ -102,12 +102,9 @@ class NodeBlocks:
         slots = [0] * len(blocks)
         due: list[tuple[int, int]] = []
         held = 0
+        ask = Profile.copies_from if grows_only else Profile.copies_until
         for at, (block, _) in enumerate(blocks):
-            k, until = (
-                block.copies_from(demand, start, count)
-                if grows_only
-                else block.copies_until(demand, start, duration, count)
-            )
+            k, until = ask(block, demand, start, duration, count)
             slots[at] = k
             held += k
             due.append((until, at))
@@ -115,12 +112,7 @@ class NodeBlocks:
         while True:
             while due[0][0] <= start:
                 at = due[0][1]
-                block = blocks[at][0]
-                k, until = (
-                    block.copies_from(demand, start, count)
-                    if grows_only
-                    else block.copies_until(demand, start, duration, count)
-                )
+                k, until = ask(blocks[at][0], demand, start, duration, count)
                 held += k - slots[at]
                 slots[at] = k
                 heapq.heapreplace(due, (until, at))

@@ -331,7 +331,8 @@ class NodePlan:
         # slot is left unasked until its sum has: none of its nodes holds one before.
         slots: dict[int, int] = {}
         due: list[tuple[int, int]] = []
-        grows = self.grows_only
+        # Slots per node at a start: over its window, or at its first instant.
+        ask = Profile.copies_from if self.grows_only else Profile.copies_until
         if blocks is None:
             nodes = self._able(demand)
             asked: list[list[int]] = []
@@ -346,11 +347,7 @@ class NodePlan:
                     due.append((_NEVER if free_from is None else free_from, -1 - len(asked)))
                     asked.append(members)
         for index in nodes:
-            k, until = (
-                profiles[index].copies_from(demand, start, count)
-                if grows
-                else profiles[index].copies_until(demand, start, duration, count)
-            )
+            k, until = ask(profiles[index], demand, start, duration, count)
             slots[index] = k
             due.append((until, index))
         heapq.heapify(due)
@@ -362,21 +359,13 @@ class NodePlan:
                 if index < 0:  # a block's sum has room from now on: ask its nodes
                     heapq.heappop(due)
                     for member in asked[-1 - index]:
-                        k, until = (
-                            profiles[member].copies_from(demand, start, count)
-                            if grows
-                            else profiles[member].copies_until(demand, start, duration, count)
-                        )
+                        k, until = ask(profiles[member], demand, start, duration, count)
                         slots[member] = k
                         held += k
                         nodes_with_room += k > 0
                         heapq.heappush(due, (until, member))
                     continue
-                k, until = (
-                    profiles[index].copies_from(demand, start, count)
-                    if grows
-                    else profiles[index].copies_until(demand, start, duration, count)
-                )
+                k, until = ask(profiles[index], demand, start, duration, count)
                 held += k - slots[index]
                 nodes_with_room += (k > 0) - (slots[index] > 0)
                 slots[index] = k

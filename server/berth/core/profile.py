@@ -182,11 +182,12 @@ class Profile:
         fall = times[after] - duration + 1 if after < n else _NEVER
         return k, min(rise, fall)
 
-    def copies_from(self, demand: int, start: int, most: int) -> tuple[int, int]:
+    def copies_from(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
         """:meth:`copies_until` for a profile whose free room only grows from ``start``
-        on (a plan of running jobs only: EASY's, FCFS's), whatever the window: the
-        copies free at ``start`` (the least over any window from it), and the next step,
-        where they may rise (never, once ``most`` fit)."""
+        on (a plan of running jobs only: EASY's, FCFS's), whatever the window (so
+        ``duration`` is not read: the signature is the other's, for the caller to pick
+        one): the copies free at ``start`` (the least over any window from it), and the
+        next step, where they may rise (never, once ``most`` fit)."""
         times = self._times
         at = bisect_right(times, start) - 1
         if at < 0:

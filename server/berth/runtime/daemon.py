@@ -15,7 +15,7 @@ import logging
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from berth.runtime.heap import SETTLE_EVERY, settle_heap
+from berth.runtime.heap import SETTLE_EVERY, THAW_EVERY, settle_heap
 from berth.service.coordinator import Coordinator
 
 #: Seconds between prunes of old events.
@@ -55,7 +55,10 @@ class Waker:
                 id="prune-events",
                 next_run_time=dt.datetime.now(dt.UTC),  # once at start-up too
             )
-        self.scheduler.add_job(settle_heap, "interval", seconds=SETTLE_EVERY, id="settle-heap")
+        self.scheduler.add_job(
+            settle_heap, "interval", seconds=SETTLE_EVERY, args=(False,), id="settle-heap"
+        )
+        self.scheduler.add_job(settle_heap, "interval", seconds=THAW_EVERY, id="thaw-heap")
         self.coordinator.on_next_event = self.plan
 
     def plan(self, cluster_time: int | None) -> None:

@@ -1,5 +1,6 @@
-"""Settling the heap: what survives is frozen, and a cycle dropped after a freeze is
-reclaimed by the next settle, not leaked."""
+"""Settling the heap: what survives is frozen, a cycle dropped after a freeze is
+reclaimed by the next thawing settle, not leaked, and a light settle reclaims what was
+made since the last freeze without walking the frozen objects."""
 
 from __future__ import annotations
 
@@ -34,3 +35,20 @@ def test_what_survives_is_frozen_and_a_later_cycle_is_reclaimed() -> None:
     assert watch() is not None
     settle_heap()  # the next settle thaws, collects and freezes again
     assert watch() is None
+
+
+def test_a_light_settle_reclaims_new_cycles_and_leaves_frozen_ones_for_a_thaw() -> None:
+    old_a, old_b = Node(), Node()
+    old_a.other, old_b.other = old_b, old_a
+    old = weakref.ref(old_a)
+    settle_heap()
+    frozen = gc.get_freeze_count()
+    new_a, new_b = Node(), Node()
+    new_a.other, new_b.other = new_b, new_a  # made after the freeze
+    new = weakref.ref(new_a)
+    del old_a, old_b, new_a, new_b
+    assert settle_heap(thaw=False) >= frozen  # what was frozen stays frozen
+    assert new() is None  # the new cycle was walked and reclaimed
+    assert old() is not None  # the frozen one was not walked
+    settle_heap()
+    assert old() is None
