@@ -44,7 +44,11 @@ def test_every_job_that_fits_is_in_the_prefix_in_any_order_of_arrivals_and_leavi
             index.remove(waiting.pop(number + 1), number + 1)
     assert len(index) == len(waiting)
     packed = SPACE.pack(free)
-    prefix = {arrival: job for _, arrival, job in index.at_most(packed)}
+    rows = index.at_most(packed, len(waiting))
+    assert rows is not None
+    prefix = {arrival: job for _, arrival, job in rows}
+    if rows:
+        assert index.at_most(packed, len(rows) - 1) is None  # longer than asked: none
     for arrival, job in waiting.items():
         if fits(packed, job.total, SPACE.guard):
             assert prefix.get(arrival) is job

@@ -118,11 +118,16 @@ def _candidates(
     if rest is not None and rest[1] < len(rest[0]) and rest[0][rest[1]].job.id == resume:
         return rest
     guard, parked = policy.space.guard, policy.parked
-    rows = None if newer is not None else policy.by_total.at_most(free_now ^ guard)
-    if rows is not None and len(rows) <= len(policy.waiting) >> 2:
+    # (A long prefix costs more sorted than the whole queue filtered: a quarter at most.)
+    rows = (
+        None
+        if newer is not None
+        else policy.by_total.at_most(free_now ^ guard, len(policy.waiting) >> 2)
+    )
+    if rows is not None:
         # Only jobs whose total is at most what is free now, as integers, may fit: a
         # prefix of the queue by total, put back in queue order, from the job a pass
-        # stopped at. (A long prefix costs more sorted than the whole queue filtered.)
+        # stopped at.
         first = policy._arrival.get(resume, 0) if resume is not None else 0
         source = [e for _, e in sorted((a, e) for _, a, e in rows if a >= first)]
     elif resume is not None and resume in policy.waiting:

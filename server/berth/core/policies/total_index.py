@@ -54,8 +54,10 @@ class TotalIndex(Generic[Entry]):
         twin._rows = self._rows.copy()
         return twin
 
-    def at_most(self, total: int) -> list[tuple[int, int, Entry]]:
+    def at_most(self, total: int, longest: int) -> list[tuple[int, int, Entry]] | None:
         """The rows whose total is at most ``total`` as an integer (a superset of those
-        that fit in ``total`` field by field), as ``(total, arrival, entry)``."""
+        that fit in ``total`` field by field), as ``(total, arrival, entry)``; ``None``
+        if they are more than ``longest`` (not copied then)."""
         rows = self._rows
-        return rows[: bisect_right(rows, (total, _AFTER_ALL))]
+        end = bisect_right(rows, (total, _AFTER_ALL))
+        return rows[:end] if end <= longest else None
