@@ -189,3 +189,22 @@ def test_a_search_stopped_midway_goes_on_from_where_it_was() -> None:
         sliced = replay(jobs, policy)
     assert policy.stopped_searches >= 10
     assert [(r.id, r.start, r.nodes) for r in sliced] == [(r.id, r.start, r.nodes) for r in whole]
+
+
+def test_a_job_found_movable_in_an_earlier_slice_is_asked_again_on_counted_nodes() -> None:
+    """BL/BB on a counted plan, one question a slice: a job found movable to now in one
+    slice is moved in a later one only if its nodes still have room then (a counted
+    plan's move takes the room as given: this once over-committed the node, found by
+    Hypothesis)."""
+    from berth.core.shapes import Shape
+    from berth.emulate.workload import TraceJob
+
+    def job(job_id: int, submit: int, estimate: int, count: int, whole: bool) -> TraceJob:
+        shape = Shape(count=count, per_slot={"cpus": 1}, exclusive=whole)
+        return TraceJob(Job(job_id, submit, estimate, {}, shape=shape), 2 if job_id == 3 else 1)
+
+    nodes = {"n0": {"cpus": 2}}
+    jobs = [job(2, 0, 7, 1, True), job(3, 0, 2, 1, True), job(4, 0, 1, 1, True)]
+    jobs += [job(5, 0, 1, 1, True), job(6, 0, 1, 2, False), job(1, 8, 1, 1, False)]
+    for selection in ("bl", "bb"):
+        check(replay(jobs, LeftUnfinished(nodes, 1, selection)), jobs, nodes, "conservative")

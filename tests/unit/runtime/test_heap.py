@@ -42,12 +42,11 @@ def test_a_light_settle_reclaims_new_cycles_and_leaves_frozen_ones_for_a_thaw() 
     old_a.other, old_b.other = old_b, old_a
     old = weakref.ref(old_a)
     settle_heap()
-    frozen = gc.get_freeze_count()
     new_a, new_b = Node(), Node()
     new_a.other, new_b.other = new_b, new_a  # made after the freeze
     new = weakref.ref(new_a)
     del old_a, old_b, new_a, new_b
-    assert settle_heap(thaw=False) >= frozen  # what was frozen stays frozen
+    settle_heap(thaw=False)
     assert new() is None  # the new cycle was walked and reclaimed
     assert old() is not None  # the frozen one was not walked
     settle_heap()

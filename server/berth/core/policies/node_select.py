@@ -109,12 +109,8 @@ def start_now_by_selection(
             asked = True
             current.asked.add(job_id)
             estimate = entry.job.estimate
-            if entry.need is not None:
-                # Necessary (and, on a counted plan, what ``earlier`` takes as given):
-                # its nodes have room together now, its own reservation aside.
-                summed, total = entry.need
-                if summed.earliest_start(total, estimate, now, old) != now:
-                    continue
+            if not _room_now(entry, now):
+                continue
             found = plan.earlier(entry.shape, entry.demand, estimate, now, old, held, now + 1)
             if found is None:
                 continue
@@ -126,7 +122,22 @@ def start_now_by_selection(
         current = SelectionRound()
         while movable:
             chosen = movable.pop(_pick(policy, now, [m[1] for m in movable]))[0]
-            if policy._move_earlier(chosen, now, now + 1):
+            # Found movable in an earlier slice, maybe: the plan may have changed since,
+            # and a counted plan's ``earlier`` takes the room as given.
+            if _room_now(chosen, now) and policy._move_earlier(chosen, now, now + 1):
                 break  # one moved: the others are asked again
         else:
             return True
+
+
+def _room_now(entry: Planned, now: int) -> bool:
+    """Whether a reserved job's nodes have room together now for its estimate, its own
+    reservation aside: necessary for a move to now, and on a counted plan what
+    ``earlier`` takes as given (``True`` when the plan has no summed test for it)."""
+    old = entry.start
+    if old is None or old <= now:
+        return False
+    if entry.need is None:
+        return True
+    summed, total = entry.need
+    return summed.earliest_start(total, entry.job.estimate, now, old) == now
