@@ -332,8 +332,7 @@ class Engine:
             record.start_time = record.planned_start = now
             record.planned_nodes = None
             self.life.set_state(record, JobState.RUNNING, start.reason)
-            self.running[record.id] = record
-            self.book.watch_limit(record)
+            self.book.add_running(record)
             self.outbox.intend(StartOn.of(record, now))
             self.counters["started"] += 1
             self.outbox.emit("job.started", now, record.id, nodes=sorted(record.allocation))

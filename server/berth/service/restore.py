@@ -69,8 +69,7 @@ def restore_engine(
             if part is not None and record.id not in engine.deps.waits.gated:
                 part.arrive(record.id, record.resources, record.submit_time)  # in order
         elif record.state is JobState.RUNNING:
-            engine.running[record.id] = record
-            engine.book.watch_limit(record)
+            engine.book.add_running(record)
             engine.cluster.bind(record.allocation)
             backend.adopt(record, now)
             if part is not None and record.gang_offset is not None:

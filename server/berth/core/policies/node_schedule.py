@@ -196,17 +196,17 @@ class NodeSchedule:
         found so far when a slice ends."""
         return self.depth is not None and self.selector.rule == "ff"
 
-    def _plan_grows_only(self, plan: NodePlan | CountedPlan) -> None:
-        """A policy that reserves no waiting job (EASY, FCFS: the head is booked only
-        during a pass, after its search) searches a plan of running jobs only."""
-        if isinstance(plan, NodePlan):
-            plan.grows_only = self.depth is not None
-
     @property
     def pass_unfinished(self) -> bool:
         """Whether the last pass stopped midway (``backfill_resume``), to go on at the
         next one."""
         return self.backfill_resume is not None
+
+    def _plan_grows_only(self, plan: NodePlan | CountedPlan) -> None:
+        """A policy that reserves no waiting job (EASY, FCFS: the head is booked only
+        during a pass, after its search) searches a plan of running jobs only."""
+        if isinstance(plan, NodePlan):
+            plan.grows_only = self.depth is not None
 
     def _admit(self, job: Job, now: int) -> Planned | Reject:
         if job.id in self.waiting or job.id in self.running:

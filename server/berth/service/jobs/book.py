@@ -34,10 +34,16 @@ class JobBook:
         #: job left or was suspended since is dropped when it reaches the top.
         self._limits: list[tuple[int, int]] = []
 
+    def add_running(self, record: JobRecord) -> None:
+        """A job runs (started, or restored running): in the running table, its time
+        limit watched. The one way in, so that no way in forgets the watch."""
+        self.running[record.id] = record
+        self.watch_limit(record)
+
     def watch_limit(self, record: JobRecord) -> None:
-        """Note when a job that runs (started, resumed or restored) reaches its time
-        limit: the engine's next event and its kills ask this instead of every running
-        job (thousands on a large cluster, at every batch)."""
+        """Note when a running job (added, or resumed) reaches its time limit: the
+        engine's next event and its kills ask this instead of every running job
+        (thousands on a large cluster, at every batch)."""
         limit = record.limit_at
         if limit is not None:
             heapq.heappush(self._limits, (limit, record.id))

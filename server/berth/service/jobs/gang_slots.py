@@ -54,8 +54,7 @@ def _boundary(life: JobLifecycle, part: GangPartition, now: int) -> None:
         life.set_state(
             record, JobState.RUNNING, f"gang partition {name!r}: sharing cpus in {rows} row(s)"
         )
-        life.running[job_id] = record
-        life.book.watch_limit(record)
+        life.book.add_running(record)
         outbox.intend(StartOn.of(record, now))
         life.counters["started"] += 1
         outbox.emit("job.started", now, job_id, nodes=sorted(record.allocation))
