@@ -24,11 +24,19 @@ from tests.property.test_node_planner import node_jobs
 from tests.support.stops import EveryFewQuestions
 
 
-def drive(policy: NodeBackfill, jobs: list[TraceJob], events: int) -> int:
-    """Run ``policy`` as the emulator would, for ``events`` instants; the time reached."""
-    arrivals = list(jobs)
-    ends: list[tuple[int, int]] = []
-    now = 0
+def drive(
+    policy: NodeBackfill,
+    jobs: list[TraceJob],
+    events: int,
+    arrivals: list[TraceJob] | None = None,
+    ends: list[tuple[int, int]] | None = None,
+    now: int = 0,
+) -> int:
+    """Run ``policy`` as the emulator would, for ``events`` instants; the time reached.
+    ``arrivals`` and ``ends`` (the jobs still to come, the running jobs' ends) carry a
+    run on when given."""
+    arrivals = list(jobs) if arrivals is None else arrivals
+    ends = [] if ends is None else ends
     for _ in range(events):
         candidates = [t for t in (arrivals[0].job.submit if arrivals else None,
                                   ends[0][0] if ends else None) if t is not None]  # fmt: skip
@@ -79,6 +87,48 @@ def test_a_forecast_from_a_fork_is_the_forecast_from_a_deep_copy(
             deep = forecast(policy, now)
         assert forked == deep
         assert state(policy) == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    name=st.sampled_from(["easy", "fcfs"]),
+    blocks_from=st.sampled_from([1, 1 << 30]),
+    events=st.integers(1, 4),
+    later=st.integers(1, 4),
+)
+def test_a_forecast_under_way_is_not_changed_by_the_live_policy_going_on(
+    data: st.DataObject, name: str, blocks_from: int, events: int, later: int
+) -> None:
+    """The fork shares the nodes' profiles with the live plan until either changes one
+    (copy on write): while a forecast is under way, the live policy goes on (jobs end,
+    arrive and start; it forgets its past) and the forecast still predicts what a deep
+    copy taken at the fork predicts; the live policy goes on as it would have alone."""
+    nodes = data.draw(blocky_clusters())
+    jobs = data.draw(node_jobs(nodes, 25))
+    with mock.patch.object(node_module, "BLOCKS_FROM", blocks_from):
+        policy, alone = NodeBackfill(name, nodes), NodeBackfill(name, nodes)
+        arrivals: list[TraceJob] = list(jobs)
+        ends: list[tuple[int, int]] = []
+        alone_arrivals: list[TraceJob] = list(jobs)
+        alone_ends: list[tuple[int, int]] = []
+        now = drive(policy, jobs, events, arrivals, ends)
+        assert drive(alone, jobs, events, alone_arrivals, alone_ends) == now
+        at_fork = copy.deepcopy(policy)
+        run = ForecastRun(policy, now)  # forked: the whole run comes after the live's
+        went_on = drive(policy, jobs, later, arrivals, ends, now)
+        assert drive(alone, jobs, later, alone_arrivals, alone_ends, now) == went_on
+        event(f"{type(policy.plan).__name__}, live went on {went_on - now} s")
+        # Nothing the live did reached the fork's plan or its queue. (Their entries
+        # are shared, and the live writes on one it starts: see ``node_fork.fork``.)
+        twin = run._twin
+        assert state(twin)[0] == state(at_fork)[0]
+        assert twin.waiting.keys() == at_fork.waiting.keys()
+        run.advance()
+        assert run.predicted == forecast(at_fork, now)
+        for plan in (policy.plan, alone.plan):
+            plan.forget_before(went_on)
+        assert state(policy) == state(alone)
 
 
 @settings(max_examples=200, deadline=None)

@@ -379,12 +379,25 @@ class Profile:
             del self._free[:i]
 
     @staticmethod
-    def forget_all_before(profiles: list[Profile], now: int) -> None:
+    def forget_all_before(
+        profiles: list[Profile], now: int, owned: bytearray | None = None
+    ) -> None:
         """:meth:`forget_before` on each of ``profiles``; most of a plan's node profiles
-        have no step to drop at a given time, and are passed over without a call."""
-        for profile in profiles:
+        have no step to drop at a given time, and are passed over without a call. With
+        ``owned``, a profile whose flag is 0 is shared (copy on write): it is replaced
+        in ``profiles`` by a copy of its own, flagged 1, before it forgets."""
+        if owned is None:
+            for profile in profiles:
+                times = profile._times
+                if len(times) > 1 and times[1] <= now:
+                    profile.forget_before(now)
+            return
+        for index, profile in enumerate(profiles):
             times = profile._times
             if len(times) > 1 and times[1] <= now:
+                if not owned[index]:
+                    profile = profiles[index] = profile.copy()
+                    owned[index] = 1
                 profile.forget_before(now)
 
     def _forget_rooms(self) -> None:
