@@ -143,3 +143,19 @@ def test_real_nodes_take_every_backfilling_policy() -> None:
     change_policy(live, "mrt", {}, 0, partition="p")
     change_policy(live, "easy", {"selection": "bl"}, 0, partition="p")
     assert live.partitions.policy_spec("p") == ("easy", {"selection": "bl"})
+
+
+def test_one_jobs_prediction_is_its_plan_or_the_forecast_of_its_partition() -> None:
+    """Beside a conservative default, an EASY partition: a start-time answer (one job's
+    prediction) gives a planned job its reservation and an EASY job its forecast, as
+    the map of every job's prediction does."""
+    live = two_partitions("easy")
+    submit(live, job(16, partition="p"), 0)
+    submit(live, job(16), 0)
+    forecast_one, _ = submit(live, job(8, partition="p"), 0)
+    planned_one, _ = submit(live, job(8), 0)
+    at, predicted = live.forecasts.predictions(0)
+    assert predicted == {forecast_one.id: 100, planned_one.id: 100}
+    for record in (forecast_one, planned_one):
+        assert live.forecasts.prediction(record.id, 0) == (at, predicted[record.id])
+        assert start_info(live, record.id, 0)["predicted_start"] == 100

@@ -318,6 +318,49 @@ def test_easy_predictions_are_a_forecast_for_every_pending_job() -> None:
     assert info["guaranteed_start"] is None
 
 
+def test_a_read_gives_a_new_forecast_one_slice_and_leaves_one_under_way_to_the_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sliced (the daemon), the read that starts a forecast gives it one slice; a read
+    while it is under way answers from the last finished one without driving it (at
+    4,096 nodes one never finished within a slice, and every query paid its slice);
+    the writer's slices finish it. One job's prediction is that job's in the map."""
+    from berth.core.forecast import ForecastRun
+    from berth.service.planning import forecasts
+
+    monkeypatch.setattr(forecasts, "FORECAST_SLICE", 0.0)  # one step a slice
+    steps: list[int] = []
+    advance = ForecastRun.advance
+
+    def counted(run: ForecastRun, stop: object = None) -> bool:
+        steps.append(1)
+        return advance(run, stop)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ForecastRun, "advance", counted)
+    live = engine("easy")
+    live.forecasts.sliced = True
+    first, _ = submit(live, request(cpus=32, limit=100), now=0)
+    jobs = [submit(live, request(cpus=32, limit=100 + i), now=0)[0] for i in range(6)]
+    assert live.forecasts.prediction(jobs[-1].id, 0) == (0, None)  # nothing finished yet
+    assert steps == [1]
+    assert live.forecasts.under_way
+    assert live.forecasts.predictions(0) == (0, {})
+    assert live.forecasts.prediction(jobs[-1].id, 0) == (0, None)
+    assert steps == [1]  # the reads left the run under way alone
+    while not live.forecasts.advance(None):  # the writer's slices
+        pass
+    at, predicted = live.forecasts.predictions(0)
+    assert at == 0
+    assert set(predicted) == {j.id for j in jobs}
+    for job in jobs:
+        assert live.forecasts.prediction(job.id, 0) == (0, predicted[job.id])
+    assert live.forecasts.prediction(first.id, 0) == (0, None)  # it runs: no prediction
+    submit(live, request(cpus=8, limit=10), now=0)  # a change: the next read starts a run
+    live.forecasts.prediction(jobs[0].id, 0)
+    assert len(steps) == 3
+    assert live.forecasts.under_way
+
+
 def test_what_if_leaves_the_live_state_alone() -> None:
     live = engine()
     submit(live, request(cpus=32, limit=100), now=0)

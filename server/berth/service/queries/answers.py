@@ -110,8 +110,7 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             blocked_by=None,
         )
         return info
-    computed_at, predicted = engine.forecasts.predictions(now)
-    start = predicted.get(job_id)
+    computed_at, start = engine.forecasts.prediction(job_id, now)
     policy = engine.planner.policy_of(record.partition)
     policy_name = engine.partitions.policy_spec(record.partition)[0]
     if policy.reserves_every_job:
