@@ -322,7 +322,9 @@ class NodePlan:
         summed = self._room(demand)
         profiles = self.profiles
         count = shape.count
-        start = summed.earliest_start(total, duration, after, limit)
+        # Where the nodes have room together: found by bisection in a plan that only grows.
+        first_room = summed.earliest_growing if self.grows_only else summed.earliest_start
+        start = first_room(total, duration, after, limit)
         if start is None:
             return None
         blocks = self._blocks
@@ -393,7 +395,7 @@ class NodePlan:
                 return None
             if stop is not None and stop():
                 raise SearchStopped(ends[at])
-            start = summed.earliest_start(total, duration, ends[at], limit)
+            start = first_room(total, duration, ends[at], limit)
             if start is None:
                 return None
 

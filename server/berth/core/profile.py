@@ -302,6 +302,28 @@ class Profile:
                 return start
             i = j + 1
 
+    def earliest_growing(
+        self, demand: int, duration: int, after: int, limit: int | None = None
+    ) -> int | None:
+        """:meth:`earliest_start` for a profile whose free room only grows from ``after``
+        on (a plan of running jobs only: EASY's, FCFS's), whatever the window (so
+        ``duration`` is not read, as in :meth:`copies_from`): once ``demand`` fits in a
+        step it fits in every later one, so the first such step is found by bisection
+        instead of a walk (a wide head job's walk crossed thousands of steps)."""
+        if limit is not None and limit <= after:
+            return None
+        times, free, guard = self._times, self._free, self._guard
+        stop = len(times) if limit is None else bisect_left(times, limit)
+        first = bisect_right(times, after) - 1
+        if first < 0:
+            first = 0
+        steps = range(first, stop)
+        at = bisect_left(steps, True, key=lambda i: (free[i] - demand) & guard == guard)
+        if at == len(steps):
+            return None
+        start = times[first + at]
+        return start if start > after else after
+
     def first_fit(self, demand: int, after: int) -> int | None:
         """The earliest ``t >= after`` at which ``demand`` fits at all (for any duration)."""
         times = self._times

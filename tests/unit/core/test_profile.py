@@ -277,3 +277,32 @@ def test_earliest_start_with_a_limit_or_a_bound_is_the_first_second_that_fits(
     bound = min(b for b in (limit, before, everything_ended + 1) if b is not None)
     expected = next((t for t in range(after, bound) if fits(t)), None)
     assert profile.earliest_start(demand, duration, after, limit, before) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    origin=st.integers(0, 5),
+    jobs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 20)), max_size=12),
+)
+def test_the_first_room_of_a_profile_that_only_grows_is_found_by_bisection(
+    data: st.DataObject, origin: int, jobs: list[tuple[int, int, int]]
+) -> None:
+    """Running jobs only (each from the origin to its end): free room only grows, and
+    ``earliest_growing`` finds what ``earliest_start`` finds for any window, with and
+    without a limit, for demands that fit somewhere, nowhere, or beyond the capacity."""
+    space = ResourceSpace({"cpus": 6, "mem": 6})
+    profile = Profile(space.packed_capacity, space.guard, origin)
+    for cpus, mem, length in jobs:
+        held = space.pack({"cpus": cpus, "mem": mem})
+        if held and profile.fits_during(held, origin, length):
+            profile.reserve(origin, length, held)
+    for _ in range(6):
+        demand = space.pack(
+            {"cpus": data.draw(st.integers(0, 7)), "mem": data.draw(st.integers(0, 6))}
+        )
+        duration = data.draw(st.integers(1, 30))
+        after = origin + data.draw(st.integers(0, 25))
+        limit = data.draw(st.one_of(st.none(), st.integers(origin, origin + 30)))
+        expected = profile.earliest_start(demand, duration, after, limit)
+        assert profile.earliest_growing(demand, duration, after, limit) == expected
