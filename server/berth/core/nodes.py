@@ -8,45 +8,28 @@ have room together for the job's total in every step of its window. Candidate
 starts are ``after`` and the ends of reservations (free resources only grow there).
 A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/O.
 
-Why one module of over 400 lines: the earliest search, its stoppable form and the
-filters it reads are one algorithm whose invariant (no start is skipped that a slower
-node-by-node search would find) is checked in one place; the block index it uses is
-already its own module (:mod:`berth.core.node_blocks`).
+The search for a shape that shares nodes is :mod:`berth.core.node_search`, the block
+index it prunes with :mod:`berth.core.node_blocks`; their invariant (no start is
+skipped that a slower node-by-node search would find) is checked by the property
+tests of the node planner. A node's profile may be shared with a fork of the plan
+until either changes it (copy on write, :meth:`NodePlan.fork`).
 """
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
+from berth.core.node_search import Placement as Placement
+from berth.core.node_search import SearchStopped, Stop, earliest_shared
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace, copies_in, parts_of
 from berth.core.shapes import Shape, slots_in
 
-#: Later than any time a plan describes.
-_NEVER = 1 << 62
-
-#: A placement: node index -> slots held there.
-Placement = dict[int, int]
-
 #: What a job needs free for any start: the profile of the nodes that could hold its
 #: slots, summed, and the job's total (packed).
 Need = tuple[Profile, int]
-
-#: A search's ``stop()``: whether the caller's slice of time is over.
-Stop = Callable[[], bool]
-
-
-class SearchStopped(Exception):
-    """A search for an earlier start stopped by its caller's ``stop()`` before an
-    answer: no start before ``at`` holds the job (on the plan as it was); a search
-    asked again from ``at`` on the same plan gives the answer the whole one would."""
-
-    def __init__(self, at: int) -> None:
-        super().__init__(at)
-        self.at = at
 
 
 class NodePlan:
@@ -182,7 +165,7 @@ class NodePlan:
         raises :class:`SearchStopped` once it says so (after one candidate at least)."""
         ends = self._ends
         if not shape.exclusive:
-            return self._earliest_shared(shape, demand, duration, after, limit, stop)
+            return earliest_shared(self, shape, demand, duration, after, limit, stop)
         last = len(ends) if limit is None else bisect_left(ends, limit)
         candidates = [after, *ends[bisect_right(ends, after) : last]]
         previous = None
@@ -298,106 +281,6 @@ class NodePlan:
                         self._groups_of_node[index].append(room)
             self._room_by_demand[demand] = room
         return room
-
-    def _earliest_shared(
-        self,
-        shape: Shape,
-        demand: int,
-        duration: int,
-        after: int,
-        limit: int | None,
-        stop: Stop | None = None,
-    ) -> tuple[int, Placement] | None:
-        """:meth:`earliest` for a shape that shares nodes. Only starts where the nodes
-        able to hold a slot have room together for the job's total during its window can
-        hold it (a necessary condition), so their summed profile jumps from one such
-        start to the next; the nodes are examined only there. The starts tried are the
-        same as testing every candidate in turn (``after`` and reservation ends): the
-        summed profile's first fit from a candidate on is that candidate or a later
-        end, because free resources only grow at ends; and after a start where the
-        nodes fail, the candidates before the first change of any node's answer fail
-        alike."""
-        ends = self._ends
-        total = demand * shape.count
-        summed = self._room(demand)
-        profiles = self.profiles
-        count = shape.count
-        # Where the nodes have room together: found by bisection in a plan that only grows.
-        first_room = summed.earliest_growing if self.grows_only else summed.earliest_start
-        start = first_room(total, duration, after, limit)
-        if start is None:
-            return None
-        blocks = self._blocks
-        if blocks is not None:
-            able_blocks = blocks.of_able(demand, self._able(demand))
-            floor = blocks.floor(
-                able_blocks, demand, count, duration, start, limit, ends, stop, self.grows_only
-            )
-            if floor is None:
-                return None
-            if stop is not None and floor > start and stop():
-                raise SearchStopped(floor)
-            start = floor
-        # Each node's slots, valid until a later start (``copies_until``); a heap of
-        # those times says which nodes to ask again at the next start, so a start costs
-        # the nodes whose answer may have changed, not every node.
-        # A block of nodes (``index`` -1 - its position) whose sum has no room for one
-        # slot is left unasked until its sum has: none of its nodes holds one before.
-        slots: dict[int, int] = {}
-        due: list[tuple[int, int]] = []
-        # Slots per node at a start: over its window, or at its first instant.
-        ask = Profile.copies_from if self.grows_only else Profile.copies_until
-        if blocks is None:
-            nodes = self._able(demand)
-            asked: list[list[int]] = []
-        else:
-            nodes = []
-            asked = []
-            for block, members in able_blocks:
-                free_from = block.earliest_start(demand, duration, start)
-                if free_from == start:
-                    nodes += members
-                else:
-                    due.append((_NEVER if free_from is None else free_from, -1 - len(asked)))
-                    asked.append(members)
-        for index in nodes:
-            k, until = ask(profiles[index], demand, start, duration, count)
-            slots[index] = k
-            due.append((until, index))
-        heapq.heapify(due)
-        held = sum(slots.values())
-        nodes_with_room = sum(1 for k in slots.values() if k)
-        while True:
-            while due and due[0][0] <= start:
-                index = due[0][1]
-                if index < 0:  # a block's sum has room from now on: ask its nodes
-                    heapq.heappop(due)
-                    for member in asked[-1 - index]:
-                        k, until = ask(profiles[member], demand, start, duration, count)
-                        slots[member] = k
-                        held += k
-                        nodes_with_room += k > 0
-                        heapq.heappush(due, (until, member))
-                    continue
-                k, until = ask(profiles[index], demand, start, duration, count)
-                held += k - slots[index]
-                nodes_with_room += (k > 0) - (slots[index] > 0)
-                slots[index] = k
-                heapq.heapreplace(due, (until, index))
-            if held >= count and (shape.nodes is None or nodes_with_room >= shape.nodes):
-                room = [(index, k) for index, k in slots.items() if k]
-                placement = self._choose_ranked(room, shape, demand, start)
-                if placement is not None:
-                    return start, placement
-            # No candidate before the soonest change of a node's answer can differ.
-            at = bisect_left(ends, due[0][0]) if due else len(ends)
-            if at == len(ends) or (limit is not None and ends[at] >= limit):
-                return None
-            if stop is not None and stop():
-                raise SearchStopped(ends[at])
-            start = first_room(total, duration, ends[at], limit)
-            if start is None:
-                return None
 
     def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
         """What a placement holds per node (packed): its slots, or the whole node."""

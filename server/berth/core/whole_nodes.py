@@ -20,7 +20,8 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from berth.core.nodes import Need, Placement, Stop
+from berth.core.node_search import Stop
+from berth.core.nodes import Need, Placement
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in

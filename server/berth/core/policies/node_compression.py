@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from berth.core.nodes import SearchStopped
+from berth.core.node_search import SearchStopped
 from berth.core.policies.node_schedule import NodeSchedule
 
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from berth.core.catalog import SELECTIONS
 from berth.core.decisions import Reject, Start
 from berth.core.model import Job
+from berth.core.node_search import Stop
 from berth.core.node_selection import NodeSelector
-from berth.core.nodes import Need, NodePlan, Placement, Stop
+from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs

@@ -1,0 +1,161 @@
+"""The earliest start of a shape that shares nodes, on a :class:`~berth.core.nodes.NodePlan`.
+
+Only starts where the nodes able to hold a slot have room together (their summed
+profile) are candidates; blocks of nodes whose sum lacks one slot are left unasked;
+each node's answer holds until a known later start, so a heap says which nodes to ask
+again at the next candidate. The plan's module keeps its state and bookings; this one
+is the search that reads them, as a friend of the plan (one algorithm, cut in two for
+size). Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from berth.core.profile import Profile
+
+if TYPE_CHECKING:
+    from berth.core.node_blocks import NodeBlocks
+    from berth.core.shapes import Shape
+
+#: Later than any time a plan describes.
+NEVER = 1 << 62
+
+#: A search's ``stop()``: whether the caller's slice of time is over.
+Stop = Callable[[], bool]
+
+
+#: A placement: node index -> slots held there.
+Placement = dict[int, int]
+
+
+class SearchedPlan(Protocol):
+    """What the search reads of a plan (:class:`~berth.core.nodes.NodePlan`): its node
+    profiles, reservation ends, summed profiles, blocks and choice among nodes."""
+
+    profiles: list[Profile]
+    grows_only: bool
+    _ends: list[int]
+    _blocks: NodeBlocks | None
+
+    def _able(self, demand: int) -> list[int]: ...
+
+    def _room(self, demand: int) -> Profile: ...
+
+    def _choose_ranked(
+        self, room: list[tuple[int, int]], shape: Shape, demand: int, start: int
+    ) -> Placement | None: ...
+
+
+class SearchStopped(Exception):
+    """A search for an earlier start stopped by its caller's ``stop()`` before an
+    answer: no start before ``at`` holds the job (on the plan as it was); a search
+    asked again from ``at`` on the same plan gives the answer the whole one would."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
+
+
+def earliest_shared(
+    plan: SearchedPlan,
+    shape: Shape,
+    demand: int,
+    duration: int,
+    after: int,
+    limit: int | None,
+    stop: Stop | None = None,
+) -> tuple[int, Placement] | None:
+    """:meth:`NodePlan.earliest` for a shape that shares nodes. Only starts where the nodes
+    able to hold a slot have room together for the job's total during its window can
+    hold it (a necessary condition), so their summed profile jumps from one such
+    start to the next; the nodes are examined only there. The starts tried are the
+    same as testing every candidate in turn (``after`` and reservation ends): the
+    summed profile's first fit from a candidate on is that candidate or a later
+    end, because free resources only grow at ends; and after a start where the
+    nodes fail, the candidates before the first change of any node's answer fail
+    alike."""
+    ends = plan._ends
+    total = demand * shape.count
+    summed = plan._room(demand)
+    profiles = plan.profiles
+    count = shape.count
+    # Where the nodes have room together: found by bisection in a plan that only grows.
+    first_room = summed.earliest_growing if plan.grows_only else summed.earliest_start
+    start = first_room(total, duration, after, limit)
+    if start is None:
+        return None
+    blocks = plan._blocks
+    if blocks is not None:
+        able_blocks = blocks.of_able(demand, plan._able(demand))
+        floor = blocks.floor(
+            able_blocks, demand, count, duration, start, limit, ends, stop, plan.grows_only
+        )
+        if floor is None:
+            return None
+        if stop is not None and floor > start and stop():
+            raise SearchStopped(floor)
+        start = floor
+    # Each node's slots, valid until a later start (``copies_until``); a heap of
+    # those times says which nodes to ask again at the next start, so a start costs
+    # the nodes whose answer may have changed, not every node.
+    # A block of nodes (``index`` -1 - its position) whose sum has no room for one
+    # slot is left unasked until its sum has: none of its nodes holds one before.
+    slots: dict[int, int] = {}
+    due: list[tuple[int, int]] = []
+    # Slots per node at a start: over its window, or at its first instant.
+    ask = Profile.copies_from if plan.grows_only else Profile.copies_until
+    if blocks is None:
+        nodes = plan._able(demand)
+        asked: list[list[int]] = []
+    else:
+        nodes = []
+        asked = []
+        for block, members in able_blocks:
+            free_from = block.earliest_start(demand, duration, start)
+            if free_from == start:
+                nodes += members
+            else:
+                due.append((NEVER if free_from is None else free_from, -1 - len(asked)))
+                asked.append(members)
+    for index in nodes:
+        k, until = ask(profiles[index], demand, start, duration, count)
+        slots[index] = k
+        due.append((until, index))
+    heapq.heapify(due)
+    held = sum(slots.values())
+    nodes_with_room = sum(1 for k in slots.values() if k)
+    while True:
+        while due and due[0][0] <= start:
+            index = due[0][1]
+            if index < 0:  # a block's sum has room from now on: ask its nodes
+                heapq.heappop(due)
+                for member in asked[-1 - index]:
+                    k, until = ask(profiles[member], demand, start, duration, count)
+                    slots[member] = k
+                    held += k
+                    nodes_with_room += k > 0
+                    heapq.heappush(due, (until, member))
+                continue
+            k, until = ask(profiles[index], demand, start, duration, count)
+            held += k - slots[index]
+            nodes_with_room += (k > 0) - (slots[index] > 0)
+            slots[index] = k
+            heapq.heapreplace(due, (until, index))
+        if held >= count and (shape.nodes is None or nodes_with_room >= shape.nodes):
+            room = [(index, k) for index, k in slots.items() if k]
+            placement = plan._choose_ranked(room, shape, demand, start)
+            if placement is not None:
+                return start, placement
+        # No candidate before the soonest change of a node's answer can differ.
+        at = bisect_left(ends, due[0][0]) if due else len(ends)
+        if at == len(ends) or (limit is not None and ends[at] >= limit):
+            return None
+        if stop is not None and stop():
+            raise SearchStopped(ends[at])
+        start = first_room(total, duration, ends[at], limit)
+        if start is None:
+            return None
