@@ -366,7 +366,9 @@ def test_a_plan_of_running_jobs_is_searched_at_one_instant_as_over_windows(
     """EASY's and FCFS's plans hold running jobs only when a start is searched, so free
     room only grows: counting slots at each candidate's first instant
     (``grows_only``) finds the start and placement the search over whole windows
-    finds, on a few nodes and on enough for blocks."""
+    finds, on a few nodes and on enough for blocks; also when between two searches
+    jobs end early, start and time goes on (what the plan knew of a node's slots
+    from the search before holds only while the node has not changed)."""
     from berth.core.node_blocks import BLOCKS_FROM
     from berth.core.nodes import NodePlan
     from berth.core.resources import ResourceSpace
@@ -379,12 +381,19 @@ def test_a_plan_of_running_jobs_is_searched_at_one_instant_as_over_windows(
     ]
     plan = NodePlan(space, capacities, 0)
     now = data.draw(st.integers(0, 3))
-    for _ in range(data.draw(st.integers(0, 3 * count))):  # running jobs: from now on
-        node = data.draw(st.integers(0, count - 1))
-        amounts = space.unpack(capacities[node])
-        held = space.pack({n: data.draw(st.integers(0, a)) for n, a in amounts.items()})
-        if held and plan.profiles[node].fits_during(held, now, 1 << 20):
-            plan.reserve({node: held}, now, data.draw(st.integers(1, 12)))
+    running: list[tuple[dict[int, int], int]] = []  # (held, end)
+
+    def start_some() -> None:  # running jobs: from now on
+        for _ in range(data.draw(st.integers(0, 3 * count))):
+            node = data.draw(st.integers(0, count - 1))
+            amounts = space.unpack(capacities[node])
+            held = space.pack({n: data.draw(st.integers(0, a)) for n, a in amounts.items()})
+            if held and plan.profiles[node].fits_during(held, now, 1 << 20):
+                duration = data.draw(st.integers(1, 12))
+                plan.reserve({node: held}, now, duration)
+                running.append(({node: held}, now + duration))
+
+    start_some()
     for _ in range(4):
         shape = Shape(
             count=data.draw(st.integers(1, 3 * count)),
@@ -400,3 +409,11 @@ def test_a_plan_of_running_jobs_is_searched_at_one_instant_as_over_windows(
         expected = plan.earliest(shape, demand, duration, after)
         plan.grows_only = True
         assert plan.earliest(shape, demand, duration, after) == expected
+        assert plan.earliest(shape, demand, duration, after) == expected  # asked again
+        now += data.draw(st.integers(0, 2))
+        plan.forget_before(now)
+        for held, end in list(running):  # some end (early, or at their end)
+            if end <= now or data.draw(st.booleans()):
+                running.remove((held, end))
+                plan.release(held, now, end - now)
+        start_some()

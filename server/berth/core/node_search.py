@@ -31,6 +31,10 @@ Stop = Callable[[], bool]
 #: A placement: node index -> slots held there.
 Placement = dict[int, int]
 
+#: A node's slots at an instant of a plan that only grows, and the step that holds
+#: them: ``(slots, since, until)`` (:meth:`Profile.slots_at`).
+Instant = tuple[int, int, int]
+
 
 class SearchedPlan(Protocol):
     """What the search reads of a plan (:class:`~berth.core.nodes.NodePlan`): its node
@@ -45,8 +49,15 @@ class SearchedPlan(Protocol):
 
     def _room(self, demand: int) -> Profile: ...
 
+    def instant_slots(self, demand: int, count: int) -> list[Instant | None]: ...
+
     def _choose_ranked(
-        self, room: list[tuple[int, int]], shape: Shape, demand: int, start: int
+        self,
+        room: list[tuple[int, int]],
+        shape: Shape,
+        demand: int,
+        start: int,
+        known: list[Instant | None] | None = None,
     ) -> Placement | None: ...
 
 
@@ -78,6 +89,8 @@ def earliest_shared(
     end, because free resources only grow at ends; and after a start where the
     nodes fail, the candidates before the first change of any node's answer fail
     alike."""
+    if not plan._able(demand):
+        return None  # no node holds a slot (a policy refuses such a job before)
     ends = plan._ends
     total = demand * shape.count
     summed = plan._room(demand)
@@ -106,8 +119,18 @@ def earliest_shared(
     # slot is left unasked until its sum has: none of its nodes holds one before.
     slots: dict[int, int] = {}
     due: list[tuple[int, int]] = []
-    # Slots per node at a start: over its window, or at its first instant.
-    ask = Profile.copies_from if plan.grows_only else Profile.copies_until
+    # Slots per node at a start: over its window; or, in a plan that only grows, at its
+    # first instant, as known from an earlier search while the node has not changed.
+    known = plan.instant_slots(demand, count) if plan.grows_only else None
+
+    def ask(index: int, at: int) -> tuple[int, int]:
+        if known is None:
+            return profiles[index].copies_until(demand, at, duration, count)
+        entry = known[index]
+        if entry is None or not entry[1] <= at < entry[2]:
+            entry = known[index] = profiles[index].slots_at(demand, at, count)
+        return entry[0], entry[2]
+
     if blocks is None:
         nodes = plan._able(demand)
         asked: list[list[int]] = []
@@ -121,10 +144,18 @@ def earliest_shared(
             else:
                 due.append((NEVER if free_from is None else free_from, -1 - len(asked)))
                 asked.append(members)
-    for index in nodes:
-        k, until = ask(profiles[index], demand, start, duration, count)
-        slots[index] = k
-        due.append((until, index))
+    if known is None:
+        for index in nodes:
+            k, until = ask(index, start)
+            slots[index] = k
+            due.append((until, index))
+    else:  # (the same, inlined: every node of a large cluster comes through here)
+        for index in nodes:
+            entry = known[index]
+            if entry is None or not entry[1] <= start < entry[2]:
+                entry = known[index] = profiles[index].slots_at(demand, start, count)
+            slots[index] = entry[0]
+            due.append((entry[2], index))
     heapq.heapify(due)
     held = sum(slots.values())
     nodes_with_room = sum(1 for k in slots.values() if k)
@@ -134,20 +165,20 @@ def earliest_shared(
             if index < 0:  # a block's sum has room from now on: ask its nodes
                 heapq.heappop(due)
                 for member in asked[-1 - index]:
-                    k, until = ask(profiles[member], demand, start, duration, count)
+                    k, until = ask(member, start)
                     slots[member] = k
                     held += k
                     nodes_with_room += k > 0
                     heapq.heappush(due, (until, member))
                 continue
-            k, until = ask(profiles[index], demand, start, duration, count)
+            k, until = ask(index, start)
             held += k - slots[index]
             nodes_with_room += (k > 0) - (slots[index] > 0)
             slots[index] = k
             heapq.heapreplace(due, (until, index))
         if held >= count and (shape.nodes is None or nodes_with_room >= shape.nodes):
             room = [(index, k) for index, k in slots.items() if k]
-            placement = plan._choose_ranked(room, shape, demand, start)
+            placement = plan._choose_ranked(room, shape, demand, start, known)
             if placement is not None:
                 return start, placement
         # No candidate before the soonest change of a node's answer can differ.

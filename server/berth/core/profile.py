@@ -188,6 +188,12 @@ class Profile:
         ``duration`` is not read: the signature is the other's, for the caller to pick
         one): the copies free at ``start`` (the least over any window from it), and the
         next step, where they may rise (never, once ``most`` fit)."""
+        k, _, until = self.slots_at(demand, start, most)
+        return k, until
+
+    def slots_at(self, demand: int, start: int, most: int) -> tuple[int, int, int]:
+        """:meth:`copies_from` with the start of the step it read: ``(copies, since,
+        until)``, the copies free at every instant of ``[since, until)``."""
         times = self._times
         at = bisect_right(times, start) - 1
         if at < 0:
@@ -199,8 +205,8 @@ class Profile:
             else copies_in(step, parts_of(demand), most)
         )
         if k >= most or at + 1 >= len(times):
-            return k, _NEVER
-        return k, times[at + 1]
+            return k, times[at], _NEVER
+        return k, times[at], times[at + 1]
 
     #: Steps a search for room looks at one by one before it asks :meth:`_next_room`:
     #: most searches end within a few steps.
