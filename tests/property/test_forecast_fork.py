@@ -157,3 +157,32 @@ def test_a_forecast_in_slices_is_the_whole_forecast(
     event(f"{'several slices' if slices > 1 else 'one slice'}")
     assert run.predicted == whole
     assert state(policy) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    name=st.sampled_from(["easy", "fcfs"]),
+    events=st.integers(1, 4),
+    horizon=st.integers(1, 6),
+)
+def test_a_forecast_with_a_horizon_is_the_start_of_the_whole_one(
+    data: st.DataObject, name: str, events: int, horizon: int
+) -> None:
+    """Stopped once ``horizon`` jobs are predicted, a forecast predicts those jobs what
+    the whole one does, every job it leaves out starts no earlier in the whole one,
+    and it says it was cut when it left one out."""
+    nodes = data.draw(blocky_clusters())
+    jobs = data.draw(node_jobs(nodes, 25))
+    policy = NodeBackfill(name, nodes)
+    now = drive(policy, jobs, events)
+    whole = forecast(policy, now)
+    run = ForecastRun(policy, now, horizon)
+    assert run.advance()
+    event(f"{'cut' if run.cut else 'whole'}")
+    assert len(run.predicted) >= min(horizon, len(whole))
+    assert run.predicted == {j: whole[j] for j in run.predicted}
+    left_out = [whole[j] for j in whole if j not in run.predicted]
+    if left_out:  # (cut may also leave jobs that never start)
+        assert run.cut
+        assert min(left_out) >= max(run.predicted.values())

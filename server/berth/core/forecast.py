@@ -3,7 +3,8 @@
 The forecast answers "when will my job start?" for policies that make no plan (FCFS,
 EASY): a deep copy of the policy is driven forward in time, every running job ending at
 its expected end (start + estimate) and no job arriving, until every waiting job has
-started. For planning policies (conservative, deadline admission) the same run simply
+started (or, given a horizon, that many: a deep queue on a large cluster would take
+minutes). For planning policies (conservative, deadline admission) the same run simply
 reproduces their reservations. It is a prediction, not a promise: early completions make
 jobs start sooner, and under EASY later arrivals may backfill ahead and delay them.
 The live policy is never touched. Pure: time is an argument, no I/O.
@@ -34,10 +35,14 @@ class ForecastRun:
     job has started (a deep queue on a large cluster takes seconds: a shell runs it in
     slices and answers from the last finished run meanwhile)."""
 
-    __slots__ = ("_ends", "_moment", "_pass_at", "_twin", "done", "predicted")
+    __slots__ = ("_ends", "_horizon", "_moment", "_pass_at", "_twin", "cut", "done", "predicted")
 
-    def __init__(self, policy: LivePolicy, now: int) -> None:
+    def __init__(self, policy: LivePolicy, now: int, horizon: int | None = None) -> None:
+        """``horizon``: stop once that many jobs are predicted (``cut`` then says whether
+        some were left waiting); ``None``: until every waiting job has started."""
         self._twin = twin = policy.fork()
+        self._horizon = horizon
+        self.cut = False
         twin.deferred = False  # the copy runs whole passes unless a slice is given
         self._ends = [(max(r.expected_end, now), job_id) for job_id, r in twin.running.items()]
         heapq.heapify(self._ends)
@@ -58,6 +63,9 @@ class ForecastRun:
                 moved = True
                 continue
             if not twin.waiting:
+                break
+            if self._horizon is not None and len(self.predicted) >= self._horizon:
+                self.cut = True
                 break
             if moved and stop is not None and stop():
                 return False

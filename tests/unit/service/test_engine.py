@@ -361,6 +361,28 @@ def test_a_read_gives_a_new_forecast_one_slice_and_leaves_one_under_way_to_the_w
     assert live.forecasts.under_way
 
 
+def test_a_forecast_stops_at_its_horizon_and_the_answer_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A forecast predicts the first FORECAST_HORIZON starts (a deep queue on a large
+    cluster would take minutes): a job behind them gets no prediction and an answer
+    that says why; one within gets its prediction."""
+    from berth.service.planning import forecasts
+
+    monkeypatch.setattr(forecasts, "FORECAST_HORIZON", 2)
+    live = engine("easy")
+    submit(live, request(cpus=32, limit=100), now=0)
+    queued = [submit(live, request(cpus=32, limit=100), now=0)[0] for _ in range(4)]
+    _, predicted = live.forecasts.predictions(0)
+    assert predicted == {queued[0].id: 100, queued[1].id: 200}
+    near = start_info(live, queued[1].id, 0)
+    assert near["predicted_start"] == 200
+    assert "horizon" not in str(near["based_on"])
+    far = start_info(live, queued[3].id, 0)
+    assert far["predicted_start"] is None
+    assert "beyond its horizon (it predicts the first 2 starts)" in str(far["based_on"])
+
+
 def test_what_if_leaves_the_live_state_alone() -> None:
     live = engine()
     submit(live, request(cpus=32, limit=100), now=0)

@@ -123,6 +123,11 @@ def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
             f"a forecast of {policy_name}, assuming every running job runs to its time "
             "limit and no job arrives; not a promise"
         )
+        if start is None and engine.forecasts.beyond_horizon(job_id):
+            basis += (
+                f"; the job is beyond its horizon (it predicts the first "
+                f"{engine.forecasts.horizon:,} starts)"
+            )
     space = policy.space
     known = {n: a for n, a in record.resources.items() if n in space.capacity}
     short = space.blocking(policy.free, space.pack(known))
