@@ -3,9 +3,10 @@
 Only starts where the nodes able to hold a slot have room together (their summed
 profile) are candidates; blocks of nodes whose sum lacks one slot are left unasked;
 each node's answer holds until a known later start, so a heap says which nodes to ask
-again at the next candidate. The plan's module keeps its state and bookings; this one
-is the search that reads them, as a friend of the plan (one algorithm, cut in two for
-size). Pure: no clock, no I/O.
+again at the next candidate; among the nodes with room at the start found, the ones
+with the least room just before it are chosen first (:func:`choose_ranked`). The
+plan's module keeps its state and bookings; this one is the search that reads them,
+as a friend of the plan (one algorithm, cut in two for size). Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from berth.core.profile import Profile
+from berth.core.resources import copies_in, parts_of
 
 if TYPE_CHECKING:
     from berth.core.node_blocks import NodeBlocks
@@ -38,7 +40,8 @@ Instant = tuple[int, int, int]
 
 class SearchedPlan(Protocol):
     """What the search reads of a plan (:class:`~berth.core.nodes.NodePlan`): its node
-    profiles, reservation ends, summed profiles, blocks and choice among nodes."""
+    profiles, reservation ends, summed profiles, blocks and what it knows of each
+    node's slots at an instant."""
 
     profiles: list[Profile]
     grows_only: bool
@@ -50,15 +53,6 @@ class SearchedPlan(Protocol):
     def _room(self, demand: int) -> Profile: ...
 
     def instant_slots(self, demand: int, count: int) -> list[Instant | None]: ...
-
-    def _choose_ranked(
-        self,
-        room: list[tuple[int, int]],
-        shape: Shape,
-        demand: int,
-        start: int,
-        known: list[Instant | None] | None = None,
-    ) -> Placement | None: ...
 
 
 class SearchStopped(Exception):
@@ -178,7 +172,7 @@ def earliest_shared(
             heapq.heapreplace(due, (until, index))
         if held >= count and (shape.nodes is None or nodes_with_room >= shape.nodes):
             room = [(index, k) for index, k in slots.items() if k]
-            placement = plan._choose_ranked(room, shape, demand, start, known)
+            placement = choose_ranked(profiles, room, shape, demand, start, known)
             if placement is not None:
                 return start, placement
         # No candidate before the soonest change of a node's answer can differ.
@@ -190,3 +184,62 @@ def earliest_shared(
         start = first_room(total, duration, ends[at], limit)
         if start is None:
             return None
+
+
+def choose_ranked(
+    profiles: list[Profile],
+    room: list[tuple[int, int]],
+    shape: Shape,
+    demand: int,
+    start: int,
+    known: list[Instant | None] | None = None,
+) -> Placement | None:
+    """:func:`_choose` among the nodes with room, best fit in time: nodes with the
+    least room just before ``start`` first (those that free up at ``start``, or are
+    fullest now), so nodes idle before a reservation stay open for backfilling;
+    node order breaks ties. ``known`` (:meth:`NodePlan.instant_slots`, each node's entry
+    holding at ``start``) gives a node's room before ``start`` when its step began
+    earlier."""
+    parts = parts_of(demand)
+    count = shape.count
+    before = start - 1
+    ranked = []
+    for index, k in room:
+        entry = None if known is None else known[index]
+        if entry is not None and entry[1] <= before:
+            ranked.append((entry[0], index, k))
+        else:
+            ranked.append((copies_in(profiles[index].free_at(before), parts, count), index, k))
+    ranked.sort()
+    return _choose([(index, k) for _, index, k in ranked], shape)
+
+
+def _choose(room: list[tuple[int, int]], shape: Shape) -> Placement | None:
+    """Slots per node from what each node can hold (in node order), or ``None``.
+
+    ``room`` is in preference order. Without a node count: first fit in that order.
+    With ``nodes`` = N: the N nodes that hold the most (ties in preference order), one
+    slot each first, then filled in preference order.
+    """
+    count = shape.count
+    if shape.nodes is None:
+        placement: Placement = {}
+        for index, k in room:
+            take = min(k, count)
+            placement[index] = take
+            count -= take
+            if count == 0:
+                return placement
+        return None
+    if len(room) < shape.nodes:
+        return None
+    chosen = sorted(room, key=lambda r: -r[1])[: shape.nodes]  # stable: keeps preference
+    if sum(k for _, k in chosen) < count:
+        return None
+    placement = {index: 1 for index, _ in chosen}
+    count -= shape.nodes
+    for index, k in chosen:
+        take = min(k - 1, count)
+        placement[index] += take
+        count -= take
+    return placement

@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.node_search import Instant as Instant
 from berth.core.node_search import Placement as Placement
-from berth.core.node_search import SearchStopped, Stop, earliest_shared
+from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_shared
 from berth.core.profile import Profile
-from berth.core.resources import ResourceSpace, copies_in, parts_of
+from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
 
 #: How many (slot, count) pairs a plan keeps its nodes' slots at an instant for: the
@@ -142,35 +142,7 @@ class NodePlan:
             shape.nodes is not None and len(room) < shape.nodes
         ):
             return None
-        return self._choose_ranked(room, shape, demand, start)
-
-    def _choose_ranked(
-        self,
-        room: list[tuple[int, int]],
-        shape: Shape,
-        demand: int,
-        start: int,
-        known: list[Instant | None] | None = None,
-    ) -> Placement | None:
-        """:func:`_choose` among the nodes with room, best fit in time: nodes with the
-        least room just before ``start`` first (those that free up at ``start``, or are
-        fullest now), so nodes idle before a reservation stay open for backfilling;
-        node order breaks ties. ``known`` (:meth:`instant_slots`, each node's entry
-        holding at ``start``) gives a node's room before ``start`` when its step began
-        earlier."""
-        profiles = self.profiles
-        parts = parts_of(demand)
-        count = shape.count
-        before = start - 1
-        ranked = []
-        for index, k in room:
-            entry = None if known is None else known[index]
-            if entry is not None and entry[1] <= before:
-                ranked.append((entry[0], index, k))
-            else:
-                ranked.append((copies_in(profiles[index].free_at(before), parts, count), index, k))
-        ranked.sort()
-        return _choose([(index, k) for _, index, k in ranked], shape)
+        return choose_ranked(self.profiles, room, shape, demand, start)
 
     def earliest(
         self,
@@ -415,34 +387,3 @@ class NodePlan:
         if self._blocks is not None:
             self._blocks.forget_before(now)
         del self._ends[: bisect_right(self._ends, now)]
-
-
-def _choose(room: list[tuple[int, int]], shape: Shape) -> Placement | None:
-    """Slots per node from what each node can hold (in node order), or ``None``.
-
-    ``room`` is in preference order. Without a node count: first fit in that order.
-    With ``nodes`` = N: the N nodes that hold the most (ties in preference order), one
-    slot each first, then filled in preference order.
-    """
-    count = shape.count
-    if shape.nodes is None:
-        placement: Placement = {}
-        for index, k in room:
-            take = min(k, count)
-            placement[index] = take
-            count -= take
-            if count == 0:
-                return placement
-        return None
-    if len(room) < shape.nodes:
-        return None
-    chosen = sorted(room, key=lambda r: -r[1])[: shape.nodes]  # stable: keeps preference
-    if sum(k for _, k in chosen) < count:
-        return None
-    placement = {index: 1 for index, _ in chosen}
-    count -= shape.nodes
-    for index, k in chosen:
-        take = min(k - 1, count)
-        placement[index] += take
-        count -= take
-    return placement
