@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic, Protocol, TypeVar
 
+from berth.core.filler import Filler
 from berth.core.model import Job
 from berth.core.policies.base import Waiting
-from berth.core.profile import Filler, Profile
+from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 
 #: Where a job is on a board: its start and what it holds there (a packed demand on the
