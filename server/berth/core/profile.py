@@ -51,9 +51,10 @@ class Profile:
         #: it (:meth:`_next_room`); built when asked, dropped at every change.
         self._rooms: dict[int, list[int]] = {}
         self._long_searches = 0  # since the last change
-        #: Per demand, times ``[from, until)`` where it has no room at all (from
-        #: :meth:`copies_until`); dropped at every change.
-        self._no_room: dict[int, tuple[int, int]] = {}
+        #: Per demand, times ``[from, until)`` where it has no room at all, and the
+        #: step that starts at ``until`` (from :meth:`copies_until`); dropped at every
+        #: change.
+        self._no_room: dict[int, tuple[int, int, int]] = {}
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -127,17 +128,19 @@ class Profile:
         """:meth:`copies_during` over ``[start, start + duration)``, and the first later
         start at which the answer may differ. The answer is the least over the steps
         the window overlaps. A step with room for none decides alone: the answer stays
-        0 while that step, or a later one with room for none after it, is still in the
-        window. Otherwise it can only rise (below ``most``) once the last step holding
-        the least has left the window, and only fall once the window reaches a later
-        step with room for fewer.
+        0 until the first start whose whole window has room for one (the start of a
+        run of steps with room at least ``duration`` long, :meth:`_long_run`).
+        Otherwise it can only rise (below ``most``) once the last step holding the
+        least has left the window, and only fall once the window reaches a later step
+        with room for fewer.
 
         A node with no room at ``start`` has none until the next step with room, for
         any window: that answer is remembered until the profile changes, for the many
         questions a plan asks of a node between two of its changes."""
         known = self._no_room.get(demand)
         if known is not None and known[0] <= start < known[1]:
-            return 0, known[1]
+            room = self._long_run(demand, known[2], duration)
+            return 0, self._times[room] if room < len(self._times) else _NEVER
         times = self._times
         free = self._free
         guard = self._guard
@@ -152,19 +155,13 @@ class Profile:
             last = bisect_left(times, start + duration, first)
             k, empty = self._copies_in_steps(demand, first, last, most)
         if empty >= 0:
-            # 0 while a step with room for none is in the window: until the first
-            # later step with room for one starts.
-            room = empty + 1
-            near = room + self._SCAN_FIRST
-            while room < n and (free[room] - demand) & guard != guard:
-                room += 1
-                if room == near:  # a long walk: fully booked far ahead
-                    room = self._next_room(demand, room)
-                    break
-            until = times[room] if room < n else _NEVER
+            # 0 while a step with room for none is in the window: at least until the
+            # first later step with room for one starts.
+            room = self._room_from(demand, empty + 1)
             if empty == first:  # none at ``start``: none from this step's start on, too
-                self._no_room[demand] = (times[first], until)
-            return 0, until
+                self._no_room[demand] = (times[first], times[room] if room < n else _NEVER, room)
+            room = self._long_run(demand, room, duration)
+            return 0, times[room] if room < n else _NEVER
         # The last step in the window holding only k (a step holding more never decides);
         # at ``most`` the answer cannot rise.
         rise = _NEVER
@@ -211,6 +208,43 @@ class Profile:
     #: Steps a search for room looks at one by one before it asks :meth:`_next_room`:
     #: most searches end within a few steps.
     _SCAN_FIRST = 8
+
+    def _room_from(self, demand: int, index: int) -> int:
+        """The first step at or after ``index`` with room for ``demand`` (the number of
+        steps if none): a few steps one by one, then :meth:`_next_room`."""
+        free, guard = self._free, self._guard
+        n = len(free)
+        near = index + self._SCAN_FIRST
+        while index < n and (free[index] - demand) & guard != guard:
+            index += 1
+            if index == near:  # a long walk: fully booked far ahead
+                return self._next_room(demand, index)
+        return index
+
+    def _long_run(self, demand: int, index: int, duration: int) -> int:
+        """The first step at or after ``index`` (a step with room for ``demand``, or the
+        number of steps) that starts a run of steps with room for it at least
+        ``duration`` long: the first start from step ``index`` on whose window has
+        room throughout (a start inside a shorter run reaches the step with room for
+        none that ends it; a start between runs is in such a step). A small job deep
+        in a packed plan met thousands of short gaps, and the searches asked a node or
+        block again at each: 9.5 against 3.8 s for 500 submissions at 10,000 queued on
+        1,024 nodes."""
+        times, free, guard = self._times, self._free, self._guard
+        n = len(times)
+        while index < n:
+            reach = times[index] + duration
+            end = index + 1
+            while end < n and times[end] < reach and (free[end] - demand) & guard == guard:
+                end += 1
+            if end == n or times[end] >= reach:
+                return index
+            # ``end`` has room for none. (A walk: :meth:`_next_room`'s index, rebuilt
+            # after every change, made those 500 submissions 3.9 s against 3.3.)
+            index = end + 1
+            while index < n and (free[index] - demand) & guard != guard:
+                index += 1
+        return index
 
     def _next_room(self, demand: int, index: int) -> int:
         """The first step at or after ``index`` with room for ``demand`` (the number of
@@ -433,4 +467,3 @@ class Profile:
         self._rooms.clear()
         self._no_room.clear()
         self._long_searches = 0
-

@@ -149,14 +149,18 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
     ops: list[tuple[int, int, int, int]], slot: tuple[int, int], duration: int, most: int
 ) -> None:
     """Every start from the one asked up to the returned time gets the same answer: the
-    node planner skips the starts in between."""
+    node planner skips the starts in between. An answer of none holds exactly until
+    the first start whose window has room for one (asked twice: the second from what
+    the first remembered)."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    for start in range(HORIZON * 3):
+    for start in [*range(HORIZON * 3), *range(HORIZON * 3)]:
         copies, until = profile.copies_until(demand, start, duration, most)
         assert until > start
         for later in range(start, min(until, HORIZON * 4)):
             assert profile.copies_during(demand, later, later + duration, most) == copies
+        if copies == 0 and until < HORIZON * 4:
+            assert profile.copies_during(demand, until, until + duration, most) > 0
 
 
 @settings(max_examples=300, deadline=None)
