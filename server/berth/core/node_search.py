@@ -16,15 +16,13 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from berth.core.profile import Profile
+from berth.core.profile import NEVER, Profile
 from berth.core.resources import copies_in, parts_of
 
 if TYPE_CHECKING:
     from berth.core.node_blocks import NodeBlocks
     from berth.core.shapes import Shape
 
-#: Later than any time a plan describes.
-NEVER = 1 << 62
 
 #: A search's ``stop()``: whether the caller's slice of time is over.
 Stop = Callable[[], bool]
@@ -90,6 +88,7 @@ def earliest_shared(
     summed = plan._room(demand)
     profiles = plan.profiles
     count = shape.count
+    cap = NEVER if limit is None else limit
     # Where the nodes have room together: found by bisection in a plan that only grows.
     first_room = summed.earliest_growing if plan.grows_only else summed.earliest_start
     start = first_room(total, duration, after, limit)
@@ -119,7 +118,7 @@ def earliest_shared(
 
     def ask(index: int, at: int) -> tuple[int, int]:
         if known is None:
-            return profiles[index].copies_until(demand, at, duration, count)
+            return profiles[index].copies_until(demand, at, duration, count, cap)
         entry = known[index]
         if entry is None or not entry[1] <= at < entry[2]:
             entry = known[index] = profiles[index].slots_at(demand, at, count)

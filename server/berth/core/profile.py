@@ -26,7 +26,7 @@ from bisect import bisect_left, bisect_right
 from berth.core.resources import copies_in, parts_of
 
 #: Later than any time a profile describes.
-_NEVER = 1 << 62
+NEVER = 1 << 62
 
 
 class Profile:
@@ -124,7 +124,9 @@ class Profile:
         first = max(bisect_right(times, start) - 1, 0)
         return self._copies_in_steps(demand, first, bisect_left(times, end), most)[0]
 
-    def copies_until(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
+    def copies_until(
+        self, demand: int, start: int, duration: int, most: int, limit: int = NEVER
+    ) -> tuple[int, int]:
         """:meth:`copies_during` over ``[start, start + duration)``, and the first later
         start at which the answer may differ. The answer is the least over the steps
         the window overlaps. A step with room for none decides alone: the answer stays
@@ -132,15 +134,17 @@ class Profile:
         run of steps with room at least ``duration`` long, :meth:`_long_run`).
         Otherwise it can only rise (below ``most``) once the last step holding the
         least has left the window, and only fall once the window reaches a later step
-        with room for fewer.
+        with room for fewer. A search that asks no start from ``limit`` on passes it:
+        a later time may be given then, though the answer changes before it (the walk
+        to a run long enough stops there, the answer still holding up to it).
 
         A node with no room at ``start`` has none until the next step with room, for
         any window: that answer is remembered until the profile changes, for the many
         questions a plan asks of a node between two of its changes."""
         known = self._no_room.get(demand)
         if known is not None and known[0] <= start < known[1]:
-            room = self._long_run(demand, known[2], duration)
-            return 0, self._times[room] if room < len(self._times) else _NEVER
+            room = self._long_run(demand, known[2], duration, limit)
+            return 0, self._times[room] if room < len(self._times) else NEVER
         times = self._times
         free = self._free
         guard = self._guard
@@ -159,31 +163,33 @@ class Profile:
             # first later step with room for one starts.
             room = self._room_from(demand, empty + 1)
             if empty == first:  # none at ``start``: none from this step's start on, too
-                self._no_room[demand] = (times[first], times[room] if room < n else _NEVER, room)
-            room = self._long_run(demand, room, duration)
-            return 0, times[room] if room < n else _NEVER
+                self._no_room[demand] = (times[first], times[room] if room < n else NEVER, room)
+            room = self._long_run(demand, room, duration, limit)
+            return 0, times[room] if room < n else NEVER
         # The last step in the window holding only k (a step holding more never decides);
         # at ``most`` the answer cannot rise.
-        rise = _NEVER
+        rise = NEVER
         if k < most:
             more = demand * (k + 1)
             least = last - 1
             while least > first and (free[least] - more) & guard == guard:
                 least -= 1
-            rise = times[least + 1] if least + 1 < n else _NEVER
+            rise = times[least + 1] if least + 1 < n else NEVER
         # The first step after the window with room for fewer than k.
         held = demand * k
         after = last
         while after < n and (free[after] - held) & guard == guard:
             after += 1
-        fall = times[after] - duration + 1 if after < n else _NEVER
+        fall = times[after] - duration + 1 if after < n else NEVER
         return k, min(rise, fall)
 
-    def copies_from(self, demand: int, start: int, duration: int, most: int) -> tuple[int, int]:
+    def copies_from(
+        self, demand: int, start: int, duration: int, most: int, limit: int = NEVER
+    ) -> tuple[int, int]:
         """:meth:`copies_until` for a profile whose free room only grows from ``start``
         on (a plan of running jobs only: EASY's, FCFS's), whatever the window (so
-        ``duration`` is not read: the signature is the other's, for the caller to pick
-        one): the copies free at ``start`` (the least over any window from it), and the
+        ``duration`` and ``limit`` are not read: the signature is the other's, for the
+        caller to pick one): the copies free at ``start`` (the least over any window from it), and the
         next step, where they may rise (never, once ``most`` fit)."""
         k, _, until = self.slots_at(demand, start, most)
         return k, until
@@ -202,7 +208,7 @@ class Profile:
             else copies_in(step, parts_of(demand), most)
         )
         if k >= most or at + 1 >= len(times):
-            return k, times[at], _NEVER
+            return k, times[at], NEVER
         return k, times[at], times[at + 1]
 
     #: Steps a search for room looks at one by one before it asks :meth:`_next_room`:
@@ -221,7 +227,7 @@ class Profile:
                 return self._next_room(demand, index)
         return index
 
-    def _long_run(self, demand: int, index: int, duration: int) -> int:
+    def _long_run(self, demand: int, index: int, duration: int, limit: int = NEVER) -> int:
         """The first step at or after ``index`` (a step with room for ``demand``, or the
         number of steps) that starts a run of steps with room for it at least
         ``duration`` long: the first start from step ``index`` on whose window has
@@ -229,10 +235,11 @@ class Profile:
         none that ends it; a start between runs is in such a step). A small job deep
         in a packed plan met thousands of short gaps, and the searches asked a node or
         block again at each: 9.5 against 3.8 s for 500 submissions at 10,000 queued on
-        1,024 nodes."""
+        1,024 nodes. The walk stops at the first step from ``limit`` on: its caller
+        asks no start from there on (a compression's search for an earlier start)."""
         times, free, guard = self._times, self._free, self._guard
         n = len(times)
-        while index < n:
+        while index < n and times[index] < limit:
             reach = times[index] + duration
             end = index + 1
             while end < n and times[end] < reach and (free[end] - demand) & guard == guard:
@@ -315,12 +322,12 @@ class Profile:
         last = limit if before is None or (limit is not None and limit <= before) else before
         if last is None:
             stop = n
-            cut = _NEVER
+            cut = NEVER
         elif last <= after:
             return None
         else:
             stop = bisect_left(times, last)
-            cut = _NEVER if limit is None else limit
+            cut = NEVER if limit is None else limit
         # Compression asks from the profile's first step, and most steps start later.
         i = 0 if n == 1 or times[1] > after else bisect_right(times, after) - 1
         while True:

@@ -13,8 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Hashable, Iterable
 
-#: Later than any time the log describes.
-NEVER = 1 << 62
+from berth.core.profile import NEVER
 
 
 class RoomLog:

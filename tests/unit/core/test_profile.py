@@ -144,23 +144,42 @@ def test_profile_matches_a_per_second_grid(
     slot=SLOTS,
     duration=st.integers(1, 12),
     most=st.integers(1, 5),
+    limit=st.none() | st.integers(1, HORIZON * 3),
 )
 def test_copies_until_holds_its_answer_until_the_time_it_gives(
-    ops: list[tuple[int, int, int, int]], slot: tuple[int, int], duration: int, most: int
+    ops: list[tuple[int, int, int, int]],
+    slot: tuple[int, int],
+    duration: int,
+    most: int,
+    limit: int | None,
 ) -> None:
     """Every start from the one asked up to the returned time gets the same answer: the
     node planner skips the starts in between. An answer of none holds exactly until
-    the first start whose window has room for one (asked twice: the second from what
-    the first remembered)."""
+    the first start whose window has room for one, or a time from ``limit`` on (asked
+    twice: the second from what the first remembered)."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    bound = HORIZON * 4 if limit is None else limit
     for start in [*range(HORIZON * 3), *range(HORIZON * 3)]:
-        copies, until = profile.copies_until(demand, start, duration, most)
+        if limit is None:
+            copies, until = profile.copies_until(demand, start, duration, most)
+        else:
+            copies, until = profile.copies_until(demand, start, duration, most, limit)
         assert until > start
         for later in range(start, min(until, HORIZON * 4)):
             assert profile.copies_during(demand, later, later + duration, most) == copies
-        if copies == 0 and until < HORIZON * 4:
+        if copies == 0 and until < bound:
             assert profile.copies_during(demand, until, until + duration, most) > 0
+        if copies == 0 and limit is not None and until >= limit:
+            # The walk from run to run stopped at the first it met from ``limit`` on.
+            steps = profile.steps()
+            runs = [
+                time
+                for at, (time, free) in enumerate(steps)
+                if SPACE.fits(free, demand)
+                and (at == 0 or not SPACE.fits(steps[at - 1][1], demand))
+            ]
+            assert not any(max(start + 1, limit) <= time < until for time in runs)
 
 
 @settings(max_examples=300, deadline=None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.core.room_log import NEVER, RoomLog, RoomLogs
+from berth.core.profile import NEVER
+from berth.core.room_log import RoomLog, RoomLogs
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=40))
