@@ -51,10 +51,10 @@ class Profile:
         #: it (:meth:`_next_room`); built when asked, dropped at every change.
         self._rooms: dict[int, list[int]] = {}
         self._long_searches = 0  # since the last change
-        #: Per demand, times ``[from, until)`` where it has no room at all, and the
-        #: step that starts at ``until`` (from :meth:`copies_until`); dropped at every
-        #: change.
-        self._no_room: dict[int, tuple[int, int, int]] = {}
+        #: Per demand, times ``[from, until)`` where it has no room at all (from
+        #: :meth:`copies_until`); dropped at every change. Times, not step indices:
+        #: :meth:`forget_before` keeps it while the steps before ``now`` go.
+        self._no_room: dict[int, tuple[int, int]] = {}
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -143,8 +143,9 @@ class Profile:
         questions a plan asks of a node between two of its changes."""
         known = self._no_room.get(demand)
         if known is not None and known[0] <= start < known[1]:
-            room = self._long_run(demand, known[2], duration, limit)
-            return 0, self._times[room] if room < len(self._times) else NEVER
+            times = self._times
+            room = self._long_run(demand, bisect_left(times, known[1]), duration, limit)
+            return 0, times[room] if room < len(times) else NEVER
         times = self._times
         free = self._free
         guard = self._guard
@@ -163,7 +164,7 @@ class Profile:
             # first later step with room for one starts.
             room = self._room_from(demand, empty + 1)
             if empty == first:  # none at ``start``: none from this step's start on, too
-                self._no_room[demand] = (times[first], times[room] if room < n else NEVER, room)
+                self._no_room[demand] = (times[first], times[room] if room < n else NEVER)
             room = self._long_run(demand, room, duration, limit)
             return 0, times[room] if room < n else NEVER
         # The last step in the window holding only k (a step holding more never decides);

@@ -145,6 +145,7 @@ def test_profile_matches_a_per_second_grid(
     duration=st.integers(1, 12),
     most=st.integers(1, 5),
     limit=st.none() | st.integers(1, HORIZON * 3),
+    forget=st.integers(0, HORIZON),
 )
 def test_copies_until_holds_its_answer_until_the_time_it_gives(
     ops: list[tuple[int, int, int, int]],
@@ -152,15 +153,20 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
     duration: int,
     most: int,
     limit: int | None,
+    forget: int,
 ) -> None:
     """Every start from the one asked up to the returned time gets the same answer: the
     node planner skips the starts in between. An answer of none holds exactly until
     the first start whose window has room for one, or a time from ``limit`` on (asked
-    twice: the second from what the first remembered)."""
+    twice: the second from what the first remembered, after the steps before
+    ``forget`` have gone, as time passes in a plan)."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
     bound = HORIZON * 4 if limit is None else limit
-    for start in [*range(HORIZON * 3), *range(HORIZON * 3)]:
+    for start in [*range(HORIZON * 3), -1, *range(forget, HORIZON * 3)]:
+        if start < 0:
+            profile.forget_before(forget)
+            continue
         if limit is None:
             copies, until = profile.copies_until(demand, start, duration, most)
         else:
