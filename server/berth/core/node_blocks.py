@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from math import isqrt
 
-from berth.core.profile import NEVER, Profile
+from berth.core.profile import Profile
 
 #: Below this many nodes, a scan of every node is as cheap as the blocks' upkeep.
 BLOCKS_FROM = 64
@@ -103,9 +103,8 @@ class NodeBlocks:
         due: list[tuple[int, int]] = []
         held = 0
         ask = Profile.copies_from if grows_only else Profile.copies_until
-        cap = NEVER if limit is None else limit
         for at, (block, _) in enumerate(blocks):
-            k, until = ask(block, demand, start, duration, count, cap)
+            k, until = ask(block, demand, start, duration, count, limit)
             slots[at] = k
             held += k
             due.append((until, at))
@@ -113,7 +112,7 @@ class NodeBlocks:
         while True:
             while due[0][0] <= start:
                 at = due[0][1]
-                k, until = ask(blocks[at][0], demand, start, duration, count, cap)
+                k, until = ask(blocks[at][0], demand, start, duration, count, limit)
                 held += k - slots[at]
                 slots[at] = k
                 heapq.heapreplace(due, (until, at))

@@ -88,7 +88,6 @@ def earliest_shared(
     summed = plan._room(demand)
     profiles = plan.profiles
     count = shape.count
-    cap = NEVER if limit is None else limit
     # Where the nodes have room together: found by bisection in a plan that only grows.
     first_room = summed.earliest_growing if plan.grows_only else summed.earliest_start
     start = first_room(total, duration, after, limit)
@@ -118,7 +117,7 @@ def earliest_shared(
 
     def ask(index: int, at: int) -> tuple[int, int]:
         if known is None:
-            return profiles[index].copies_until(demand, at, duration, count, cap)
+            return profiles[index].copies_until(demand, at, duration, count, limit)
         entry = known[index]
         if entry is None or not entry[1] <= at < entry[2]:
             entry = known[index] = profiles[index].slots_at(demand, at, count)

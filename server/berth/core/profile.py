@@ -125,7 +125,7 @@ class Profile:
         return self._copies_in_steps(demand, first, bisect_left(times, end), most)[0]
 
     def copies_until(
-        self, demand: int, start: int, duration: int, most: int, limit: int = NEVER
+        self, demand: int, start: int, duration: int, most: int, limit: int | None = None
     ) -> tuple[int, int]:
         """:meth:`copies_during` over ``[start, start + duration)``, and the first later
         start at which the answer may differ. The answer is the least over the steps
@@ -143,9 +143,7 @@ class Profile:
         questions a plan asks of a node between two of its changes."""
         known = self._no_room.get(demand)
         if known is not None and known[0] <= start < known[1]:
-            times = self._times
-            room = self._long_run(demand, bisect_left(times, known[1]), duration, limit)
-            return 0, times[room] if room < len(times) else NEVER
+            return 0, self._long_run(demand, bisect_left(self._times, known[1]), duration, limit)
         times = self._times
         free = self._free
         guard = self._guard
@@ -165,8 +163,7 @@ class Profile:
             room = self._room_from(demand, empty + 1)
             if empty == first:  # none at ``start``: none from this step's start on, too
                 self._no_room[demand] = (times[first], times[room] if room < n else NEVER)
-            room = self._long_run(demand, room, duration, limit)
-            return 0, times[room] if room < n else NEVER
+            return 0, self._long_run(demand, room, duration, limit)
         # The last step in the window holding only k (a step holding more never decides);
         # at ``most`` the answer cannot rise.
         rise = NEVER
@@ -185,7 +182,7 @@ class Profile:
         return k, min(rise, fall)
 
     def copies_from(
-        self, demand: int, start: int, duration: int, most: int, limit: int = NEVER
+        self, demand: int, start: int, duration: int, most: int, limit: int | None = None
     ) -> tuple[int, int]:
         """:meth:`copies_until` for a profile whose free room only grows from ``start``
         on (a plan of running jobs only: EASY's, FCFS's), whatever the window (so
@@ -228,11 +225,11 @@ class Profile:
                 return self._next_room(demand, index)
         return index
 
-    def _long_run(self, demand: int, index: int, duration: int, limit: int = NEVER) -> int:
-        """The first step at or after ``index`` (a step with room for ``demand``, or the
-        number of steps) that starts a run of steps with room for it at least
-        ``duration`` long: the first start from step ``index`` on whose window has
-        room throughout (a start inside a shorter run reaches the step with room for
+    def _long_run(self, demand: int, index: int, duration: int, limit: int | None) -> int:
+        """The start of the first step at or after ``index`` (a step with room for
+        ``demand``, or the number of steps: then ``NEVER``) that starts a run of steps
+        with room for it at least ``duration`` long: the first start from step
+        ``index`` on whose window has room throughout (a start inside a shorter run reaches the step with room for
         none that ends it; a start between runs is in such a step). A small job deep
         in a packed plan met thousands of short gaps, and the searches asked a node or
         block again at each: 9.5 against 3.8 s for 500 submissions at 10,000 queued on
@@ -240,19 +237,21 @@ class Profile:
         asks no start from there on (a compression's search for an earlier start)."""
         times, free, guard = self._times, self._free, self._guard
         n = len(times)
+        if limit is None:
+            limit = NEVER
         while index < n and times[index] < limit:
             reach = times[index] + duration
             end = index + 1
             while end < n and times[end] < reach and (free[end] - demand) & guard == guard:
                 end += 1
             if end == n or times[end] >= reach:
-                return index
+                return times[index]
             # ``end`` has room for none. (A walk: :meth:`_next_room`'s index, rebuilt
             # after every change, made those 500 submissions 3.9 s against 3.3.)
             index = end + 1
             while index < n and (free[index] - demand) & guard != guard:
                 index += 1
-        return index
+        return times[index] if index < n else NEVER
 
     def _next_room(self, demand: int, index: int) -> int:
         """The first step at or after ``index`` with room for ``demand`` (the number of
