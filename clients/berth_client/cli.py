@@ -37,25 +37,21 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
     submit = submit_cli.add_command(commands, common)
 
-    queue = commands.add_parser("queue", help="pending and running jobs with start times")
+    queue = commands.add_parser("queue")
     common(queue)
     queue.add_argument("--state", help="only this state (PENDING, RUNNING, ...)")
     queue.add_argument("--user")
     queue.add_argument("--account", "-A", help="only jobs charged to this account")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
 
-    history = commands.add_parser(
-        "history", help="past and present jobs, newest first (like sacct), from the database"
-    )
+    history = commands.add_parser("history")
     common(history)
     history.add_argument("--state", help="only this state (COMPLETED, FAILED, ...)")
     history.add_argument("--user")
     history.add_argument("--account", "-A", help="only jobs charged to this account")
     history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
 
-    usage = commands.add_parser(
-        "usage", help="usage per user or per account over a period (like sreport)"
-    )
+    usage = commands.add_parser("usage")
     common(usage)
     usage.add_argument("--days", type=float, default=30, help="the last N days (30)")
     usage.add_argument(
@@ -64,18 +60,18 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )  # fmt: skip
     usage.add_argument("--account", "-A", help="only jobs charged to this account")
 
-    show = commands.add_parser("show", help="one job, with its start-time answer")
+    show = commands.add_parser("show")
     common(show)
     show.add_argument("job_id", type=int)
 
-    cancel = commands.add_parser("cancel", help="cancel jobs (a running job is killed)")
+    cancel = commands.add_parser("cancel")
     common(cancel)
     cancel.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID", help="one or more")
     cancel.add_argument(
         "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
 
-    admin = commands.add_parser("admin", help="operator commands")
+    admin = commands.add_parser("admin")
     actions = admin.add_subparsers(dest="admin_command", required=True)
     token = actions.add_parser(
         "node-token", help="issue a node's agent token (shown once; replaces its older one)"

@@ -28,7 +28,6 @@ def add_commands(
     its own options are parsed when it runs, so the CLI starts no slower for them."""
     partition = commands.add_parser(
         "partition",
-        help="partitions and gang matrices",
         description="\n".join(f"  {name:8} {text}" for name, text in ACTIONS.items()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -86,7 +86,6 @@ def add_command(
 ) -> Callable[[argparse.Namespace], int]:
     submit = commands.add_parser(
         "submit",
-        help="submit a job (a command, or a batch script with #BERTH/#SBATCH lines)",
         argument_default=argparse.SUPPRESS,
     )
     common(submit)

@@ -59,9 +59,7 @@ def add_token_commands(actions: Any, common: Callable[[argparse.ArgumentParser],
 def add_commands(
     commands: Any, common: Callable[[argparse.ArgumentParser], None]
 ) -> dict[str, Callable[[argparse.Namespace], int]]:
-    login = commands.add_parser(
-        "ui-login", help="print a link that signs the dashboard in as you (valid 15 minutes)"
-    )
+    login = commands.add_parser("ui-login")
     common(login)
     login.add_argument(
         "--expires", type=expires_arg, default=900, help="the link's life, at most 1h (15m)"

@@ -15,9 +15,7 @@ from berth.agent.cli import add_arguments, run
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
-    agent = commands.add_parser(
-        "agent", help="run the node agent: this node's jobs, for a daemon (berth serve --agents)"
-    )
+    agent = commands.add_parser("agent")
     add_arguments(agent)
     return {"agent": run_agent}
 

@@ -19,11 +19,7 @@ DEFAULT_KEY = "/etc/berth/authd-key.pem"
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
-    authd = commands.add_parser(
-        "authd",
-        help="a login node's identity service: tokens for local users, from their uid "
-        "(run as root)",
-    )
+    authd = commands.add_parser("authd")
     authd.add_argument(
         "--socket",
         type=path_arg,

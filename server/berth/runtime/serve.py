@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
-    serve = commands.add_parser("serve", help="run the daemon (REST API under /v1)")
+    serve = commands.add_parser("serve")
     _settings_flags(serve)
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
@@ -108,7 +108,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--advertise-url", help="HA: this daemon's URL for redirects")
     serve.add_argument("--demo", action="store_true", help="submit a few demo jobs once up")
 
-    db = commands.add_parser("db", help="database migrations")
+    db = commands.add_parser("db")
     actions = db.add_subparsers(dest="db_command", required=True)
     up = actions.add_parser("upgrade", help="apply migrations (to head by default)")
     _settings_flags(up)

@@ -20,7 +20,7 @@ from berth.runtime.paths import path_arg
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
-    workload = commands.add_parser("workload", help="generate workloads for the emulator")
+    workload = commands.add_parser("workload")
     actions = workload.add_subparsers(dest="workload_command", required=True)
     generate = actions.add_parser(
         "generate",

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from berth.emulate.samples import KTH_SAMPLE
+from berth.runtime.commands import GROUPS
 
 #: The daemon's stack: none of it may load outside ``berth serve`` and ``berth db``.
 DAEMON_STACK = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "pydantic", "httpx")
@@ -50,6 +51,19 @@ def test_command_never_loads_the_daemon_stack(argv: list[str]) -> None:
     # The command really ran: help text, or a report of the sample's 400 jobs.
     assert ("usage:" in printed) if "--help" in argv else ("400" in printed)
     assert loaded.isdisjoint(DAEMON_STACK), sorted(loaded & set(DAEMON_STACK))
+
+
+def test_help_loads_no_command_group_and_a_client_command_only_its_own() -> None:
+    # Building every command's arguments and importing their modules was over half of
+    # `berth --help`'s start-up: only the table of commands loads for it.
+    loaded, printed = _modules_after(["--help"], whole_names=True)
+    assert "queue" in printed  # every command listed
+    assert "emulate" in printed
+    assert loaded.isdisjoint(GROUPS.values()), sorted(loaded & set(GROUPS.values()))
+    loaded, _ = _modules_after(["queue", "--help"], whole_names=True)
+    others = {module for group, module in GROUPS.items() if group != "client"}
+    assert GROUPS["client"] in loaded
+    assert loaded.isdisjoint(others), sorted(loaded & others)
 
 
 def test_help_loads_neither_the_policies_nor_tqdm() -> None:
