@@ -71,6 +71,7 @@ def earliest_shared(
     after: int,
     limit: int | None,
     stop: Stop | None = None,
+    before_nodes: Callable[[], None] | None = None,
 ) -> tuple[int, Placement] | None:
     """:meth:`NodePlan.earliest` for a shape that shares nodes. Only starts where the nodes
     able to hold a slot have room together for the job's total during its window can
@@ -80,7 +81,8 @@ def earliest_shared(
     summed profile's first fit from a candidate on is that candidate or a later
     end, because free resources only grow at ends; and after a start where the
     nodes fail, the candidates before the first change of any node's answer fail
-    alike."""
+    alike. ``before_nodes`` is called once, before the first node's profile is read
+    (see :meth:`NodePlan.earlier`)."""
     if not plan._able(demand):
         return None  # no node holds a slot (a policy refuses such a job before)
     ends = plan._ends
@@ -104,6 +106,8 @@ def earliest_shared(
         if stop is not None and floor > start and stop():
             raise SearchStopped(floor)
         start = floor
+    if before_nodes is not None:
+        before_nodes()
     # Each node's slots, valid until a later start (``copies_until``); a heap of
     # those times says which nodes to ask again at the next start, so a start costs
     # the nodes whose answer may have changed, not every node.
