@@ -208,8 +208,8 @@ class NodePlan:
         reservation's end is no candidate earlier than that start. They give it back
         only once the move is found. The nodes' profiles, too, give it back only once the
         search reaches them: most searches end on the blocks' bound, and a wide job gave
-        back and took again its room on each of its nodes for nothing (8-9 % of a
-        conservative replay on 1,024 nodes)."""
+        back and took again its room on each of its nodes for nothing (a conservative
+        replay of 800 jobs on 1,024 nodes: 0.89x the time)."""
         profiles = self.profiles
         given_back = False
 
