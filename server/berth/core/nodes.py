@@ -202,14 +202,14 @@ class NodePlan:
         passes the present), and none from ``before`` on is new (the caller knows).
         ``stop``: see :meth:`earliest` (the plan is left unchanged when it stops).
 
-        Most reservations cannot move, so only the nodes' own profiles give ``held``
-        back for the search: the summed profiles are asked with windows cut at the
-        start being moved, before which the reservation holds nothing, and the
-        reservation's end is no candidate earlier than that start. They give it back
-        only once the move is found. The nodes' profiles, too, give it back only once the
-        search reaches them: most searches end on the blocks' bound, and a wide job gave
-        back and took again its room on each of its nodes for nothing (a conservative
-        replay of 800 jobs on 1,024 nodes: 0.89x the time)."""
+        Most reservations cannot move, so only the blocks give ``held`` back before the
+        search (they prune the nodes). The summed profiles are asked with windows cut
+        at the start being moved, before which the reservation holds nothing, and the
+        reservation's end is no candidate earlier than that start: they give it back
+        only once the move is found. The nodes' own profiles give it back once the
+        search reaches them (``give_back``): most searches end on the blocks' bound, and
+        a wide job gave back and took again its room on each of its nodes for nothing
+        (a conservative replay of 800 jobs on 1,024 nodes: 0.89x the time)."""
         profiles = self.profiles
         given_back = False
 

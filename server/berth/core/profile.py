@@ -229,8 +229,9 @@ class Profile:
         """The start of the first step at or after ``index`` (a step with room for
         ``demand``, or the number of steps: then ``NEVER``) that starts a run of steps
         with room for it at least ``duration`` long: the first start from step
-        ``index`` on whose window has room throughout (a start inside a shorter run reaches the step with room for
-        none that ends it; a start between runs is in such a step). A small job deep
+        ``index`` on whose window has room throughout (a start inside a shorter run
+        reaches the step with room for none that ends it; a start between runs is in
+        such a step). A small job deep
         in a packed plan met thousands of short gaps, and the searches asked a node or
         block again at each: 9.5 against 3.8 s for 500 submissions at 10,000 queued on
         1,024 nodes. The walk stops at the first step from ``limit`` on: its caller
