@@ -27,6 +27,7 @@ from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
+from berth.core.start_floors import StartFloors
 
 #: How many (slot, count) pairs a plan keeps its nodes' slots at an instant for: the
 #: head job's, and a few before it (a forecast's copy asks its own).
@@ -44,7 +45,7 @@ class NodePlan:
     tie-break of every choice: first fit in that order).
     """
 
-    __slots__ = ("_able_by_demand", "_blocks", "_ends", "_groups", "_groups_of_node", "_instants", "_owned",
+    __slots__ = ("_able_by_demand", "_blocks", "_ends", "_floors", "_groups", "_groups_of_node", "_instants", "_owned",
                  "_room_by_demand", "_sharing", "aggregate", "capacities", "changes", "grows_only",
                  "guard", "profiles", "space")  # fmt: skip
 
@@ -72,6 +73,9 @@ class NodePlan:
         self._groups: dict[tuple[int, ...], Profile] = {}
         self._groups_of_node: list[list[Profile]] = [[] for _ in self.capacities]
         self._room_by_demand: dict[int, Profile] = {}
+        #: Bounds on new searches' starts from the searches before (while room is only
+        #: taken): a deep plan's prefix is not walked again by every submission.
+        self._floors = StartFloors()
         #: Bumped by every reservation taken or given back: a pass that found nothing
         #: to do knows the plan is the same when this is (EASY's idle pass).
         self.changes = 0
@@ -100,6 +104,7 @@ class NodePlan:
         twin._owned = bytearray(len(self.capacities))
         self._sharing = twin._sharing = True
         twin._instants = {}
+        twin._floors = StartFloors()
         twin.aggregate = self.aggregate.copy()
         twin._ends = self._ends.copy()
         twin._able_by_demand = self._able_by_demand  # a function of the capacities
@@ -159,6 +164,31 @@ class NodePlan:
         raises :class:`SearchStopped` once it says so (after one candidate at least).
         ``before_nodes`` is called once before any node's profile is read (first thing,
         unless a shape that shares nodes leaves them all unasked)."""
+        if limit is not None or stop is not None or before_nodes is not None:
+            # (compression's, on a plan given back for the search)
+            return self._earliest(shape, demand, duration, after, limit, stop, before_nodes)
+        kind = (demand, shape.nodes, shape.exclusive)
+        lo, hi, floor = self._floors.floor(kind, shape.count, duration, after)
+        found = None
+        if lo < hi:
+            found = self._earliest(shape, demand, duration, lo, hi, None, None)
+        if found is None:
+            found = self._earliest(shape, demand, duration, floor, None, None, None)
+        if found is not None:
+            self._floors.found(kind, shape.count, duration, after, found[0])
+        return found
+
+    def _earliest(
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        after: int,
+        limit: int | None,
+        stop: Stop | None,
+        before_nodes: Callable[[], None] | None,
+    ) -> tuple[int, Placement] | None:
+        """:meth:`earliest` without the bounds of earlier searches."""
         ends = self._ends
         if not shape.exclusive:
             return earliest_shared(self, shape, demand, duration, after, limit, stop, before_nodes)
@@ -236,6 +266,7 @@ class NodePlan:
         else:
             assert given_back, "a placement was found on the nodes"
             self.changes += 1
+            self._floors.given_back(current, current + duration)
             self._add_summed(held, current, duration, 1)
             self._drop_end(current + duration)
         return found
@@ -318,6 +349,7 @@ class NodePlan:
         self.changes += 1  # a job that ended at its planned end changes the plan too
         if duration <= 0:
             return  # nothing left to give back; forget_before drops the end
+        self._floors.given_back(start, start + duration)
         self._changing(held)
         profiles = self.profiles
         for index, amount in held.items():
