@@ -11,7 +11,8 @@ A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/
 The search for a shape that shares nodes is :mod:`berth.core.node_search`, the block
 index it prunes with :mod:`berth.core.node_blocks`; their invariant (no start is
 skipped that a slower node-by-node search would find) is checked by the property
-tests of the node planner. A node's profile may be shared with a fork of the plan
+tests of the node planner. A new job's search begins at the bound that the searches
+before it proved (:mod:`berth.core.start_floors`). A node's profile may be shared with a fork of the plan
 until either changes it (copy on write, :meth:`NodePlan.fork`).
 """
 
