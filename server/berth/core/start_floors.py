@@ -37,8 +37,8 @@ Bound = tuple[int, int, int, int, int, int]
 #: ``lo == hi``), then from ``start`` on.
 Floor = tuple[int, int, int]
 
-#: Bounds kept per kind at most (the oldest go first): a front rarely grows past a few
-#: dozen, and each search reads its kind's whole front.
+#: Bounds kept per kind at most (the oldest go first): each search reads its kind's
+#: whole front, and each give-back updates every bound.
 FRONT_LIMIT = 64
 
 
@@ -119,6 +119,3 @@ class StartFloors:
                 self._fronts[kind] = kept
             else:
                 del self._fronts[kind]
-
-    def clear(self) -> None:
-        self._fronts.clear()
