@@ -12,8 +12,8 @@ The search for a shape that shares nodes is :mod:`berth.core.node_search`, the b
 index it prunes with :mod:`berth.core.node_blocks`; their invariant (no start is
 skipped that a slower node-by-node search would find) is checked by the property
 tests of the node planner. A new job's search begins at the bound that the searches
-before it proved (:mod:`berth.core.start_floors`). A node's profile may be shared with a fork of the plan
-until either changes it (copy on write, :meth:`NodePlan.fork`).
+before it proved (:mod:`berth.core.start_floors`). A node's profile may be shared with
+a fork of the plan until either changes it (copy on write, :meth:`NodePlan.fork`).
 """
 
 from __future__ import annotations

@@ -231,11 +231,11 @@ class Profile:
         with room for it at least ``duration`` long: the first start from step
         ``index`` on whose window has room throughout (a start inside a shorter run
         reaches the step with room for none that ends it; a start between runs is in
-        such a step). A small job deep
-        in a packed plan met thousands of short gaps, and the searches asked a node or
-        block again at each: 9.5 against 3.8 s for 500 submissions at 10,000 queued on
-        1,024 nodes. The walk stops at the first step from ``limit`` on: its caller
-        asks no start from there on (a compression's search for an earlier start)."""
+        such a step). A small job deep in a packed plan met thousands of short gaps,
+        and the searches asked a node or block again at each: 9.5 against 3.8 s for 500
+        submissions at 10,000 queued on 1,024 nodes. The walk stops at the first step
+        from ``limit`` on: its caller asks no start from there on (a compression's
+        search for an earlier start)."""
         times, free, guard = self._times, self._free, self._guard
         n = len(times)
         if limit is None:

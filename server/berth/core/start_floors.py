@@ -29,8 +29,8 @@ Kind = tuple[int, int | None, bool]
 
 #: A bound: ``(count, duration, after, lo, hi, start)``: no job of this kind with at
 #: least ``count`` slots for at least ``duration``, asked from ``after`` or later, starts
-#: in ``[after, lo)`` or ``[hi, start)``; ``after <= lo <= hi < start``, and ``lo == hi``
-#: when there is no hole.
+#: in ``[after, lo)`` or ``[hi, start)``; ``after <= lo <= hi <= start``, and ``lo ==
+#: hi`` when there is no hole (a hole that reached the end became the new ``start``).
 Bound = tuple[int, int, int, int, int, int]
 
 #: Where a search may begin: ``(lo, hi, start)``: ask ``[lo, hi)`` first (nothing when
