@@ -2,13 +2,17 @@
 them (:mod:`berth.core.start_floors`) answer exactly as searches from the question's
 own start: the same start and the same placement, on random clusters, through random
 reservations taken, given back whole or in part (a job ending early), and moved
-earlier (compression's :meth:`NodePlan.earlier`)."""
+earlier (compression's :meth:`NodePlan.earlier`); and again when every window of room
+given back is merged into one span before the bounds read it."""
 
 from __future__ import annotations
+
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core import start_floors
 from berth.core.nodes import NodePlan
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape
@@ -44,18 +48,32 @@ steps = st.one_of(
 )
 
 
-@settings(max_examples=600, deadline=None)
-@given(
-    st.lists(
-        st.fixed_dictionaries({"cpus": st.integers(4, 6), "mem": st.integers(2, 4)}),
-        min_size=1,
-        max_size=3,
-    ),
-    st.lists(steps, min_size=10, max_size=80),
+clusters = st.lists(
+    st.fixed_dictionaries({"cpus": st.integers(4, 6), "mem": st.integers(2, 4)}),
+    min_size=1,
+    max_size=3,
 )
+
+
+@settings(max_examples=600, deadline=None)
+@given(clusters, st.lists(steps, min_size=10, max_size=80))
 def test_bounded_searches_answer_as_unbounded_ones(
     nodes: list[dict[str, int]], plan_steps: list[tuple[object, ...]]
 ) -> None:
+    check(nodes, plan_steps)
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters, st.lists(steps, min_size=10, max_size=80))
+def test_windows_merged_into_one_span_still_answer_as_unbounded_searches(
+    nodes: list[dict[str, int]], plan_steps: list[tuple[object, ...]]
+) -> None:
+    with mock.patch.object(start_floors, "PENDING_LIMIT", 1):
+        check(nodes, plan_steps)
+
+
+def check(nodes: list[dict[str, int]], plan_steps: list[tuple[object, ...]]) -> None:
+    """Every search of ``plan_steps`` on ``nodes`` answers as the unbounded search."""
     space = ResourceSpace({name: max(n[name] for n in nodes) for name in NAMES})
     plan = NodePlan(space, [space.pack(n) for n in nodes], 0)
     now = 0

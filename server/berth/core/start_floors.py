@@ -18,8 +18,10 @@ the hole is the next hours, and the bound still skips the days of plan beyond th
 
 A conservative plan thousands of reservations deep is where this pays: a submission
 searched from the present walked the whole packed prefix of the plan again. Kept per
-kind of slot, each a front of bounds none of which another makes useless. Pure: no
-clock, no I/O.
+kind of slot, each a front of bounds none of which another makes useless. Room given
+back is applied to the bounds when they are next read, as a few windows (overlapping
+ones merged): deadline admission takes a thousand reservations out in a row, and
+updating every bound at each take was a tenth of its time. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -38,23 +40,33 @@ Bound = tuple[int, int, int, int, int, int]
 Floor = tuple[int, int, int]
 
 #: Bounds kept per kind at most (the oldest go first): each search reads its kind's
-#: whole front, and each give-back updates every bound.
+#: whole front, and each window of room given back updates every bound.
 FRONT_LIMIT = 64
+
+#: Windows of room given back kept apart until the bounds are read; past this, they
+#: become one window that spans them all (a hole may then be wider than it need be:
+#: a bound rules out less, never a start that fits).
+PENDING_LIMIT = 8
 
 
 class StartFloors:
     """Per kind of slot, a front of bounds on earliest starts (see the module)."""
 
-    __slots__ = ("_fronts",)
+    __slots__ = ("_fronts", "_pending")
 
     def __init__(self) -> None:
         self._fronts: dict[Kind, list[Bound]] = {}
+        #: Room given back since the bounds were last brought up to date: disjoint
+        #: windows ``[since, until)``, in time order.
+        self._pending: list[tuple[int, int]] = []
 
     def floor(self, kind: Kind, count: int, duration: int, after: int) -> Floor:
         """Where the search of a job of ``kind``, ``count`` slots and ``duration``,
         asked from ``after``, may begin: the bound that rules out most, its hole cut
         to ``after``; ``(after, after, after)`` when nothing is known."""
         best = (after, after, after)
+        if self._pending:
+            self._settle()
         front = self._fronts.get(kind)
         if front:
             for c, d, a, lo, hi, start in front:
@@ -73,6 +85,8 @@ class StartFloors:
         it useless, and drop the bounds it makes useless."""
         if start <= after:
             return  # it says nothing beyond the question itself
+        if self._pending:
+            self._settle()  # room given back before this search applies to older bounds
         front = self._fronts.get(kind)
         if front is None:
             self._fronts[kind] = [(count, duration, after, after, after, start)]
@@ -93,9 +107,37 @@ class StartFloors:
             del front[0]
 
     def given_back(self, since: int, until: int) -> None:
-        """Room was given back during ``[since, until)``: each bound gets the starts
-        whose windows meet it as a hole (or as its new end, when the hole reaches it);
-        a bound left saying nothing is dropped."""
+        """Room was given back during ``[since, until)``: kept, merged with the windows
+        it overlaps or touches (the bounds' holes are spans, so the merged window opens
+        the same holes), for the bounds to take when next read."""
+        if not self._fronts:
+            return  # no bound to open
+        pending = self._pending
+        at = len(pending)
+        while at and pending[at - 1][0] > since:
+            at -= 1
+        if at and pending[at - 1][1] >= since:  # overlaps or touches the one before
+            at -= 1
+            since = pending[at][0]
+            until = max(until, pending[at][1])
+        end = at
+        while end < len(pending) and pending[end][0] <= until:  # ... or those after
+            until = max(until, pending[end][1])
+            end += 1
+        pending[at:end] = [(since, until)]
+        if len(pending) > PENDING_LIMIT:
+            pending[:] = [(pending[0][0], max(u for _, u in pending))]
+
+    def _settle(self) -> None:
+        """Apply the room given back to every bound: each gets the starts whose windows
+        meet it as a hole (or as its new end, when the hole reaches it); a bound left
+        saying nothing is dropped."""
+        for since, until in self._pending:
+            self._open(since, until)
+        self._pending.clear()
+
+    def _open(self, since: int, until: int) -> None:
+        """:meth:`_settle` for one window of room given back."""
         for kind, front in list(self._fronts.items()):
             kept = []
             for bound in front:

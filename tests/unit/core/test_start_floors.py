@@ -8,7 +8,7 @@ from __future__ import annotations
 from berth.core.nodes import NodePlan
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape
-from berth.core.start_floors import StartFloors
+from berth.core.start_floors import PENDING_LIMIT, StartFloors
 
 SPACE = ResourceSpace({"cpus": 4})
 KIND = (SPACE.pack({"cpus": 1}), None, False)
@@ -54,6 +54,26 @@ def test_room_given_back_opens_a_hole_of_the_windows_that_meet_it() -> None:
     floors.given_back(10, 50)  # the hole reaches the bound's end: the bound is cut
     assert floors.floor(KIND, 1, 10, 0) == (1, 1, 1)
     floors.given_back(5, 6)  # the bound says nothing any more: dropped
+    assert floors.floor(KIND, 1, 10, 0) == (0, 0, 0)
+
+
+def test_windows_given_back_apart_open_their_holes_as_if_read_one_by_one() -> None:
+    floors = StartFloors()
+    floors.found(KIND, 1, 10, 0, 40)
+    floors.given_back(30, 35)
+    floors.given_back(60, 65)  # beyond the bound: it opens nothing
+    floors.given_back(33, 36)  # merged with the first
+    assert floors.floor(KIND, 1, 10, 0) == (21, 36, 40)
+
+
+def test_too_many_windows_become_one_span_a_weaker_but_true_bound() -> None:
+    floors = StartFloors()
+    floors.found(KIND, 1, 10, 0, 100)
+    floors.given_back(200, 201)  # beyond the bound: alone, it opens nothing
+    for since in range(2, 2 + 3 * PENDING_LIMIT, 3):  # [2, 3), [5, 6), ... apart
+        floors.given_back(since, since + 1)
+    # Read one by one, the hole would be [0, 24); spanned with [200, 201), it reaches
+    # the bound's end, and the bound says nothing any more.
     assert floors.floor(KIND, 1, 10, 0) == (0, 0, 0)
 
 
