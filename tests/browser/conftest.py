@@ -42,18 +42,23 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
         pytest.skip(MISSING)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    # Chromium's profile and its singleton socket's folder go in this module's temp
+    # folder, not in /tmp, where each run left a folder behind.
+    scratch = tmp_path_factory.mktemp("chromium")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--window-size=1280,900", "--disable-dev-shm-usage"):  # fmt: skip
+                     "--window-size=1280,900", "--disable-dev-shm-usage",
+                     f"--user-data-dir={scratch / 'profile'}"):  # fmt: skip
         options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(service=service, options=options)
     try:
         yield driver
     finally:
