@@ -113,16 +113,12 @@ class StartFloors:
         if not self._fronts:
             return  # no bound to open
         pending = self._pending
-        at = len(pending)
-        while at and pending[at - 1][0] > since:
-            at -= 1
-        if at and pending[at - 1][1] >= since:  # overlaps or touches the one before
-            at -= 1
-            since = pending[at][0]
-            until = max(until, pending[at][1])
+        at = 0
+        while at < len(pending) and pending[at][1] < since:  # wholly before it
+            at += 1
         end = at
-        while end < len(pending) and pending[end][0] <= until:  # ... or those after
-            until = max(until, pending[end][1])
+        while end < len(pending) and pending[end][0] <= until:  # overlapping or touching
+            since, until = min(since, pending[end][0]), max(until, pending[end][1])
             end += 1
         pending[at:end] = [(since, until)]
         if len(pending) > PENDING_LIMIT:
