@@ -41,15 +41,13 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
     a new start must be earlier than the latest end of that room. The same result
     as whole passes, for a fraction of the work.
     """
-    entries = [entry for entry in policy.compression_order() if entry.start is not None]
     whole_window = not policy.plan.looks_before_start
     resume, moved = policy.compress_resume
     policy.compress_resume = (None, False)
     stopped_search, policy.search_resume = policy.search_resume, None
-    at = 0
+    entries, at = policy.compression_walk(resume)
+    queued = policy.waiting
     asked = False
-    if resume is not None:
-        at = next((i for i, entry in enumerate(entries) if entry.job.id == resume), 0)
     while True:
         for index in range(at, len(entries)):
             entry = entries[index]
@@ -58,12 +56,9 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
             assert log is not None
             if checked == log.size:
                 continue  # nothing was given back since it was asked
-            if asked and stop is not None and stop():  # each slice asks one at least
-                policy.compress_resume = (entry.job.id, moved)
-                return False
-            asked = True
             old = entry.start
-            assert old is not None
+            if old is None or queued.get(entry.job.id) is not entry:
+                continue  # not reserved, or no longer queued (the walk keeps it)
             estimate = entry.job.estimate
             bound = None
             if checked >= 0:
@@ -72,6 +67,10 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
                 if earliest >= (old + estimate if whole_window else old):
                     entry.checked = log.size
                     continue
+            if asked and stop is not None and stop():  # each slice asks one at least
+                policy.compress_resume = (entry.job.id, moved)
+                return False
+            asked = True
             ready = entry.job.ready(now)
             if ready >= old:
                 entry.checked = log.size  # it may not start earlier (its dependencies)

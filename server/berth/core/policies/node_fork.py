@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import TypeVar
 
+from berth.core.policies.arrival_walk import ArrivalWalk
 from berth.core.policies.node_schedule import NodeSchedule
 from berth.core.room_log import LOG_LIMIT, RoomLogs
 from berth.core.whole_nodes import CountedPlan
@@ -41,6 +42,7 @@ def fork(policy: Schedule) -> Schedule:
     twin.backfill_rest = None  # the live entries: the twin goes on from the job's id
     twin._starts = list(policy._starts)
     twin._arrival = dict(policy._arrival)
+    twin.arrival_walk = ArrivalWalk()  # its own, should it ever compress
     twin.by_total = policy.by_total.copy()
     # (Entries keep the live plan's summed profiles in ``need`` and its room logs:
     # only compression reads them, and a copy of EASY or FCFS never compresses.)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from berth.core.catalog import SELECTIONS
@@ -26,6 +26,7 @@ from berth.core.model import Job
 from berth.core.node_search import Stop
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
+from berth.core.policies.arrival_walk import ArrivalWalk
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
@@ -173,6 +174,8 @@ class NodeSchedule:
         #: Where a compression stopped by its shell goes on: the job it stopped at, and
         #: whether its pass had moved any job before it.
         self.compress_resume: tuple[int | None, bool] = (None, False)
+        #: The waiting jobs in arrival order, kept between compression slices.
+        self.arrival_walk: ArrivalWalk[Planned] = ArrivalWalk()
         #: A search of that compression stopped midway: the job, the size of its room
         #: log then, and the start it had reached (none before holds the job).
         self.search_resume: tuple[int, int, int] | None = None
@@ -328,9 +331,14 @@ class NodeSchedule:
             plan.reserve(entry.held, entry.start, entry.job.estimate)
         self.by_total.rebuild([(e, self._arrival[i]) for i, e in self.waiting.items()])
 
-    def compression_order(self) -> Iterable[Planned]:
-        """The order compression asks waiting jobs in: arrival order here."""
-        return self.waiting.values()
+    def compression_walk(self, resume: int | None) -> tuple[list[Planned], int]:
+        """The waiting jobs in the order compression asks them (arrival order here),
+        and where in that list a compression stopped at job ``resume`` goes on (from
+        the first if it left the queue). The list may hold jobs that left the queue
+        since: compression skips an entry that is not ``waiting``'s."""
+        entries = self.arrival_walk.current(self.waiting, self._arrival, self._arrivals)
+        number = None if resume is None else self._arrival.get(resume)
+        return entries, 0 if number is None else self.arrival_walk.index_of(number)
 
     def _move_earlier(
         self, entry: Planned, first: int, before: int | None = None, stop: Stop | None = None

@@ -15,7 +15,7 @@ compressed in the heuristic's order as jobs end. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from berth.core.decisions import Reject, Reserve
@@ -46,8 +46,12 @@ class NodeSlack(SlackPricing, NodeBackfill):
         count = entry.shape.count
         return max(amounts[name] * count / total for name, total in self.totals.items())
 
-    def compression_order(self) -> Iterable[Planned]:
-        return self.permutation(self.by_start(list(self.waiting.values())), DUMMY_PRIORITY)
+    def compression_walk(self, resume: int | None) -> tuple[list[Planned], int]:
+        """Slack's compression order (its heuristic's, which changes with the starts:
+        built at each call), and where a compression stopped at job ``resume`` goes on."""
+        entries = self.permutation(self.by_start(list(self.waiting.values())), DUMMY_PRIORITY)
+        at = next((i for i, entry in enumerate(entries) if entry.job.id == resume), 0)
+        return entries, at
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self._admit(job, now)
