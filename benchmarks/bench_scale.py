@@ -10,7 +10,9 @@ SQLite) under ``--policy``, then from this process:
 2. **run** for ``--run-seconds`` of wall time while jobs end and start: ``/healthz`` and a
    start-time query for a random pending job, each every 0.1 s; their p99 and max;
    jobs ended per second (``/metrics``); the start lag (cluster seconds from a job's
-   planned start to its start, ``berth_start_lag_seconds``, shown in wall seconds);
+   planned start to its start, ``berth_start_lag_seconds``, shown in wall seconds); the
+   share of the cpus busy and the jobs running, sampled once a second (few jobs ending
+   with cpus idle means the planner is behind, not that the workload ends few);
 3. at the end: guarantees broken (jobs started from a plan later than their guarantee,
    ``berth_guarantees_broken_total``), the daemon's RSS and CPU seconds.
 
@@ -84,12 +86,42 @@ def job_bodies(count: int, max_cpus: int, mixed: bool, seed: int) -> list[dict[s
     return bodies
 
 
-async def poll(url: str, seconds: float, pending: list[int]) -> tuple[list[float], list[float]]:
+def _busy(text: str) -> tuple[float, float]:
+    """The share of the cpus held by running jobs, and how many jobs run, from a
+    ``/metrics`` page."""
+    values = {}
+    for line in text.splitlines():
+        if line.startswith(('berth_resource_used{resource="cpus"}',
+                            'berth_resource_capacity{resource="cpus"}', "berth_running_jobs ")):  # fmt: skip
+            name, value = line.rsplit(" ", 1)
+            values[name.split("{")[0].strip()] = float(value)
+    capacity = values.get("berth_resource_capacity", 0.0)
+    share = values.get("berth_resource_used", 0.0) / capacity if capacity else 0.0
+    return share, values.get("berth_running_jobs", 0.0)
+
+
+async def poll(
+    url: str, seconds: float, pending: list[int]
+) -> tuple[list[float], list[float], list[tuple[float, float]]]:
     """``/healthz`` and a start-time query each every 0.1 s for ``seconds``: latencies.
-    A request still unanswered after 60 s counts as 60 s."""
+    A request still unanswered after 60 s counts as 60 s. And once a second, the share
+    of the cpus busy and the jobs running (:func:`_busy`)."""
     health: list[float] = []
     starts: list[float] = []
+    busy: list[tuple[float, float]] = []
     rng = random.Random(2)
+
+    async def sample() -> None:
+        http = RawHttp(url, ALICE)
+        deadline = time.perf_counter() + seconds
+        try:
+            while time.perf_counter() < deadline:
+                status, body = await asyncio.wait_for(http.request("GET", "/metrics"), 60)
+                assert status == 200, status
+                busy.append(_busy(body.decode()))
+                await asyncio.sleep(1.0)
+        finally:
+            http.close()
 
     async def loop(path_of: object, out: list[float]) -> None:
         http = RawHttp(url, ALICE)
@@ -115,8 +147,9 @@ async def poll(url: str, seconds: float, pending: list[int]) -> tuple[list[float
     await asyncio.gather(
         loop("/healthz", health),
         loop(lambda: f"/v1/jobs/{rng.choice(pending)}/start", starts),
+        sample(),
     )
-    return health, starts
+    return health, starts, busy
 
 
 def _pending(url: str) -> list[int]:
@@ -188,7 +221,7 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
                 log.write("--- bench_scale: running phase ---\n")
             before = _metrics(daemon.url)
             began = time.perf_counter()
-            health, starts = asyncio.run(poll(daemon.url, args.run_seconds, pending or [1]))
+            health, starts, busy = asyncio.run(poll(daemon.url, args.run_seconds, pending or [1]))
             ran = time.perf_counter() - began
             after = _metrics(daemon.url)
             buckets, ended = _labelled(daemon.url)
@@ -209,6 +242,8 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
         "start_query_p99_ms": 1000 * _percentile(starts, 0.99),
         "start_query_max_ms": 1000 * max(starts),
         "ends_per_s": (ended - ended_before) / ran,
+        "cpus_busy_pct": 100 * statistics.mean(share for share, _ in busy),
+        "jobs_running": statistics.mean(running for _, running in busy),
         "start_lag_p99_wall_s": lag_p99 / args.time_scale,
         "start_lag_max_wall_s": after.get("berth_start_lag_seconds_max", 0.0) / args.time_scale,
         "guarantees_broken": after.get("berth_guarantees_broken_total", 0.0),
