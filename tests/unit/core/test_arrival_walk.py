@@ -29,7 +29,7 @@ class Queue:
     def live(self, walk: ArrivalWalk[str]) -> list[str]:
         """What a walker sees: the list's entries that are still queued."""
         listed = walk.current(self.entries, self.arrival, self.arrivals)
-        return [e for i, e in zip(walk.ids, listed, strict=True) if self.entries.get(i) is e]
+        return [e for e in listed if self.entries.get(int(e.split()[1].split("@")[0])) is e]
 
 
 def test_new_jobs_are_appended_and_gone_ones_skipped_in_arrival_order() -> None:
@@ -41,7 +41,8 @@ def test_new_jobs_are_appended_and_gone_ones_skipped_in_arrival_order() -> None:
     queue.add(4)
     queue.add(3)  # queued again: a new arrival, at the end
     assert queue.live(walk) == ["entry 5@1", "entry 9@3", "entry 4@4", "entry 3@5"]
-    assert walk.ids == [5, 3, 9, 4, 3]  # the old entry of 3 is still listed, skipped
+    assert walk.entries == ["entry 5@1", "entry 3@2", "entry 9@3", "entry 4@4", "entry 3@5"]
+    # (the old entry of 3 is still listed, skipped)
     assert walk.index_of(queue.arrival[4]) == 3
     assert walk.index_of(queue.arrival[3]) == 4
 
@@ -63,9 +64,10 @@ def test_the_list_drops_jobs_gone_once_they_outnumber_the_queued_ones() -> None:
         for job_id in range(6):
             queue.remove(job_id)
         assert queue.live(walk) == [f"entry {i}@{i + 1}" for i in range(6, 10)]
-        assert walk.ids == [6, 7, 8, 9]  # 10 listed > 2 x 4 queued: rebuilt
+        assert walk.entries == [f"entry {i}@{i + 1}" for i in range(6, 10)]  # rebuilt:
+        # 10 listed > 2 x 4 queued
         assert walk.numbers == [7, 8, 9, 10]
         assert walk.index_of(9) == 2
         queue.add(20)
-        assert walk.ids == [6, 7, 8, 9]
+        assert walk.entries == [f"entry {i}@{i + 1}" for i in range(6, 10)]
         assert queue.live(walk)[-1] == "entry 20@11"

@@ -28,13 +28,12 @@ _SLACK = 64
 
 class ArrivalWalk(Generic[Entry]):
     """A list of a queue's entries in arrival order that may hold entries since gone:
-    ``queue.get(ids[i]) is entries[i]`` says whether the i-th is still queued."""
+    an entry is still queued when the queue holds it under its job's id."""
 
-    __slots__ = ("entries", "ids", "numbers", "upto")
+    __slots__ = ("entries", "numbers", "upto")
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
-        self.ids: list[int] = []
         self.numbers: list[int] = []  # arrival numbers, rising
         self.upto = 0  # the last arrival number the list has seen
 
@@ -49,15 +48,13 @@ class ArrivalWalk(Generic[Entry]):
                 number = arrival[job_id]
                 if number <= self.upto:
                     break
-                new.append((number, job_id, entry))
-            for number, job_id, entry in reversed(new):
+                new.append((number, entry))
+            for number, entry in reversed(new):
                 self.numbers.append(number)
-                self.ids.append(job_id)
                 self.entries.append(entry)
             self.upto = arrivals
         if len(self.entries) > 2 * len(queue) + _SLACK:
             self.numbers = [arrival[job_id] for job_id in queue]
-            self.ids = list(queue)
             self.entries = list(queue.values())
         return self.entries
 

@@ -50,8 +50,9 @@ class NodeSlack(SlackPricing, NodeBackfill):
         """Slack's compression order (its heuristic's, which changes with the starts:
         built at each call), and where a compression stopped at job ``resume`` goes on."""
         entries = self.permutation(self.by_start(list(self.waiting.values())), DUMMY_PRIORITY)
-        at = next((i for i, entry in enumerate(entries) if entry.job.id == resume), 0)
-        return entries, at
+        if resume is None:
+            return entries, 0
+        return entries, next((i for i, entry in enumerate(entries) if entry.job.id == resume), 0)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self._admit(job, now)
