@@ -395,6 +395,56 @@ def test_what_if_leaves_the_live_state_alone() -> None:
     assert not live.pending
 
 
+def test_a_what_if_under_easy_forecasts_only_until_the_job_starts_or_the_horizon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under EASY the what-if's start is a forecast of a trial copy, driven until the
+    job asked about starts, or until the forecast's horizon (then none, as the start
+    query): a deep queue would otherwise be driven to its end inside one read."""
+    from berth.core.forecast import ForecastRun
+
+    live = engine("easy")
+    submit(live, request(cpus=16, limit=100), now=0)  # runs until 100
+    submit(live, request(cpus=16, limit=1000), now=0)  # runs until 1000
+    for _ in range(2):  # the head is reserved at 1000
+        submit(live, request(cpus=32, limit=100), now=0)
+    passes: list[int] = []
+    one_pass = ForecastRun._pass
+
+    def counted(run: ForecastRun, moment: int, stop: object) -> bool:
+        passes.append(moment)
+        return one_pass(run, moment, stop)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ForecastRun, "_pass", counted)
+    backfilled = what_if(live, request(cpus=16, limit=50), 0)
+    assert backfilled["predicted_start"] == 100  # beside the head's reservation
+    assert backfilled["guaranteed_start"] is None
+    assert passes == [0, 100]  # driven no further than its start
+    last = what_if(live, request(cpus=32, limit=10), 0)
+    assert last["predicted_start"] == 1200  # behind both 32-cpu jobs
+    live.forecasts.horizon = 1
+    passes.clear()
+    beyond = what_if(live, request(cpus=32, limit=10), 0)
+    assert beyond["accepted"] is True
+    assert beyond["predicted_start"] is None
+    assert max(passes) < 1200
+
+
+def test_a_what_if_under_conservative_answers_its_reservation_and_leaves_the_plan() -> None:
+    """Under a policy that reserves every job the what-if's start is the reservation
+    the trial copy makes (what the start query would then answer): no forecast."""
+    live = engine()
+    submit(live, request(cpus=32, limit=100), now=0)
+    second, _ = submit(live, request(cpus=32, limit=100), now=0)
+    planned = {i: r.planned_start for i, r in live.jobs.items()}
+    answer = what_if(live, request(cpus=32, limit=10), 0)
+    assert answer["predicted_start"] == answer["guaranteed_start"] == 200
+    assert {i: r.planned_start for i, r in live.jobs.items()} == planned
+    fits_now = what_if(live, request(cpus=1, limit=10), 0)
+    assert fits_now["predicted_start"] == 200  # no cpu is free before the second job ends
+    assert second.planned_start == 100
+
+
 def _three_jobs() -> tuple[MemoryStore, dict[int, int | None]]:
     store = MemoryStore()
     live = engine()

@@ -198,6 +198,12 @@ class LivePolicy(Policy, Protocol):
         """An independent copy to drive forward (a forecast)."""
         ...
 
+    def trial(self) -> Self:
+        """An independent copy to try one submission on, with the pass at the same
+        instant (a what-if); never driven forward, so it may share more than
+        :meth:`fork`'s."""
+        ...
+
 
 class QueuePolicy:
     """State and bookkeeping shared by all policies: the queue, running jobs, free vector.
@@ -342,6 +348,10 @@ class QueuePolicy:
     def fork(self) -> Self:
         """An independent copy to drive forward (a forecast): a deep copy."""
         return copy.deepcopy(self)
+
+    def trial(self) -> Self:
+        """An independent copy to try one submission on (a what-if): :meth:`fork`'s."""
+        return self.fork()
 
     def improve(self, now: int, stop: Callable[[], bool]) -> bool:
         """Go on with improvements of the plan deferred until now (``deferred``), until

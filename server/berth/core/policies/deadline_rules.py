@@ -67,6 +67,12 @@ class Deadlines:
         #: Job id -> its deadline, real or artificial.
         self.of: dict[int, int] = {}
 
+    def copy(self) -> Deadlines:
+        """The same rules with a copy of the deadlines (a what-if's)."""
+        twin = Deadlines(self.heuristic, self.relaxation)
+        twin.of = dict(self.of)
+        return twin
+
     def effective(self, job: Job) -> int:
         """The job's deadline, or its artificial one: submit (or, later, the time it may
         start from: its dependencies) + max(24 h, R * estimate)."""

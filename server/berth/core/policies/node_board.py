@@ -76,6 +76,7 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
         placement, held = board.where[job_id]
         if entry.held is held and entry.start == start:
             continue
+        entry = policy._own(job_id)  # (a what-if's copy shares the live entries)
         if entry.start is not None and entry.held is not None:
             policy._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
         if entry.guarantee is not None:  # a new start, or new nodes: the shell records it

@@ -41,6 +41,9 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
     a new start must be earlier than the latest end of that room. The same result
     as whole passes, for a fraction of the work.
     """
+    # Moving a job writes on its entry, which a forecast's or a what-if's copy shares
+    # with the live policy: such a copy never compresses (node_fork).
+    assert not policy.shares_entries, "a copy sharing the live entries never compresses"
     whole_window = not policy.plan.looks_before_start
     resume, moved = policy.compress_resume
     policy.compress_resume = (None, False)

@@ -48,6 +48,15 @@ class NodeDeadline(NodeBackfill):
         """Every admitted waiting job's deadline (real or artificial)."""
         return self.rules.of
 
+    def trial(self) -> NodeDeadline:
+        """See :meth:`NodeBackfill.trial`, with its own deadlines: admission writes the
+        new job's (and a rejection forgets it)."""
+        twin = super().trial()
+        assert isinstance(twin, NodeDeadline)
+        if twin.rules is self.rules:
+            twin.rules = self.rules.copy()
+        return twin
+
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self._admit(job, now)
         if isinstance(entry, Reject):

@@ -185,9 +185,11 @@ class NodeSchedule:
         self.pass_stop: Callable[[], bool] | None = None
         self.backfill_resume: int | None = None
         self.backfill_rest: tuple[list[Planned], int] | None = None
-        #: A forecast's copy (:func:`~berth.core.policies.node_fork.fork`) shares the
-        #: live policy's entries, and copies one only when it starts it.
+        #: A forecast's or a what-if's copy (:func:`~berth.core.policies.node_fork.fork`)
+        #: shares the live policy's entries, and copies one before it writes on it
+        #: (:meth:`_own`); the ids of those it has copied or queued itself.
         self.shares_entries = False
+        self._own_entries: set[int] = set()
         #: EASY's last pass that started nothing and asked every job it had to: (the
         #: plan's changes after it, the head, how many jobs were parked, the last job
         #: queued then). See :func:`~berth.core.policies.node_easy.idle_since`.
@@ -230,9 +232,24 @@ class NodeSchedule:
         entry.plan_on(self.plan)
         entry.log = self._log_of(entry)
         self.waiting[job.id] = entry
+        if self.shares_entries:
+            self._own_entries.add(job.id)
         self._arrivals += 1
         self._arrival[job.id] = self._arrivals
         self.by_total.add(entry, self._arrivals)
+        return entry
+
+    def _own(self, job_id: int) -> Planned:
+        """The waiting entry of ``job_id``, to write on: a copy that shares the live
+        policy's entries (``shares_entries``) puts a copy of its own in their place
+        first (in the queue and its index), once."""
+        entry = self.waiting[job_id]
+        if self.shares_entries and job_id not in self._own_entries:
+            arrival = self._arrival[job_id]
+            self.by_total.remove(entry, arrival)
+            entry = self.waiting[job_id] = copy.copy(entry)
+            self.by_total.add(entry, arrival)
+            self._own_entries.add(job_id)
         return entry
 
     def _forget(self, job_id: int) -> None:

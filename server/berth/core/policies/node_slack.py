@@ -14,6 +14,7 @@ compressed in the heuristic's order as jobs end. Pure: no clock, no I/O.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Mapping
 from typing import Any
@@ -39,6 +40,11 @@ class NodeSlack(SlackPricing, NodeBackfill):
         """``options``: :meth:`~SlackPricing.init_slack`'s, as on the pool."""
         NodeBackfill.__init__(self, "slack", nodes, configured, selection)
         self.init_slack(**options)
+
+    def trial(self) -> NodeSlack:
+        """A deep copy: slack's insertion compresses the jobs it delays, which writes on
+        the entries a shallower copy would share with the live policy."""
+        return copy.deepcopy(self)
 
     def _size(self, entry: Planned) -> float:
         """A job's ``n``: its largest share of any resource of the nodes up."""

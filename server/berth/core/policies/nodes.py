@@ -191,6 +191,10 @@ class NodeBackfill(NodeSchedule):
         """See :func:`~berth.core.policies.node_fork.fork`."""
         return fork(self)
 
+    def trial(self) -> NodeBackfill:
+        """See :func:`~berth.core.policies.node_fork.fork` (``trial``)."""
+        return fork(self, trial=True)
+
     # ------------------------------------------------------------------ internals
     def _tighten(self, now: int) -> None:
         """Conservative compresses after room was given back: at once, or (``deferred``)

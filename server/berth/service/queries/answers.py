@@ -7,11 +7,11 @@ admission on a copy of the policy. No I/O.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
 from berth.core.decisions import Reject, Reserve
-from berth.core.forecast import forecast
+from berth.core.forecast import ForecastRun
+from berth.core.policies.base import LivePolicy
 from berth.service.engine import Engine
 from berth.service.jobs.dependencies import dependency_answer
 from berth.service.model import JobRecord, JobRequest, JobState, readable
@@ -38,7 +38,7 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
             "guaranteed_start": None,
             "guaranteed_end": None,
         }
-    twin = copy.deepcopy(engine.planner.policy_of(request.partition))
+    twin = engine.planner.policy_of(request.partition).trial()
     record = JobRecord.from_request(engine.book.next_id, request, now)
     needs, singleton = engine.deps.needs_of(request, record.id)
     if singleton:
@@ -64,7 +64,13 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
     if isinstance(decision, Reject):
         return {"accepted": False, "reason": readable(decision.reason)}
     started = {s.job_id for s in twin.schedule(now)}
-    predicted = now if job.id in started else forecast(twin, now).get(job.id)
+    predicted: int | None = now
+    if job.id in started:
+        pass
+    elif twin.reserves_every_job:  # its reservation: what start_info answers too
+        predicted = decision.start if isinstance(decision, Reserve) else None
+    else:
+        predicted = _forecast_start(twin, job.id, now, engine.forecasts.horizon)
     out: dict[str, object] = {
         "accepted": True,
         "reason": readable(decision.reason) if decision is not None else "queued",
@@ -76,6 +82,14 @@ def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
         out["guaranteed_start"] = decision.guarantee
         out["guaranteed_end"] = decision.completion
     return out
+
+
+def _forecast_start(twin: LivePolicy, job_id: int, now: int, horizon: int) -> int | None:
+    """The job's predicted start in a forecast of ``twin``, driven only until the job
+    starts or ``horizon`` jobs have (then ``None``, as the start query's forecast)."""
+    run = ForecastRun(twin, now, horizon)
+    run.advance(lambda: job_id in run.predicted)
+    return run.predicted.get(job_id)
 
 
 def start_info(engine: Engine, job_id: int, now: int) -> dict[str, object]:
