@@ -27,10 +27,11 @@ from berth.service.model import (
     readable,
 )
 from berth.service.ports import Changes, Snapshot
-from berth.service.queries.answers import start_info, what_if
+from berth.service.queries.answers import WhatIfForecast, begin_what_if, start_info, what_if
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
+from tests.support.stops import EveryFewQuestions
 
 
 def test_jobs_start_complete_and_free_their_nodes() -> None:
@@ -428,6 +429,27 @@ def test_a_what_if_under_easy_forecasts_only_until_the_job_starts_or_the_horizon
     assert beyond["accepted"] is True
     assert beyond["predicted_start"] is None
     assert max(passes) < 1200
+
+
+def test_a_what_ifs_forecast_in_slices_is_the_whole_one_while_the_live_goes_on() -> None:
+    """The daemon drives a what-if's forecast in slices, and the writer goes on between
+    them: the answer is the one the whole forecast gives of the state it was asked in."""
+    live = engine("easy")
+    submit(live, request(cpus=16, limit=100), now=0)
+    submit(live, request(cpus=16, limit=1000), now=0)
+    for limit in (100, 200, 300):
+        submit(live, request(cpus=32, limit=limit), now=0)
+    asked = request(cpus=32, limit=10)
+    whole = what_if(live, asked, 0)
+    assert whole["predicted_start"] == 1600
+    begun = begin_what_if(live, asked, 0)
+    assert isinstance(begun, WhatIfForecast)
+    slices = 1
+    while not begun.advance(EveryFewQuestions(1)):
+        slices += 1
+        submit(live, request(cpus=32, limit=50), now=0)  # the live queue grows meanwhile
+    assert slices > 1
+    assert begun.answer == whole
 
 
 def test_a_what_if_under_conservative_answers_its_reservation_and_leaves_the_plan() -> None:

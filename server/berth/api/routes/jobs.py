@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Annotated, TypeVar
@@ -36,6 +37,8 @@ from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJo
 from berth.service.engine import Engine
 from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.planning.budgets import within
+from berth.service.planning.forecasts import FORECAST_SLICE
 from berth.service.ports import JobFilter
 from berth.service.queries import answers
 
@@ -109,9 +112,14 @@ LEAN_PATHS = {("POST", router.prefix): _handle_submit}
 async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> WhatIfOut:
     request = body.request(who.user, None)
     now = daemon.now()
-    return WhatIfOut.model_validate(
-        await daemon.coordinator.read(lambda e: answers.what_if(e, request, now))
-    )
+    answer = await daemon.coordinator.read(lambda e: answers.begin_what_if(e, request, now))
+    if isinstance(answer, answers.WhatIfForecast):
+        # Its forecast (EASY, FCFS) in slices, as the start query's: requests and the
+        # writer go on between them (it runs on a copy, independent of the live state).
+        while not answer.advance(within(FORECAST_SLICE)):
+            await asyncio.sleep(0)
+        answer = answer.answer
+    return WhatIfOut.model_validate(answer)
 
 
 @router.get("", response_model=JobList, summary="List jobs (users see their own)")
