@@ -13,7 +13,10 @@ SQLite) under ``--policy``, then from this process:
    planned start to its start, ``berth_start_lag_seconds``, shown in wall seconds); the
    share of the cpus busy and the jobs running, sampled once a second (few jobs ending
    with cpus idle means the planner is behind, not that the workload ends few);
-3. at the end: guarantees broken (jobs started from a plan later than their guarantee,
+3. **what-if**: ``--what-ifs`` what-if requests (the body of the first job), one after
+   the other, while ``/healthz`` is polled every 0.05 s: their median and the longest
+   ``/healthz`` beside them (a what-if must not hold the daemon);
+4. at the end: guarantees broken (jobs started from a plan later than their guarantee,
    ``berth_guarantees_broken_total``), the daemon's RSS and CPU seconds.
 
 ``--mixed`` gives the cluster three node shapes (a half of 64-cpu/256 GB nodes, a
@@ -152,6 +155,44 @@ async def poll(
     return health, starts, busy
 
 
+async def what_ifs(url: str, body: dict[str, object], count: int) -> tuple[list[float], float]:
+    """``count`` what-if requests one after the other, and ``/healthz`` every 0.05 s
+    meanwhile: the what-ifs' latencies and the longest health check."""
+    asked: list[float] = []
+    longest = 0.0
+    done = asyncio.Event()
+
+    async def health() -> None:
+        nonlocal longest
+        http = RawHttp(url, ALICE)
+        try:
+            while not done.is_set():
+                began = time.perf_counter()
+                status, _ = await asyncio.wait_for(http.request("GET", "/healthz"), 600)
+                assert status == 200, status
+                longest = max(longest, time.perf_counter() - began)
+                await asyncio.sleep(0.05)
+        finally:
+            http.close()
+
+    async def ask() -> None:
+        http = RawHttp(url, ALICE)
+        try:
+            for _ in range(count):
+                began = time.perf_counter()
+                status, answer = await asyncio.wait_for(
+                    http.request("POST", "/v1/jobs/what-if", body), 1200
+                )
+                assert status == 200, (status, answer)
+                asked.append(time.perf_counter() - began)
+        finally:
+            http.close()
+            done.set()
+
+    await asyncio.gather(health(), ask())
+    return asked, longest
+
+
 def _pending(url: str) -> list[int]:
     """The ids of the pending jobs (pages of 1,000)."""
     ids: list[int] = []
@@ -228,6 +269,11 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
             lag_p99 = _lag_p99(after, buckets)
             cpu = _cpu_seconds(pid) - cpu_before
             rss = _rss_mb(pid)
+            asked, health_beside = (
+                asyncio.run(what_ifs(daemon.url, bodies[0], args.what_ifs))
+                if args.what_ifs
+                else ([math.nan], math.nan)
+            )
         finally:
             daemon.stop()
             if args.daemon_log:
@@ -244,6 +290,8 @@ def run_once(args: argparse.Namespace) -> dict[str, float]:
         "ends_per_s": (ended - ended_before) / ran,
         "cpus_busy_pct": 100 * statistics.mean(share for share, _ in busy),
         "jobs_running": statistics.mean(running for _, running in busy),
+        "what_if_p50_ms": 1000 * statistics.median(asked),
+        "healthz_max_beside_ms": 1000 * health_beside,
         "start_lag_p99_wall_s": lag_p99 / args.time_scale,
         "start_lag_max_wall_s": after.get("berth_start_lag_seconds_max", 0.0) / args.time_scale,
         "guarantees_broken": after.get("berth_guarantees_broken_total", 0.0),
@@ -271,6 +319,7 @@ def main() -> None:
     parser.add_argument("--run-seconds", type=float, default=45.0)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--what-ifs", type=int, default=3, help="what-ifs after the run (0: none)")
     parser.add_argument("--json", action="store_true", help="each run's figures as JSON too")
     parser.add_argument("--daemon-log", help="keep the daemon's log (of the last run) here")
     args = parser.parse_args()
