@@ -200,6 +200,24 @@ def test_what_if_submits_nothing(api: Api) -> None:
     assert api.call("GET", "/v1/jobs").json()["total"] == 1
 
 
+def test_what_if_under_easy_answers_its_forecast_through_the_route(api: Api) -> None:
+    """Under EASY the route drives the what-if's forecast in slices to the job's start."""
+    changed = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"})
+    assert changed.status_code == 200, changed.text
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=50)
+    answer = api.call(
+        "POST", "/v1/jobs/what-if", json={"resources": {"cpus": 8}, "time_limit": 10}
+    ).json()
+    assert answer == {"accepted": True, "reason": "queued", "predicted_start": 1_000_150,
+                      "guaranteed_start": None, "guaranteed_end": None}  # fmt: skip
+    wide = api.call(
+        "POST", "/v1/jobs/what-if", json={"resources": {"cpus": 32}, "time_limit": 10}
+    ).json()
+    assert wide["predicted_start"] == 1_000_150  # behind the second job
+    assert api.call("GET", "/v1/jobs").json()["total"] == 2
+
+
 def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
     api.submit(resources={"cpus": 24}, time_limit=100)
     api.submit(resources={"cpus": 16}, time_limit=100)

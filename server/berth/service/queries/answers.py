@@ -103,24 +103,23 @@ def begin_what_if(
     decision = twin.submit(job, now)
     if isinstance(decision, Reject):
         return {"accepted": False, "reason": readable(decision.reason)}
-    started = {s.job_id for s in twin.schedule(now)}
-    predicted: int | None = now
-    if job.id not in started:  # under a policy that reserves every job: its reservation,
-        # what start_info answers too
-        predicted = decision.start if isinstance(decision, Reserve) else None
     out: dict[str, object] = {
         "accepted": True,
         "reason": readable(decision.reason) if decision is not None else "queued",
-        "predicted_start": predicted,
+        "predicted_start": None,
         "guaranteed_start": None,
         "guaranteed_end": None,
     }
     if isinstance(decision, Reserve):
         out["guaranteed_start"] = decision.guarantee
         out["guaranteed_end"] = decision.completion
-    if job.id in started or twin.reserves_every_job:
+    if twin.reserves_every_job:  # its reservation (what start_info answers), or now
+        started = {s.job_id for s in twin.schedule(now)}
+        reserved = decision.start if isinstance(decision, Reserve) else None
+        out["predicted_start"] = now if job.id in started else reserved
         return out
-    # A forecast of the trial, only until the job starts or the start query's horizon.
+    # A forecast of the trial, only until the job starts (its first pass, at ``now``,
+    # is the pass a submission would get) or the start query's horizon.
     return WhatIfForecast(out, ForecastRun(twin, now, engine.forecasts.horizon), job.id)
 
 
