@@ -218,6 +218,28 @@ def test_what_if_under_easy_answers_its_forecast_through_the_route(api: Api) -> 
     assert api.call("GET", "/v1/jobs").json()["total"] == 2
 
 
+def test_a_what_if_whose_forecast_takes_too_long_answers_no_start_and_says_why(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from berth.api.routes import jobs as job_routes
+    from berth.service.queries import answers
+
+    monkeypatch.setattr(job_routes, "FORECAST_SLICE", 0.0)  # one question a slice
+    monkeypatch.setattr(answers, "WHAT_IF_SECONDS", 0.0)
+    assert api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"}).is_success
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    api.submit(resources={"cpus": 32}, time_limit=50)
+    answer = api.call(
+        "POST", "/v1/jobs/what-if", json={"resources": {"cpus": 8}, "time_limit": 10}
+    ).json()
+    assert answer["accepted"] is True
+    assert answer["predicted_start"] is None
+    assert answer["reason"] == (
+        "queued; no predicted start: the forecast did not reach the job within 0 s "
+        "(the queue is deep)"
+    )
+
+
 def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
     api.submit(resources={"cpus": 24}, time_limit=100)
     api.submit(resources={"cpus": 16}, time_limit=100)

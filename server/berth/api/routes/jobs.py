@@ -115,8 +115,13 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
     answer = await daemon.coordinator.read(lambda e: answers.begin_what_if(e, request, now))
     if isinstance(answer, answers.WhatIfForecast):
         # Its forecast (EASY, FCFS) in slices, as the start query's: requests and the
-        # writer go on between them (it runs on a copy, independent of the live state).
+        # writer go on between them (it runs on a copy, independent of the live state),
+        # for a bounded time.
+        spent = within(answers.WHAT_IF_SECONDS)
         while not answer.advance(within(FORECAST_SLICE)):
+            if spent():
+                answer.give_up(answers.WHAT_IF_SECONDS)
+                break
             await asyncio.sleep(0)
         answer = answer.answer
     return WhatIfOut.model_validate(answer)

@@ -24,12 +24,17 @@ if TYPE_CHECKING:
 AHEAD_SHOWN = 20
 
 
+#: Wall time a what-if's forecast may take (in slices) before its answer gives no start.
+WHAT_IF_SECONDS = 2.0
+
+
 class WhatIfForecast:
     """A what-if's answer whose start is a forecast still to run (EASY, FCFS): the
     caller drives it in slices with :meth:`advance`, between which the daemon goes on
-    (the forecast runs on the trial copy, independent of the live policy). With 4,000
-    jobs queued on 256 nodes the forecast to the horizon took about 2 s, held in one
-    read before."""
+    (the forecast runs on the trial copy, independent of the live policy), for at most
+    :data:`WHAT_IF_SECONDS` (:meth:`give_up`). With 4,000 jobs queued on 256 nodes the
+    forecast to the horizon took about 2 s, held in one read before; with 20,000 on
+    1,024 nodes, in slices, 4-120 s."""
 
     __slots__ = ("_job_id", "_run", "answer")
 
@@ -48,6 +53,14 @@ class WhatIfForecast:
             return False
         self.answer["predicted_start"] = run.predicted.get(job_id)
         return True
+
+    def give_up(self, seconds: float) -> None:
+        """No predicted start: the forecast did not reach the job within ``seconds``."""
+        self.answer["predicted_start"] = None
+        self.answer["reason"] = (
+            f"{self.answer['reason']}; no predicted start: the forecast did not reach "
+            f"the job within {seconds:g} s (the queue is deep)"
+        )
 
 
 def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
