@@ -113,6 +113,22 @@ def test_conservative_accepts_a_deadline_only_if_its_guarantee_meets_it() -> Non
     assert kept.guaranteed_start == 1000
 
 
+@pytest.mark.parametrize("policy", ["conservative", "easy"])
+def test_a_what_if_refuses_a_deadline_as_the_submission_would(policy: str) -> None:
+    """A policy that does not admit by deadline keeps one only if its guarantee does:
+    the what-if answers that refusal too (it answered "accepted" before)."""
+    live = engine(policy)
+    submit(live, request(cpus=32, limit=1000), now=0)
+    asked = what_if(live, request(cpus=32, limit=100, deadline=500), 0)
+    late, _ = submit(live, request(cpus=32, limit=100, deadline=500), now=0)
+    assert late.state is JobState.REJECTED
+    assert asked == {"accepted": False, "reason": late.state_reason}
+    if policy == "conservative":
+        kept = what_if(live, request(cpus=32, limit=100, deadline=1100), 0)
+        assert kept["accepted"] is True
+        assert kept["guaranteed_end"] == 1100
+
+
 def test_easy_makes_no_promise_so_it_refuses_deadline_jobs() -> None:
     live = engine("easy")
     job, _ = submit(live, request(deadline=10_000), now=0)

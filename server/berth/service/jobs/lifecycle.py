@@ -54,6 +54,31 @@ END_EVENT = {
 }
 
 
+def kept_deadline(
+    record: JobRecord, decision: Reserve | Reject | None, policy: str
+) -> Reserve | Reject | None:
+    """``decision`` (of ``policy``, on ``record``'s arrival), or its rejection when it does
+    not keep the job's deadline: under a policy that does not admit by deadline, a
+    deadline job is accepted only if its guaranteed start plus its time limit meets the
+    deadline. The submission and the what-if both decide so."""
+    if record.deadline is None or isinstance(decision, Reject):
+        return decision
+    if decision is None or decision.guarantee is None:
+        return Reject(
+            record.id,
+            f"policy {policy} makes no promises, so it cannot "
+            "guarantee a deadline (use conservative, slack, qops, msb or mrt)",
+        )
+    completion = decision.completion or decision.guarantee + record.time_limit
+    if completion > record.deadline:
+        return Reject(
+            record.id,
+            f"its deadline {moment(record.deadline)} cannot be guaranteed: the "
+            f"earliest guaranteed completion is {moment(completion)}",
+        )
+    return Reserve(decision.job_id, decision.start, decision.guarantee, decision.reason, completion)
+
+
 class JobLifecycle:
     """The steps of a job's life, over the engine's records and parts."""
 
@@ -107,26 +132,10 @@ class JobLifecycle:
             return None
         lane = self.planner.lanes[record.partition]
         decision = lane.arrive(record.as_job(), now)
-        if record.deadline is None or isinstance(decision, Reject):
-            return decision
-        if decision is None or decision.guarantee is None:
+        final = kept_deadline(record, decision, self.partitions.policy_spec(record.partition)[0])
+        if isinstance(final, Reject) and not isinstance(decision, Reject):
             lane.policy.withdraw(record.id, now)
-            return Reject(
-                record.id,
-                f"policy {self.partitions.policy_spec(record.partition)[0]} makes no promises, so it cannot "
-                "guarantee a deadline (use conservative, slack, qops, msb or mrt)",
-            )
-        completion = decision.completion or decision.guarantee + record.time_limit
-        if completion > record.deadline:
-            lane.policy.withdraw(record.id, now)
-            return Reject(
-                record.id,
-                f"its deadline {moment(record.deadline)} cannot be guaranteed: the "
-                f"earliest guaranteed completion is {moment(completion)}",
-            )
-        return Reserve(
-            decision.job_id, decision.start, decision.guarantee, decision.reason, completion
-        )
+        return final
 
     def admit(self, record: JobRecord, decision: Reserve | Reject | None, now: int) -> None:
         if isinstance(decision, Reject):

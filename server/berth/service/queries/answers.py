@@ -15,6 +15,7 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import ForecastRun
 from berth.service.engine import Engine
 from berth.service.jobs.dependencies import dependency_answer
+from berth.service.jobs.lifecycle import kept_deadline
 from berth.service.model import JobRecord, JobRequest, JobState, readable
 
 if TYPE_CHECKING:
@@ -113,7 +114,8 @@ def begin_what_if(
         }
     record.not_before = max((p for p in promises if p is not None), default=None)
     job = record.as_job()
-    decision = twin.submit(job, now)
+    policy_name = engine.partitions.policy_spec(request.partition)[0]
+    decision = kept_deadline(record, twin.submit(job, now), policy_name)
     if isinstance(decision, Reject):
         return {"accepted": False, "reason": readable(decision.reason)}
     out: dict[str, object] = {
