@@ -144,13 +144,15 @@ class BerthClient:
         idempotency_key: str | None = None,
         slots: dict[str, Any] | None = None,
         nodes: dict[str, Any] | None = None,
+        test_only: bool = False,
         **launch: Any,
     ) -> dict[str, Any]:
         """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
         False}``). ``launch`` takes ``chdir``, ``output``, ``error``, ``requeue``,
         ``partition``, ``account``, ``script``, ``argv``, ``array``, ``dependency`` and
-        ``kill_on_invalid_dep``."""
+        ``kill_on_invalid_dep``. ``test_only``: submit nothing, answer the decision and
+        start the job would get now (the what-if)."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
             "resources": resources,
@@ -163,6 +165,9 @@ class BerthClient:
             **launch,
         }
         body.update({key: value for key, value in optional.items() if value is not None})
+        if test_only:
+            asked: dict[str, Any] = self._call("POST", "/v1/jobs/what-if", json_body=body)
+            return asked
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         result: dict[str, Any] = self._call("POST", "/v1/jobs", json_body=body, headers=headers)
         return result

@@ -95,6 +95,11 @@ def add_command(
         action="store_true",
         help="warn about script directives Berth does not support instead of refusing",
     )
+    submit.add_argument(
+        "--test-only",
+        action="store_true",
+        help="submit nothing: the decision and start the job would get now (sbatch --test-only)",
+    )
     submit.add_argument("script", nargs="?", help="a batch script to run as the job")
     submit.add_argument(
         "script_args", nargs=argparse.REMAINDER, help="arguments passed to the script"
@@ -154,6 +159,9 @@ def _slots(options: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, An
 def run_submit(args: argparse.Namespace) -> int:
     options, script = _options(args)
     slots, nodes = _slots(options)
+    test_only = bool(getattr(args, "test_only", False))
+    if test_only and options.get("array"):
+        raise SystemExit("berth submit: --test-only asks about one job, not an array")
     with client_of(args) as client:
         answer = client.submit(
             options.get("resources"),
@@ -177,7 +185,10 @@ def run_submit(args: argparse.Namespace) -> int:
             array=options.get("array"),
             dependency=options.get("dependency"),
             kill_on_invalid_dep=options.get("kill_on_invalid_dep"),
+            test_only=test_only,
         )
+    if test_only:
+        return _print_test(answer, bool(getattr(args, "json", False)))
     if getattr(args, "json", False):
         print(to_json(answer, indent=2))
         return 0 if answer["accepted"] else 3
@@ -198,3 +209,21 @@ def run_submit(args: argparse.Namespace) -> int:
         line += f" and to end by {when(job['guaranteed_end'], now)}"
     print(line)
     return 0
+
+
+def _print_test(answer: dict[str, Any], as_json: bool) -> int:
+    """``--test-only``'s answer: what the job would get; 3 when it would be rejected."""
+    if as_json:
+        print(to_json(answer, indent=2))
+    elif not answer["accepted"]:
+        print(f"the job would be rejected: {answer['reason']}")
+    else:
+        line = f"the job would be accepted: {answer['reason']}"
+        start = answer.get("predicted_start")
+        line += f"; predicted to start {when(start)}" if start is not None else ""
+        if answer.get("guaranteed_start") is not None:
+            line += f"; guaranteed to start by {when(answer['guaranteed_start'])}"
+        if answer.get("guaranteed_end") is not None:
+            line += f" and to end by {when(answer['guaranteed_end'])}"
+        print(line + " (nothing submitted)")
+    return 0 if answer["accepted"] else 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,31 @@ def test_submit_queue_show_cancel(
 
     assert main(["cancel", *auth, "1"]) == 0
     assert capsys.readouterr().out.strip() == "job 1 CANCELLED"
+
+
+def test_submit_test_only_answers_what_the_job_would_get_and_submits_nothing(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600"]) == 0
+    capsys.readouterr()
+    assert main(["submit", *auth, "-r", "cpus=16", "-t", "60", "--test-only"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(
+        r"the job would be accepted: earliest placement on the nodes; "
+        r"predicted to start (\S+ \S+); guaranteed to start by \1 \(nothing submitted\)",
+        line,
+    ), line
+    too_soon = str(int(time.time()) + 120)  # the cluster is full for ten minutes
+    argv = ["submit", *auth, "-r", "cpus=32", "-t", "60", "--deadline", too_soon]
+    assert main([*argv, "--test-only"]) == 3
+    assert capsys.readouterr().out.startswith("the job would be rejected: ")
+    assert main([*argv, "--test-only", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["accepted"] is False
+    with pytest.raises(SystemExit, match="--test-only asks about one job, not an array"):
+        main(["submit", *auth, "-r", "cpus=1", "-t", "60", "--array", "0-3", "--test-only"])
+    assert main(["queue", *auth]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2  # the header and job 1 only
 
 
 def test_errors_are_one_clear_line(
