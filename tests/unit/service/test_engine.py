@@ -220,9 +220,13 @@ def test_a_job_only_a_drained_node_can_hold_waits_for_it() -> None:
         "conservative", {},
     )  # fmt: skip
     drain(live, "gpu1", "driver update", 0)
+    asked = what_if(live, request(cpus=2, gpus=1), 5)
     job, _ = submit(live, request(cpus=2, gpus=1), now=5)
     assert job.state is JobState.PENDING
     assert "waits for nodes that are drained or down" in job.state_reason
+    assert asked["reason"] == job.state_reason  # the what-if says why it would wait too
+    assert asked["accepted"] is True
+    assert asked["predicted_start"] is None
     resume_node(live, "gpu1", 10)
     live.advance(10)
     assert job.state is JobState.RUNNING

@@ -120,7 +120,10 @@ def begin_what_if(
         return {"accepted": False, "reason": readable(decision.reason)}
     out: dict[str, object] = {
         "accepted": True,
-        "reason": readable(decision.reason) if decision is not None else "queued",
+        # (without a decision: why it waits, as the submission's state_reason says)
+        "reason": readable(
+            decision.reason if decision is not None else twin.wait_reason(job.id) or "queued"
+        ),
         "predicted_start": None,
         "guaranteed_start": None,
         "guaranteed_end": None,
