@@ -212,9 +212,8 @@ class BerthClient:
         return self._every("/v1/agents", "agents", "total")
 
     def what_if(self, resources: dict[str, int], time_limit: int, **extra: Any) -> dict[str, Any]:
-        body = {"resources": resources, "time_limit": time_limit, **extra}
-        result: dict[str, Any] = self._call("POST", "/v1/jobs/what-if", json_body=body)
-        return result
+        """The decision and start a job would get now: :meth:`submit` with ``test_only``."""
+        return self.submit(resources, time_limit, test_only=True, **extra)
 
     def jobs(
         self,

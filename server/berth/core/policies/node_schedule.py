@@ -385,8 +385,7 @@ class NodeSchedule:
         self, entry: Planned, now: int, placement: Placement, reason: str, reserved: bool = False
     ) -> Start:
         job = entry.job
-        if self.shares_entries:  # a forecast's copy: the entry is the live policy's
-            entry = copy.copy(entry)
+        entry = self._own(job.id)  # (a forecast's or a what-if's copy shares the entries)
         self.by_total.remove(self.waiting.pop(job.id), self._arrival.pop(job.id))
         self._replanned.discard(job.id)
         self._left_queue(job.id)
