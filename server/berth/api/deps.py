@@ -6,6 +6,7 @@ or so per request) cost more CPU than the rest of a submission's route."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -19,6 +20,7 @@ from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes
 from berth.service.model import RequestError
+from berth.service.queries.answers import WHAT_IF_FORECASTS
 
 if TYPE_CHECKING:
     from berth.api.waiters import Waiters
@@ -70,9 +72,12 @@ class Daemon:
     loop_lag: Callable[[], tuple[int, float]] | None = None
     #: Each user token's submit bucket (from ``limits``).
     submits: SubmitRate = field(init=False)
+    #: The turns what-ifs' forecasts take (:mod:`berth.api.what_if_turns`).
+    what_if_turns: asyncio.Semaphore = field(init=False)
 
     def __post_init__(self) -> None:
         self.submits = SubmitRate(self.limits.submit_rate, self.limits.submit_burst)
+        self.what_if_turns = asyncio.Semaphore(WHAT_IF_FORECASTS)
 
     @property
     def engine(self) -> Engine:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Annotated, TypeVar
@@ -10,7 +9,7 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
-from berth.api import lean
+from berth.api import lean, what_if_turns
 from berth.api.auth import Principal
 from berth.api.deps import (
     MAX_NUMBER,
@@ -37,7 +36,6 @@ from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJo
 from berth.service.engine import Engine
 from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobRecord, JobState, RequestError
-from berth.service.planning.budgets import within
 from berth.service.planning.forecasts import FORECAST_SLICE
 from berth.service.ports import JobFilter
 from berth.service.queries import answers
@@ -116,13 +114,11 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
     if isinstance(answer, answers.WhatIfForecast):
         # Its forecast (EASY, FCFS) in slices, as the start query's: requests and the
         # writer go on between them (it runs on a copy, independent of the live state),
-        # for a bounded time.
-        spent = within(answers.WHAT_IF_SECONDS)
-        while not answer.advance(within(FORECAST_SLICE)):
-            if spent():
-                answer.give_up(answers.WHAT_IF_SECONDS)
-                break
-            await asyncio.sleep(0)
+        # for a bounded time, a few what-ifs at a time.
+        at_once = answers.WHAT_IF_FORECASTS
+        await what_if_turns.drive(
+            answer, daemon.what_if_turns, at_once, answers.WHAT_IF_SECONDS, FORECAST_SLICE
+        )
         answer = answer.answer
     return WhatIfOut.model_validate(answer)
 

@@ -28,6 +28,10 @@ AHEAD_SHOWN = 20
 #: Wall time a what-if's forecast may take (in slices) before its answer gives no start.
 WHAT_IF_SECONDS = 2.0
 
+#: What-ifs whose forecasts run at once; the others wait their turn (within
+#: :data:`WHAT_IF_SECONDS`): each one running adds a slice to every turn of the loop.
+WHAT_IF_FORECASTS = 2
+
 
 class WhatIfForecast:
     """A what-if's answer whose start is a forecast still to run (EASY, FCFS): the
@@ -57,11 +61,21 @@ class WhatIfForecast:
 
     def give_up(self, seconds: float) -> None:
         """No predicted start: the forecast did not reach the job within ``seconds``."""
-        self.answer["predicted_start"] = None
-        self.answer["reason"] = (
-            f"{self.answer['reason']}; no predicted start: the forecast did not reach "
-            f"the job within {seconds:g} s (the queue is deep)"
+        self._no_start(
+            f"the forecast did not reach the job within {seconds:g} s (the queue is deep)"
         )
+
+    def no_turn(self, seconds: float, at_once: int) -> None:
+        """No predicted start: other what-ifs' forecasts (``at_once`` run at a time)
+        held every turn for ``seconds``."""
+        self._no_start(
+            f"other what-ifs' forecasts held every turn for {seconds:g} s "
+            f"({at_once} run at once); ask again"
+        )
+
+    def _no_start(self, why: str) -> None:
+        self.answer["predicted_start"] = None
+        self.answer["reason"] = f"{self.answer['reason']}; no predicted start: {why}"
 
 
 def what_if(engine: Engine, request: JobRequest, now: int) -> dict[str, object]:
