@@ -6,7 +6,6 @@ or so per request) cost more CPU than the rest of a submission's route."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -16,6 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from berth.api.auth import Principal, Role, Tokens
 from berth.api.limits import Limits, SubmitRate
+from berth.api.what_if_turns import Turns
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes
@@ -73,11 +73,11 @@ class Daemon:
     #: Each user token's submit bucket (from ``limits``).
     submits: SubmitRate = field(init=False)
     #: The turns what-ifs' forecasts take (:mod:`berth.api.what_if_turns`).
-    what_if_turns: asyncio.Semaphore = field(init=False)
+    what_if_turns: Turns = field(init=False)
 
     def __post_init__(self) -> None:
         self.submits = SubmitRate(self.limits.submit_rate, self.limits.submit_burst)
-        self.what_if_turns = asyncio.Semaphore(WHAT_IF_FORECASTS)
+        self.what_if_turns = Turns(WHAT_IF_FORECASTS)
 
     @property
     def engine(self) -> Engine:

@@ -19,25 +19,26 @@ from berth.service.planning.budgets import within
 from berth.service.queries.answers import WhatIfForecast
 
 
-async def drive(
-    answer: WhatIfForecast,
-    turns: asyncio.Semaphore,
-    at_once: int,
-    seconds: float,
-    slice_seconds: float,
-) -> None:
-    """Drive ``answer``'s forecast in slices of ``slice_seconds`` once one of ``turns``
-    (``at_once`` of them) is free, for ``seconds`` of wall time in all."""
+class Turns:
+    """``at_once`` turns for what-ifs' forecasts (one per daemon)."""
+
+    __slots__ = ("_free", "at_once")
+
+    def __init__(self, at_once: int) -> None:
+        self.at_once = at_once
+        self._free = asyncio.Semaphore(at_once)
+
+
+async def drive(answer: WhatIfForecast, turns: Turns, seconds: float, slice_seconds: float) -> None:
+    """Drive ``answer``'s forecast in slices of ``slice_seconds`` once one of ``turns`` is
+    free, for ``seconds`` of wall time in all (a free turn is taken without waiting)."""
     spent = within(seconds)
-    if turns.locked():
-        try:
-            async with asyncio.timeout(seconds):
-                await turns.acquire()
-        except TimeoutError:
-            answer.no_turn(seconds, at_once)
-            return
-    else:
-        await turns.acquire()  # free: taken at once
+    try:
+        async with asyncio.timeout(seconds):
+            await turns._free.acquire()
+    except TimeoutError:
+        answer.no_turn(seconds, turns.at_once)
+        return
     try:
         while not answer.advance(within(slice_seconds)):
             if spent():
@@ -45,4 +46,4 @@ async def drive(
                 break
             await asyncio.sleep(0)
     finally:
-        turns.release()
+        turns._free.release()

@@ -37,8 +37,8 @@ def test_at_most_so_many_forecasts_are_driven_at_once_and_all_finish() -> None:
     forecasts = [Forecast(n, 3) for n in range(6)]
 
     async def ask_all() -> None:
-        turns = asyncio.Semaphore(2)
-        await asyncio.gather(*(what_if_turns.drive(f, turns, 2, 60.0, 1.0) for f in forecasts))
+        turns = what_if_turns.Turns(2)
+        await asyncio.gather(*(what_if_turns.drive(f, turns, 60.0, 1.0) for f in forecasts))
 
     asyncio.run(ask_all())
     assert Forecast.most_at_once == 2
@@ -49,9 +49,12 @@ def test_a_what_if_that_gets_no_turn_in_time_answers_no_start_and_says_why() -> 
     waiting = Forecast(7, 1)
 
     async def ask_while_busy() -> None:
-        turns = asyncio.Semaphore(1)
-        await turns.acquire()  # another what-if's forecast holds the only turn
-        await what_if_turns.drive(waiting, turns, 1, 0.05, 1.0)
+        turns = what_if_turns.Turns(1)
+        holder = Forecast(8, 1 << 30)  # another what-if's forecast holds the only turn
+        busy = asyncio.create_task(what_if_turns.drive(holder, turns, 60.0, 1.0))
+        await asyncio.sleep(0)
+        await what_if_turns.drive(waiting, turns, 0.05, 1.0)
+        busy.cancel()
 
     asyncio.run(ask_while_busy())
     assert waiting.answer == {

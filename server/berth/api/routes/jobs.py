@@ -115,9 +115,8 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
         # Its forecast (EASY, FCFS) in slices, as the start query's: requests and the
         # writer go on between them (it runs on a copy, independent of the live state),
         # for a bounded time, a few what-ifs at a time.
-        at_once = answers.WHAT_IF_FORECASTS
         await what_if_turns.drive(
-            answer, daemon.what_if_turns, at_once, answers.WHAT_IF_SECONDS, FORECAST_SLICE
+            answer, daemon.what_if_turns, answers.WHAT_IF_SECONDS, FORECAST_SLICE
         )
         answer = answer.answer
     return WhatIfOut.model_validate(answer)
