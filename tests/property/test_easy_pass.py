@@ -203,7 +203,7 @@ def test_the_queue_filtered_by_total_goes_on_from_the_job_a_pass_stopped_at() ->
     guard = policy.space.guard
     free_now = policy.plan.aggregate.free_at(0) | guard
     policy.backfill_resume = 14
-    listed, first = _candidates(policy, head, free_now, None, 0)
-    assert ([e.job.id for e in listed], first) == ([14, 21, 28], 0)
-    listed, _ = _candidates(policy, head, free_now, None, 0)  # no pass stopped this time
+    listed, first, kept = _candidates(policy, head, free_now, None)
+    assert ([e.job.id for e in listed], first, kept) == ([14, 21, 28], 0, False)
+    listed, _, _ = _candidates(policy, head, free_now, None)  # no pass stopped this time
     assert [e.job.id for e in listed] == [7, 14, 21, 28]

@@ -16,7 +16,6 @@ counting: the policy rebuilds a :class:`~berth.core.nodes.NodePlan` from
 from __future__ import annotations
 
 import copy
-import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,7 +29,8 @@ from berth.core.shapes import Shape, slots_in
 TENTATIVE = -1
 
 _DAWN = -(1 << 62)
-#: A reservation not booked, for :meth:`CountedPlan.place_beside`: from, until, amount.
+#: A reservation not booked (EASY's head's, asked about beside the others): from,
+#: until, amount.
 Window = tuple[int, int, int]
 
 
@@ -43,6 +43,8 @@ class _Booking:
     count: int
     held: Mapping[int, int]  # kept alive so that its id is never reused while booked
     order: int
+    #: Its named nodes as bits (bit ``i``: node ``i``); 0 while not named.
+    nodes: int = 0
 
 
 def identical(capacities: Sequence[int]) -> bool:
@@ -54,7 +56,7 @@ class CountedPlan:
     """The :class:`~berth.core.nodes.NodePlan` interface for identical nodes and jobs
     that take whole nodes (``nodes_taken`` is not ``None`` for every job booked)."""
 
-    __slots__ = ("_bookings", "_colours", "_fit_by_slots", "_idle", "_in_idle", "_named_ends", "_order", "_taken_by_shape",
+    __slots__ = ("_bookings", "_busy", "_colours", "_every_node", "_extra", "_extra_nodes", "_fit_by_slots", "_order", "_taken_by_shape",
                  "aggregate",
                  "capacities", "changes", "guard", "node_capacity", "space")  # fmt: skip
 
@@ -70,10 +72,14 @@ class CountedPlan:
         self.node_capacity = capacities[0]
         self.aggregate = Profile(sum(self.capacities), space.guard, origin)
         self._bookings: dict[int, _Booking] = {}  # id(held) -> booking
-        self._named_ends: list[list[int]] = [[] for _ in self.capacities]
-        # Nodes no named reservation holds (a heap, lowest first; entries may be stale).
-        self._idle = list(range(len(self.capacities)))
-        self._in_idle = set(self._idle)
+        # Nodes a named reservation holds, as bits (bit i: node i), and how many more
+        # hold a node than one: a job that ran past its estimate still holds its nodes,
+        # which the plan counts free and may name again (rare). Bits, not a heap of
+        # idle nodes: giving back a job's nodes is one operation, not one per node.
+        self._every_node = (1 << len(self.capacities)) - 1
+        self._busy = 0
+        self._extra: dict[int, int] = {}
+        self._extra_nodes = 0
         self._order = 0
         self._colours: dict[int, list[int]] | None = None
         self._taken_by_shape: dict[tuple[int, int, int | None, bool], int | None] = {}
@@ -117,24 +123,6 @@ class CountedPlan:
             return {TENTATIVE: taken}
         return None
 
-    def place_beside(
-        self, shape: Shape, demand: int, start: int, duration: int, other: Window
-    ) -> Placement | None:
-        """:meth:`place` as if ``other`` (``(from, until, amount)``: EASY's head's
-        reservation) were booked too, without booking it: two questions to the
-        aggregate profile instead of a booking taken and given back."""
-        need = self.amount(shape, demand)
-        end = start + duration
-        held_from, held_until, held = other
-        for since, until, amount in (
-            (start, min(end, held_from), need),
-            (max(start, held_from), min(end, held_until), need + held),
-            (max(start, held_until), end, need),
-        ):
-            if since < until and not self.aggregate.fits_during(amount, since, until - since):
-                return None
-        return {TENTATIVE: need // self.node_capacity}
-
     def amount(self, shape: Shape, demand: int) -> int:
         """What a reservation of ``shape`` holds in the aggregate profile."""
         return self._taken(shape, demand) * self.node_capacity
@@ -173,12 +161,11 @@ class CountedPlan:
         self.aggregate.reserve(start, duration, amount)
         end = start + duration
         if TENTATIVE in held:
-            count = held[TENTATIVE] // self.node_capacity
+            count, nodes = held[TENTATIVE] // self.node_capacity, 0
         else:
-            count = len(held)
-            self._name(held, end)
+            count, nodes = len(held), self._name(sum(1 << index for index in held))
         self._order += 1
-        self._bookings[id(held)] = _Booking(start, end, count, held, self._order)
+        self._bookings[id(held)] = _Booking(start, end, count, held, self._order, nodes)
         self._colours = None
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
@@ -189,12 +176,12 @@ class CountedPlan:
         booking = self._bookings.pop(id(held), None)
         if booking is None:
             return  # taken over after its end: it was never booked
-        if TENTATIVE not in held:
-            for index in held:
-                ends = self._named_ends[index]
-                ends.remove(booking.end)
-                if not ends:
-                    self._idle_again(index)
+        nodes = booking.nodes
+        if nodes:
+            still = nodes & self._extra_nodes  # (nodes another named reservation holds too)
+            if still:
+                self._unshare(still)
+            self._busy &= ~(nodes ^ still)
         self._colours = None
 
     def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
@@ -213,38 +200,66 @@ class CountedPlan:
             return placement, held
         self.changes += 1
         booking = self._bookings.pop(id(held))
-        named = self.named_placement(self._idle_nodes(booking.count, now), shape, demand)
+        chosen, nodes = self._idle_nodes(booking.count, now)
+        named = self.named_placement(chosen, shape, demand)
         named_held = dict.fromkeys(named, self.node_capacity)  # held(): whole nodes
         # The same amount over the same window: the aggregate profile does not change.
-        self._name(named_held, booking.end)
+        booking.nodes = self._name(nodes)
         booking.held = named_held
         self._bookings[id(named_held)] = booking
         self._colours = None
         return named, named_held
 
-    def _idle_nodes(self, count: int, now: int) -> list[int]:
-        """The first ``count`` nodes no named reservation holds at ``now``: from the heap
-        of nodes that hold none, or, when jobs that ran past their estimate still hold
-        some of the nodes the plan counts free, by looking at every node."""
-        idle, in_idle, named_ends = self._idle, self._in_idle, self._named_ends
-        chosen = list[int]()
-        while idle and len(chosen) < count:
-            index = heapq.heappop(idle)
-            in_idle.discard(index)
-            if not named_ends[index]:
-                chosen.append(index)
-        if len(chosen) < count:
-            for index in chosen:
-                self._idle_again(index)
-            busy = self._busy_until()
-            chosen = [i for i, until in enumerate(busy) if until <= now][:count]
-        assert len(chosen) == count, "the count of nodes in use is exact"
-        return chosen
+    def start_now(
+        self, placement: Placement, shape: Shape, demand: int, now: int, duration: int
+    ) -> tuple[Placement, dict[int, int]]:
+        """:meth:`reserve` and :meth:`pin` in one step, for a job that starts at ``now``
+        on ``placement`` (a count of nodes, or named ones): the booking is made on the
+        nodes it names, with no tentative booking taken and popped again (EASY starts
+        most jobs it places this way: this was a tenth of a replay on nodes)."""
+        taken = placement.get(TENTATIVE)
+        if taken is None:
+            held = self.held(placement, demand, shape.exclusive)
+            self.reserve(held, now, duration)
+            return placement, held
+        self.changes += 1
+        capacity = self.node_capacity
+        self.aggregate.reserve(now, duration, taken * capacity)
+        end = now + duration
+        chosen, nodes = self._idle_nodes(taken, now)
+        named = self.named_placement(chosen, shape, demand)
+        named_held = dict.fromkeys(named, capacity)  # held(): whole nodes
+        self._name(nodes)
+        self._order += 1
+        booking = _Booking(now, end, taken, named_held, self._order, nodes)
+        self._bookings[id(named_held)] = booking
+        self._colours = None
+        return named, named_held
 
-    def _idle_again(self, index: int) -> None:
-        if index not in self._in_idle:
-            self._in_idle.add(index)
-            heapq.heappush(self._idle, index)
+    def _idle_nodes(self, count: int, now: int) -> tuple[list[int], int]:
+        """The first ``count`` nodes no named reservation holds at ``now``, as indices
+        and as bits: the lowest of those no named reservation holds at all, or, when
+        jobs that ran past their estimate still hold some of the nodes the plan counts
+        free, the first whose named reservations all end by ``now``. Idle nodes are
+        taken a run of neighbours at a time (a job's nodes are mostly one run)."""
+        idle = self._every_node & ~self._busy
+        if idle.bit_count() >= count:
+            chosen: list[int] = []
+            taken = 0
+            while count:
+                lowest = idle & -idle
+                run = idle & ~(idle + lowest)  # the lowest run of idle nodes
+                first = lowest.bit_length() - 1
+                length = min(run.bit_length() - first, count)
+                chosen.extend(range(first, first + length))
+                bits = ((1 << length) - 1) << first
+                taken |= bits
+                idle ^= bits
+                count -= length
+            return chosen, taken
+        chosen = [i for i, until in enumerate(self._busy_until()) if until <= now][:count]
+        assert len(chosen) == count, "the count of nodes in use is exact"
+        return chosen, sum(1 << index for index in chosen)
 
     def named_placement(self, nodes: Sequence[int], shape: Shape, demand: int) -> Placement:
         """Slots per node when ``shape`` takes ``nodes``: as many as a node holds, in
@@ -295,11 +310,34 @@ class CountedPlan:
 
     def _busy_until(self) -> list[int]:
         """The latest end of a named reservation on each node (``_DAWN`` where none is)."""
-        return [max(ends, default=_DAWN) for ends in self._named_ends]
+        until = [_DAWN] * len(self.capacities)
+        for booking in self._bookings.values():
+            if booking.nodes:
+                for index in booking.held:
+                    until[index] = max(until[index], booking.end)
+        return until
 
-    def _name(self, held: Mapping[int, int], end: int) -> None:
-        for index in held:
-            self._named_ends[index].append(end)
+    def _name(self, nodes: int) -> int:
+        """Mark ``nodes`` (bits) held by one more named reservation; returns them."""
+        shared = nodes & self._busy
+        if shared:
+            for index in range(shared.bit_length()):
+                if shared >> index & 1:
+                    self._extra[index] = self._extra.get(index, 0) + 1
+            self._extra_nodes |= shared
+        self._busy |= nodes
+        return nodes
+
+    def _unshare(self, nodes: int) -> None:
+        """One named reservation fewer on each of ``nodes``, which others hold too."""
+        for index in range(nodes.bit_length()):
+            if nodes >> index & 1:
+                left = self._extra[index] - 1
+                if left:
+                    self._extra[index] = left
+                else:
+                    del self._extra[index]
+                    self._extra_nodes &= ~(1 << index)
 
     def _taken(self, shape: Shape, demand: int) -> int:
         taken = self._whole(shape, demand)

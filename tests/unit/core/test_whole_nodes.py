@@ -122,3 +122,35 @@ def test_a_job_that_shares_a_node_ends_counting_and_keeps_every_start() -> None:
     assert started.keys() == {1}  # on two nodes; job 3 waits behind job 2's reservation
     assert started[1] is not None
     assert len(started[1]) == 2
+
+
+def test_a_node_held_past_its_estimate_stays_held_until_its_job_ends() -> None:
+    """A job that runs past its estimate still holds its node, which the plan counts
+    free: a job started then may be named onto it too, and the node stays held until
+    both have ended."""
+    plan = CountedPlan(SPACE, [ONE] * 3, 0)
+    overran, overran_held = plan.start_now({TENTATIVE: 1}, ONE_NODE, ONE, 0, 5)
+    assert overran == {0: 1}
+    # At 7 the plan counts node 0 free (its job's window ended at 5); a job of three
+    # nodes is named onto it too.
+    three, three_held = plan.start_now({TENTATIVE: 3}, Shape(3, {"cpus": 1}), ONE, 7, 5)
+    assert three == {0: 1, 1: 1, 2: 1}
+    plan.release(three_held, 8, 4)  # it ends early; node 0 is still held
+    two, _ = plan.start_now({TENTATIVE: 2}, Shape(2, {"cpus": 1}), ONE, 8, 5)
+    assert two == {1: 1, 2: 1}
+    plan.release(overran_held, 9, 0)  # the job past its estimate ends: node 0 is idle
+    one, _ = plan.start_now({TENTATIVE: 1}, ONE_NODE, ONE, 9, 1)
+    assert one == {0: 1}
+
+
+def test_starting_now_names_the_same_nodes_as_reserving_then_pinning() -> None:
+    fused = CountedPlan(SPACE, [ONE] * 4, 0)
+    apart = CountedPlan(SPACE, [ONE] * 4, 0)
+    for start, count, duration in ((0, 1, 9), (0, 2, 3), (3, 2, 4), (4, 1, 2)):
+        shape = Shape(count, {"cpus": 1})
+        placement = {TENTATIVE: count}
+        named = fused.start_now(placement, shape, ONE, start, duration)
+        held = apart.held(placement, ONE, False)
+        apart.reserve(held, start, duration)
+        assert named == apart.pin(placement, held, shape, ONE, start)
+    assert fused.aggregate.free_at(4) == apart.aggregate.free_at(4)

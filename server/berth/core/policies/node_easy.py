@@ -12,7 +12,6 @@ I/O (``pass_stop`` is the shell's).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
 from itertools import dropwhile
 
 from berth.core.decisions import Start, at
@@ -20,8 +19,7 @@ from berth.core.nodes import Placement
 from berth.core.policies.base import queued_after
 from berth.core.policies.failure_front import FailureFront
 from berth.core.policies.node_schedule import NodeSchedule, Planned
-from berth.core.shapes import Shape
-from berth.core.whole_nodes import CountedPlan, Window
+from berth.core.whole_nodes import TENTATIVE, CountedPlan, Window
 
 
 def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
@@ -51,15 +49,18 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
         newer = idle_since(policy, head)
         resumed = policy.backfill_resume is not None
         window: Window | None = None
-        if isinstance(plan, CountedPlan) and newer != []:  # the head's window, not booked
-            if found is None:
-                found = head_placement(policy, head, now)
-            amount = plan.amount(head.shape, head.demand)
-            window = (found[0], found[0] + head.job.estimate, amount)
-        candidates, first = _candidates(policy, head, free_now, newer, now, window)
+        candidates, first, kept = _candidates(policy, head, free_now, newer)
         if first < len(candidates):
+            # The head's placement only now: most passes find no job that fits now.
             if found is None:
                 found = head_placement(policy, head, now)
+            if isinstance(plan, CountedPlan):  # the head's window, not booked
+                amount = plan.amount(head.shape, head.demand)
+                window = (found[0], found[0] + head.job.estimate, amount)
+                if not kept:
+                    candidates = _beside_head(plan, candidates, window, now, guard)
+        if first < len(candidates):
+            assert found is not None
             before = len(started)
             if window is not None:
                 backfill(policy, head, found[0], now, started, candidates, first, window)
@@ -93,13 +94,11 @@ def _candidates(
     head: Planned,
     free_now: int,
     newer: list[Planned] | None,
-    now: int,
-    window: Window | None = None,
-) -> tuple[list[Planned], int]:
-    """The jobs worth asking, in queue order, and where to begin in that list: after
-    the job a stopped pass reached (if any), only those queued since an idle pass
-    (``newer``), and of them those whose total fits in what is free now (all that take
-    whole nodes of named nodes).
+) -> tuple[list[Planned], int, bool]:
+    """The jobs worth asking, in queue order, where to begin in that list, and whether
+    it is the list a stopped pass kept: after the job a stopped pass reached (if any),
+    only those queued since an idle pass (``newer``), and of them those whose total
+    fits in what is free now (all that take whole nodes of named nodes).
 
     A pass that goes on where one stopped goes on through that pass's list: filtering
     a queue of 50,000 jobs again took most of a 10-ms slice, so each slice asked one
@@ -107,16 +106,13 @@ def _candidates(
     they are reached (:func:`backfill`), and jobs it left out wait for the next pass,
     as the jobs before the one it stopped at do.
 
-    On a counted plan (``window``: the head's, not booked), where the total is the
-    whole nodes a job takes, the test is sharper, at the same C speed: they must be
-    free now and, if it runs past the head's start, free beside the head then. There
-    (running jobs only, whose room only comes back) it is also sufficient, so nearly
-    every job that passes it starts; :func:`backfill` still asks the plan about each."""
+    On a counted plan the total is the whole nodes a job takes, and the pass narrows a
+    new list further (:func:`_beside_head`)."""
     source: Iterable[Planned] = policy.waiting.values() if newer is None else newer
     resume, policy.backfill_resume = policy.backfill_resume, None
     rest, policy.backfill_rest = policy.backfill_rest, None
     if rest is not None and rest[1] < len(rest[0]) and rest[0][rest[1]].job.id == resume:
-        return rest
+        return rest[0], rest[1], True
     guard, parked = policy.space.guard, policy.parked
     # (A long prefix costs more sorted than the whole queue filtered: a quarter at most.)
     rows = (
@@ -132,25 +128,45 @@ def _candidates(
         source = [e for _, e in sorted((a, e) for _, a, e in rows if a >= first)]
     elif resume is not None and resume in policy.waiting:
         source = dropwhile(lambda e: e.job.id != resume, source)
-    if window is None:
-        return [  # fits() written out: a call per waiting job costs more than the test
+    return (
+        [  # fits() written out: a call per waiting job costs more than the test
             other
             for other in source
             if (free_now - other.total) & guard == guard
             and other is not head
             and other.job.id not in parked
-        ], 0
-    reserved, _, held = window
-    beside = (policy.plan.aggregate.free_at(reserved) - held) | guard
-    latest = reserved - now
+        ],
+        0,
+        False,
+    )
+
+
+def _beside_head(
+    plan: CountedPlan, fitting: list[Planned], window: Window, now: int, guard: int
+) -> list[Planned]:
+    """Of the jobs whose whole nodes are free now, those also free beside the head's
+    ``window`` (not booked) if they run past its start: one more test at C speed, asked
+    only once some job fits now (most passes find none, and the head's search is then
+    not needed). On a plan of running jobs only, whose room only comes back, it is also
+    sufficient, so nearly every job that passes it starts; :func:`backfill` still asks
+    the plan about each."""
+    beside, latest = _room_beside(plan, window, now)
+    beside |= guard
     return [
         other
-        for other in source
-        if (free_now - other.total) & guard == guard
-        and (other.job.estimate <= latest or (beside - other.total) & guard == guard)
-        and other is not head
-        and other.job.id not in parked
-    ], 0
+        for other in fitting
+        if other.job.estimate <= latest or (beside - other.total) & guard == guard
+    ]
+
+
+def _room_beside(plan: CountedPlan, window: Window, now: int) -> tuple[int, int]:
+    """What is free beside the head's ``window`` (not booked) at its start, packed, and
+    how long a job started at ``now`` may run before it: a job that runs no longer
+    needs no room beside it. On a plan of running jobs only, room only comes back as
+    time goes on, so what a job needs is free during its whole window exactly when it
+    is free now and, if it runs past the head's start, free beside the head then."""
+    reserved, _, held = window
+    return plan.aggregate.free_at(reserved) - held, reserved - now
 
 
 def backfill(
@@ -165,8 +181,8 @@ def backfill(
 ) -> None:
     """Start now every job of ``candidates`` from ``first`` on that has a placement for
     its whole estimate beside the ``head``'s reservation (held in the plan at
-    ``reserved``, or, on a counted plan, its ``window`` asked about beside each), in
-    order.
+    ``reserved``, or, on a counted plan, its ``window``: the room beside it, kept as
+    jobs start, see :func:`_room_beside`), in order.
 
     Two exact shortcuts, as the plan only fills during the pass: a job whose total
     does not fit in what is free now cannot start (one packed test); and a job that
@@ -185,9 +201,12 @@ def backfill(
     stop = policy.pass_stop if policy.deferred else None
     asked = False
     plan = policy.plan
-    place = plan.place
+    beside = latest = capacity = 0
+    counted = False
     if window is not None and isinstance(plan, CountedPlan):
-        place = partial(_beside, plan, window)
+        counted = True  # (answered from the room beside the head: no question to the plan)
+        beside, latest = _room_beside(plan, window, now)
+        capacity = plan.node_capacity
     waiting, parked = policy.waiting, policy.parked
     for position in range(first, len(candidates)):
         other = candidates[position]
@@ -207,7 +226,13 @@ def backfill(
         if front is not None and front.covers(shape.count, estimate):
             continue
         asked = True
-        placement = place(shape, other.demand, now, estimate)
+        placement: Placement | None
+        if not counted:
+            placement = plan.place(shape, other.demand, now, estimate)
+        elif estimate <= latest or ((beside | guard) - other.total) & guard == guard:
+            placement = {TENTATIVE: other.total // capacity}
+        else:
+            placement = None
         if placement is None:
             if front is None:
                 front = failed[terms] = FailureFront()
@@ -216,12 +241,8 @@ def backfill(
         reason = f"backfilled beside the head's reservation at {at(reserved)}"
         started.append(policy._launch(other, now, placement, reason))
         free_now = policy.plan.aggregate.free_at(now) | guard
-
-
-def _beside(
-    plan: CountedPlan, head: Window, shape: Shape, demand: int, start: int, duration: int
-) -> Placement | None:
-    return plan.place_beside(shape, demand, start, duration, head)
+        if counted and estimate > latest:
+            beside -= other.total  # (it holds its nodes at the head's start too)
 
 
 def idle_since(policy: NodeSchedule, head: Planned) -> list[Planned] | None:

@@ -47,6 +47,9 @@ NODE_POLICIES: dict[str, int | None] = {
 }
 
 _DAWN = -(1 << 62)
+#: How many shapes :meth:`NodeSchedule._problems` remembers by identity (each job given
+#: as slots brings its own shape object).
+_SHAPES_SEEN = 4096
 
 #: How the reason of a job that only drained or down nodes could hold begins.
 WAITS_FOR_NODES = "waits for nodes that are drained or down"
@@ -155,7 +158,8 @@ class NodeSchedule:
             for amounts in (configured or nodes).values()
         ]
         self._replanned: set[int] = set()
-        self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None]] = {}
+        self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None, int]] = {}
+        self._shape_seen: dict[int, tuple[Shape, tuple[str | None, str | None, int]]] = {}
         self._unpacked: dict[int, Mapping[str, int]] = {}
         #: Per summed profile (the nodes some slots need): the room given back on those
         #: nodes (completions, cancels, moves), in order.
@@ -218,18 +222,16 @@ class NodeSchedule:
         if job.id in self.waiting or job.id in self.running:
             return Reject(job.id, f"job id {job.id} is already queued or running")
         shape = job.shape or shape_of(job.resources)
-        problem, waits = self._problems(shape)
+        problem, waits, demand = self._problems(shape)
         if problem is not None:
             return Reject(job.id, problem)
-        entry = Planned(job, shape, self.space.pack(shape.per_slot))
+        entry = Planned(job, shape, demand)
+        entry.plan_on(self.plan)
         if waits is not None:
             self.parked[job.id] = f"{WAITS_FOR_NODES} ({waits})"
-        elif (
-            isinstance(self.plan, CountedPlan)
-            and self.plan.nodes_taken(shape, entry.demand) is None
-        ):
-            self._name_nodes(now)
-        entry.plan_on(self.plan)
+        elif entry.need is None and isinstance(self.plan, CountedPlan):
+            self._name_nodes(now)  # (it would share a node: counting ends)
+            entry.plan_on(self.plan)
         entry.log = self._log_of(entry)
         self.waiting[job.id] = entry
         if self.shares_entries:
@@ -262,9 +264,16 @@ class NodeSchedule:
         """A job left the queue (started, withdrawn, refused): what a policy keeps per
         waiting job (a deadline, a slack state) goes with it."""
 
-    def _problems(self, shape: Shape) -> tuple[str | None, str | None]:
-        """Why no configured node set could ever hold ``shape``, and why the nodes up
-        cannot now (``None``: they can); remembered per shape, as jobs repeat them."""
+    def _problems(self, shape: Shape) -> tuple[str | None, str | None, int]:
+        """Why no configured node set could ever hold ``shape``, why the nodes up
+        cannot now (``None``: they can), and its slot packed; remembered per shape, as
+        jobs repeat them (and by the shape itself: the shapes of jobs given as totals
+        are shared, and a key costs more to build than the answer to look up)."""
+        same = self._shape_seen.get(id(shape))
+        if same is not None and same[0] is shape:
+            return same[1]
+        if len(self._shape_seen) >= _SHAPES_SEEN:
+            self._shape_seen.clear()
         key = (tuple(shape.per_slot.items()), shape.count, shape.nodes, shape.exclusive)
         known = self._shape_problems.get(key)
         if known is None:
@@ -275,7 +284,9 @@ class NodeSchedule:
                 else shape_problem(shape, self.space, self._configured)
             )
             waits = None if problem else shape_problem(shape, self.space, self.plan.capacities)
-            known = self._shape_problems[key] = (problem, waits)
+            demand = 0 if problem else self.space.pack(shape.per_slot)
+            known = self._shape_problems[key] = (problem, waits, demand)
+        self._shape_seen[id(shape)] = (shape, known)  # (the shape kept: its id stays its)
         return known
 
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
@@ -389,13 +400,20 @@ class NodeSchedule:
         self.by_total.remove(self.waiting.pop(job.id), self._arrival.pop(job.id))
         self._replanned.discard(job.id)
         self._left_queue(job.id)
-        if not reserved:
-            self._hold(entry, now, placement)
-        assert entry.placement is not None
-        assert entry.held is not None
-        entry.placement, entry.held = self.plan.pin(
-            entry.placement, entry.held, entry.shape, entry.demand, now
-        )
+        plan = self.plan
+        if not reserved and isinstance(plan, CountedPlan):
+            entry.start = now
+            entry.placement, entry.held = plan.start_now(
+                placement, entry.shape, entry.demand, now, job.estimate
+            )
+        else:
+            if not reserved:
+                self._hold(entry, now, placement)
+            assert entry.placement is not None
+            assert entry.held is not None
+            entry.placement, entry.held = plan.pin(
+                entry.placement, entry.held, entry.shape, entry.demand, now
+            )
         self.running[job.id] = entry
         self.used += sum(entry.held.values())
         return Start(job.id, now, reason, self.describe(entry))
@@ -405,12 +423,18 @@ class NodeSchedule:
         amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
         64 alike; a what-if copy of the policy copies it like any other state)."""
         assert entry.held is not None
-        out: dict[str, Mapping[str, int]] = {}
-        unpacked = self._unpacked
+        held = self.plan.names(entry.held)
         names = self.node_names
-        for index, amount in self.plan.names(entry.held).items():
-            known = unpacked.get(amount)
-            if known is None:
-                known = unpacked[amount] = {n: a for n, a in self.space.unpack(amount).items() if a}
-            out[names[index]] = known
-        return out
+        amounts = set(held.values())
+        if len(amounts) == 1:  # (whole nodes, or the same on each: one mapping, no loop)
+            return dict.fromkeys(map(names.__getitem__, held), self._unpack(amounts.pop()))
+        return {names[index]: self._unpack(amount) for index, amount in held.items()}
+
+    def _unpack(self, amount: int) -> Mapping[str, int]:
+        """``amount`` unpacked without the resources it has none of, one mapping per
+        amount (shared by every placement that holds it)."""
+        known = self._unpacked.get(amount)
+        if known is None:
+            unpacked = self.space.unpack(amount)
+            known = self._unpacked[amount] = {n: a for n, a in unpacked.items() if a}
+        return known
