@@ -286,7 +286,7 @@ class NodeSchedule:
             waits = None if problem else shape_problem(shape, self.space, self.plan.capacities)
             demand = 0 if problem else self.space.pack(shape.per_slot)
             known = self._shape_problems[key] = (problem, waits, demand)
-        self._shape_seen[id(shape)] = (shape, known)  # (the shape kept: its id stays its)
+        self._shape_seen[id(shape)] = (shape, known)  # (kept alive: its id is not reused)
         return known
 
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
