@@ -200,11 +200,8 @@ class CountedPlan:
             return placement, held
         self.changes += 1
         booking = self._bookings.pop(id(held))
-        chosen, nodes = self._idle_nodes(booking.count, now)
-        named = self.named_placement(chosen, shape, demand)
-        named_held = dict.fromkeys(named, self.node_capacity)  # held(): whole nodes
         # The same amount over the same window: the aggregate profile does not change.
-        booking.nodes = self._name(nodes)
+        named, named_held, booking.nodes = self._name_idle(booking.count, shape, demand, now)
         booking.held = named_held
         self._bookings[id(named_held)] = booking
         self._colours = None
@@ -216,25 +213,30 @@ class CountedPlan:
         """:meth:`reserve` and :meth:`pin` in one step, for a job that starts at ``now``
         on ``placement`` (a count of nodes, or named ones): the booking is made on the
         nodes it names, with no tentative booking taken and popped again (EASY starts
-        most jobs it places this way: this was a tenth of a replay on nodes)."""
+        most jobs it places this way)."""
         taken = placement.get(TENTATIVE)
         if taken is None:
             held = self.held(placement, demand, shape.exclusive)
             self.reserve(held, now, duration)
             return placement, held
         self.changes += 1
-        capacity = self.node_capacity
-        self.aggregate.reserve(now, duration, taken * capacity)
-        end = now + duration
-        chosen, nodes = self._idle_nodes(taken, now)
-        named = self.named_placement(chosen, shape, demand)
-        named_held = dict.fromkeys(named, capacity)  # held(): whole nodes
-        self._name(nodes)
+        self.aggregate.reserve(now, duration, taken * self.node_capacity)
+        named, named_held, nodes = self._name_idle(taken, shape, demand, now)
         self._order += 1
-        booking = _Booking(now, end, taken, named_held, self._order, nodes)
+        booking = _Booking(now, now + duration, taken, named_held, self._order, nodes)
         self._bookings[id(named_held)] = booking
         self._colours = None
         return named, named_held
+
+    def _name_idle(
+        self, count: int, shape: Shape, demand: int, now: int
+    ) -> tuple[Placement, dict[int, int], int]:
+        """Name ``count`` idle nodes for a job of ``shape`` starting at ``now``: its
+        placement, what it holds there (whole nodes, as :meth:`held` gives) and the
+        nodes as bits, marked held."""
+        chosen, nodes = self._idle_nodes(count, now)
+        named = self.named_placement(chosen, shape, demand)
+        return named, dict.fromkeys(named, self.node_capacity), self._name(nodes)
 
     def _idle_nodes(self, count: int, now: int) -> tuple[list[int], int]:
         """The first ``count`` nodes no named reservation holds at ``now``, as indices
