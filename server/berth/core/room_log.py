@@ -2,24 +2,30 @@
 
 Compression asks each waiting job again only if room was given back, since it was last
 asked, early enough to matter. :class:`RoomLog` records each window of room given back
-(``[since, until)``) and answers, for any suffix of the log, the earliest ``since`` and
-the latest ``until`` in it, in O(log n): for an append-only sequence the positions that
-hold a suffix's minimum form a stack whose values increase (and likewise for the
-maximum), so a suffix query is a binary search over that stack. Pure: no clock, no I/O.
+(``[since, until)``, and the nodes it was on) and answers, for any suffix of the log, the
+earliest ``since`` and the latest ``until`` in it, in O(log n): for an append-only
+sequence the positions that hold a suffix's minimum form a stack whose values increase
+(and likewise for the maximum), so a suffix query is a binary search over that stack.
+A short suffix is also read entry by entry (:meth:`RoomLog.windows_since`): which nodes
+gained room, and when. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 
 from berth.core.profile import NEVER
+
+#: An entry of a log: room given back during ``[since, until)`` on these nodes (their
+#: indices in the plan; empty when the logger does not name them).
+Window = tuple[int, int, Sequence[int]]
 
 
 class RoomLog:
     """Windows of room given back, in order; positions count from the last :meth:`clear`."""
 
-    __slots__ = ("_high_at", "_highs", "_low_at", "_lows", "last", "size")
+    __slots__ = ("_high_at", "_highs", "_low_at", "_lows", "_windows", "last", "size")
 
     def __init__(self) -> None:
         self.size = 0  # entries since the last clear
@@ -28,8 +34,9 @@ class RoomLog:
         self._lows: list[int] = []
         self._high_at: list[int] = []  # positions whose until is above every later one
         self._highs: list[int] = []
+        self._windows: list[Window] = []
 
-    def append(self, since: int, until: int) -> None:
+    def append(self, since: int, until: int, nodes: Sequence[int] = ()) -> None:
         lows, highs = self._lows, self._highs
         while lows and lows[-1] >= since:
             lows.pop()
@@ -41,8 +48,14 @@ class RoomLog:
         self._low_at.append(self.size)
         highs.append(until)
         self._high_at.append(self.size)
+        self._windows.append((since, until, nodes))
         self.size += 1
         self.last = (since, until)
+
+    def windows_since(self, position: int) -> list[Window]:
+        """The entries logged at ``position`` or later, oldest first: each window of room
+        given back with the nodes it was given back on."""
+        return self._windows[position:]
 
     def since(self, position: int) -> tuple[int, int]:
         """The earliest ``since`` and the latest ``until`` logged at ``position`` or
@@ -62,6 +75,7 @@ class RoomLog:
         self._lows.clear()
         self._high_at.clear()
         self._highs.clear()
+        self._windows.clear()
 
 
 #: Entries a room log keeps before it starts again (the node planner's logs).
@@ -88,9 +102,11 @@ class RoomLogs:
             log = self._logs[key] = RoomLog()
         return log
 
-    def append(self, keys: Iterable[Hashable], since: int, until: int) -> list[RoomLog]:
-        """Log ``[since, until)`` for the sets ``keys`` that have a log; the logs that
-        started again first (their jobs must be asked afresh)."""
+    def append(
+        self, keys: Iterable[Hashable], since: int, until: int, nodes: Sequence[int] = ()
+    ) -> list[RoomLog]:
+        """Log ``[since, until)`` on ``nodes`` for the sets ``keys`` that have a log; the
+        logs that started again first (their jobs must be asked afresh)."""
         restarted = []
         logs = self._logs
         for key in keys:
@@ -100,7 +116,7 @@ class RoomLogs:
             if log.size >= self._limit:
                 log.clear()
                 restarted.append(log)
-            log.append(since, until)
+            log.append(since, until, nodes)
         return restarted
 
     def clear(self) -> None:

@@ -54,3 +54,14 @@ def test_room_logs_keep_one_log_per_set_and_start_a_long_one_again() -> None:
     assert gpus.size == 2
     logs.clear()
     assert logs.of("gpu nodes") is not gpus
+
+
+def test_a_short_suffix_is_read_window_by_window_with_its_nodes() -> None:
+    log = RoomLog()
+    log.append(5, 9, (0, 2))
+    log.append(7, 8)
+    log.append(1, 3, (4,))
+    assert log.windows_since(1) == [(7, 8, ()), (1, 3, (4,))]
+    assert log.windows_since(3) == []
+    log.clear()
+    assert log.windows_since(0) == []

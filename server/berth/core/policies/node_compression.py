@@ -14,10 +14,18 @@ is the shell's).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from berth.core.node_search import SearchStopped
+from berth.core.nodes import NodePlan
 from berth.core.policies.node_schedule import NodeSchedule
+from berth.core.room_log import Window
+from berth.core.whole_nodes import CountedPlan
+
+#: A job is tested on the nodes that gained room (:func:`first_on_given_back`) when at
+#: most this many windows of room were given back since it was asked; after more, the
+#: test would cost about what the search costs.
+WINDOWS_READ = 8
 
 
 def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = None) -> bool:
@@ -38,8 +46,10 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
     frees up; the answer depends on those nodes alone). Room given back only from
     the end of the job's reach on (its start, when the plan looks only before it,
     as a counted plan does; else its start plus its estimate) changes nothing, and
-    a new start must be earlier than the latest end of that room. The same result
-    as whole passes, for a fraction of the work.
+    a new start must be earlier than the latest end of that room. On a plan that
+    names nodes, a new start also needs one of the nodes that gained room to have
+    room for a slot then (:func:`first_on_given_back`). The same result as whole
+    passes, for a fraction of the work.
     """
     # Moving a job writes on its entry, which a forecast's or a what-if's copy shares
     # with the live policy: such a copy never compresses (node_fork).
@@ -90,6 +100,12 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
                 if first is not None and stopped_search[1] == log.size:
                     first = max(first, stopped_search[2])  # nothing was given back since
                 stopped_search = None
+            if first is not None and whole_window and checked >= 0:
+                windows = log.windows_since(checked)
+                if len(windows) <= WINDOWS_READ:
+                    first = first_on_given_back(
+                        policy.plan, entry.demand, estimate, windows, first, old
+                    )
             if first is not None and (bound is None or first < bound):
                 try:
                     moved = policy._move_earlier(entry, first, bound, stop) or moved
@@ -102,3 +118,43 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
             return True
         moved = False
         at = 0
+
+
+def first_on_given_back(
+    plan: NodePlan | CountedPlan,
+    demand: int,
+    estimate: int,
+    windows: Sequence[Window],
+    first: int,
+    old: int,
+) -> int | None:
+    """For a job reserved at ``old`` (its slot ``demand``, its ``estimate``): the earliest
+    start from ``first`` on, before ``old``, at which one of the nodes in ``windows``
+    (room given back since the job was last asked) has room for one slot during the
+    job's window, cut at ``old``, and that window meets the room given back there;
+    ``None``: no start before ``old`` is new. ``first`` itself if the plan does not name
+    nodes.
+
+    Why it is a bound: when the job was last asked, no placement before ``old`` held
+    it. Since then the plan lost room (reservations) and gained only the windows
+    logged. So a placement that holds it now uses a node that gained room during its
+    window, and that node has room for one slot during it (before ``old``: from there
+    on the job's own reservation is its room, which the node's profile still holds).
+    Most jobs fail it on the few nodes a completion freed, and keep their reservation
+    without a search of the whole cluster."""
+    if not isinstance(plan, NodePlan):
+        return first
+    profiles = plan.profiles
+    best = old
+    for since, until, nodes in windows:
+        after = max(first, since - estimate + 1)  # the window reaches into the room
+        before = min(until, best)  # and starts before it ends (and before the best yet)
+        if after >= before:
+            continue
+        for index in nodes:
+            start = profiles[index].earliest_start(demand, estimate, after, old, before)
+            if start is not None:
+                best = before = start
+                if after >= before:
+                    break
+    return None if best == old else best

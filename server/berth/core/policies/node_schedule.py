@@ -319,13 +319,13 @@ class NodeSchedule:
         return self._room_logs.of(self.plan.aggregate if entry.need is None else entry.need[0])
 
     def _given_back(self, held: Mapping[int, int], since: int, until: int) -> None:
-        """Log room given back on the nodes of ``held`` during ``[since, until)``, in the
-        log of every summed profile they are part of: a job whose slots only other nodes
-        can hold has no new start from it. Only compression reads the logs: a policy
+        """Log room given back on the nodes of ``held`` during ``[since, until)`` (with
+        those nodes), in the log of every summed profile they are part of: a job whose
+        slots only other nodes can hold has no new start from it. Only compression reads the logs: a policy
         that reserves only the head (EASY, FCFS) keeps none."""
         if not self.reserves_every_job:
             return
-        restarted = self._room_logs.append(self.plan.summed_over(held), since, until)
+        restarted = self._room_logs.append(self.plan.summed_over(held), since, until, tuple(held))
         for log in restarted:
             for entry in self.waiting.values():
                 if entry.log is log:
