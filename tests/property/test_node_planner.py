@@ -10,6 +10,7 @@ node-shaped jobs, under fcfs, easy and conservative:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -220,12 +221,27 @@ def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
     assert "nodes.count" in getattr(too_many, "reason", "")
 
 
+@pytest.mark.parametrize("walk", [None, 1])
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
-def test_the_earliest_start_is_the_first_candidate_that_fits(data: st.DataObject) -> None:
+def test_the_earliest_start_is_the_first_candidate_that_fits(
+    walk: int | None, data: st.DataObject
+) -> None:
     """The search that carries each node's answer from one candidate start to the next
     finds what trying every candidate (``after`` and each reservation end) in turn
-    with :meth:`NodePlan.place` finds."""
+    with :meth:`NodePlan.place` finds; also when each node's walk to a run of room long
+    enough stops after ``walk`` steps (it answers a start no later, and is asked again)."""
+    from berth.core.profile import Profile
+
+    whole = Profile._LONG_WALK_STEPS
+    Profile._LONG_WALK_STEPS = walk or whole
+    try:
+        _earliest_is_the_first_fit(data)
+    finally:
+        Profile._LONG_WALK_STEPS = whole
+
+
+def _earliest_is_the_first_fit(data: st.DataObject) -> None:
     from berth.core.nodes import NodePlan
     from berth.core.resources import ResourceSpace
 

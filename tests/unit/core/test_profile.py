@@ -191,6 +191,40 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
 @settings(max_examples=300, deadline=None)
 @given(
     ops=operations,
+    slot=SLOTS,
+    duration=st.integers(1, 12),
+    most=st.integers(1, 5),
+    limit=st.none() | st.integers(1, HORIZON * 3),
+    walk=st.integers(1, 3),
+)
+def test_a_walk_to_a_long_run_cut_short_answers_the_same_count_and_no_later(
+    ops: list[tuple[int, int, int, int]],
+    slot: tuple[int, int],
+    duration: int,
+    most: int,
+    limit: int | None,
+    walk: int,
+) -> None:
+    """With the walk to a run of room long enough stopped after ``walk`` steps, every
+    answer counts the same, and the time it holds until is after the start asked and
+    no later than the whole walk's (the searches ask again from there)."""
+    profile = _booked(ops)
+    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    whole_walk = Profile._LONG_WALK_STEPS
+    for start in range(HORIZON * 3):
+        whole = profile.copies_until(demand, start, duration, most, limit)
+        Profile._LONG_WALK_STEPS = walk
+        try:
+            cut = profile.copies_until(demand, start, duration, most, limit)
+        finally:
+            Profile._LONG_WALK_STEPS = whole_walk
+        assert cut[0] == whole[0]
+        assert start < cut[1] <= whole[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
     slot=st.tuples(st.integers(0, 3), st.integers(0, 2)).filter(lambda s: s != (0, 0)),
     changes=st.lists(st.tuples(st.integers(0, HORIZON), st.integers(1, 6)), max_size=4),
 )
