@@ -7,7 +7,8 @@ earliest ``since`` and the latest ``until`` in it, in O(log n): for an append-on
 sequence the positions that hold a suffix's minimum form a stack whose values increase
 (and likewise for the maximum), so a suffix query is a binary search over that stack.
 A short suffix is also read entry by entry (:meth:`RoomLog.windows_since`): which nodes
-gained room, and when. Pure: no clock, no I/O.
+gained room, and when; only the last :data:`WINDOWS_KEPT` entries are kept for that.
+Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from berth.core.profile import NEVER
 #: An entry of a log: room given back during ``[since, until)`` on these nodes (their
 #: indices in the plan; empty when the logger does not name them).
 Window = tuple[int, int, Sequence[int]]
+
+#: The newest entries a log keeps to be read one by one: a suffix longer than this is
+#: only summed up (reading more cost compression about what its search costs).
+WINDOWS_KEPT = 8
 
 
 class RoomLog:
@@ -48,14 +53,20 @@ class RoomLog:
         self._low_at.append(self.size)
         highs.append(until)
         self._high_at.append(self.size)
-        self._windows.append((since, until, nodes))
+        windows = self._windows
+        windows.append((since, until, nodes))
+        if len(windows) > 2 * WINDOWS_KEPT:
+            del windows[:-WINDOWS_KEPT]
         self.size += 1
         self.last = (since, until)
 
-    def windows_since(self, position: int) -> list[Window]:
+    def windows_since(self, position: int) -> list[Window] | None:
         """The entries logged at ``position`` or later, oldest first: each window of room
-        given back with the nodes it was given back on."""
-        return self._windows[position:]
+        given back with the nodes it was given back on; ``None`` if they are more than
+        :data:`WINDOWS_KEPT`."""
+        if self.size - position > WINDOWS_KEPT:
+            return None
+        return self._windows[len(self._windows) - (self.size - position) :]
 
     def since(self, position: int) -> tuple[int, int]:
         """The earliest ``since`` and the latest ``until`` logged at ``position`` or

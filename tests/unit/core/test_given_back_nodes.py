@@ -49,3 +49,8 @@ def test_a_window_may_begin_before_the_room_it_reaches() -> None:
     plan.reserve({0: FOUR}, 30, 70)
     plan.release({0: FOUR}, 30, 20)
     assert first_on_given_back(plan, SLOT, 25, [(30, 50, (0,))], 0, 200) == 10
+
+
+def test_room_given_back_on_nodes_not_named_bounds_nothing() -> None:
+    plan = busy_pair()
+    assert first_on_given_back(plan, SLOT, 31, [(10, 40, ())], 5, 100) == 5

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from berth.core.profile import NEVER
-from berth.core.room_log import RoomLog, RoomLogs
+from berth.core.room_log import WINDOWS_KEPT, RoomLog, RoomLogs
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=40))
@@ -65,3 +65,15 @@ def test_a_short_suffix_is_read_window_by_window_with_its_nodes() -> None:
     assert log.windows_since(3) == []
     log.clear()
     assert log.windows_since(0) == []
+
+
+def test_only_the_newest_windows_are_kept_to_be_read() -> None:
+    log = RoomLog()
+    size = WINDOWS_KEPT * 3 + 1
+    for at in range(size):
+        log.append(at, at + 1, (at,))
+    newest = [(at, at + 1, (at,)) for at in range(size - WINDOWS_KEPT, size)]
+    assert log.windows_since(size - WINDOWS_KEPT) == newest
+    assert log.windows_since(size - 2) == newest[-2:]
+    assert log.windows_since(size - WINDOWS_KEPT - 1) is None
+    assert log.since(0) == (0, size)  # the summary still covers every entry

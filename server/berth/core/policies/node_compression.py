@@ -22,11 +22,6 @@ from berth.core.policies.node_schedule import NodeSchedule
 from berth.core.room_log import Window
 from berth.core.whole_nodes import CountedPlan
 
-#: A job is tested on the nodes that gained room (:func:`first_on_given_back`) when at
-#: most this many windows of room were given back since it was asked; after more, the
-#: test would cost about what the search costs.
-WINDOWS_READ = 8
-
 
 def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = None) -> bool:
     """Whether the compression finished (``False``: ``stop()`` ended the slice first;
@@ -101,8 +96,8 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
                     first = max(first, stopped_search[2])  # nothing was given back since
                 stopped_search = None
             if first is not None and whole_window and checked >= 0:
-                windows = log.windows_since(checked)
-                if len(windows) <= WINDOWS_READ:
+                windows = log.windows_since(checked)  # (None: too many to read)
+                if windows is not None:
                     first = first_on_given_back(
                         policy.plan, entry.demand, estimate, windows, first, old
                     )
@@ -151,6 +146,8 @@ def first_on_given_back(
         before = min(until, best)  # and starts before it ends (and before the best yet)
         if after >= before:
             continue
+        if not nodes:
+            return first  # room given back on nodes not named: no bound from them
         for index in nodes:
             start = profiles[index].earliest_start(demand, estimate, after, old, before)
             if start is not None:

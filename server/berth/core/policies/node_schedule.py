@@ -321,8 +321,8 @@ class NodeSchedule:
     def _given_back(self, held: Mapping[int, int], since: int, until: int) -> None:
         """Log room given back on the nodes of ``held`` during ``[since, until)`` (with
         those nodes), in the log of every summed profile they are part of: a job whose
-        slots only other nodes can hold has no new start from it. Only compression reads the logs: a policy
-        that reserves only the head (EASY, FCFS) keeps none."""
+        slots only other nodes can hold has no new start from it. Only compression reads
+        the logs: a policy that reserves only the head (EASY, FCFS) keeps none."""
         if not self.reserves_every_job:
             return
         restarted = self._room_logs.append(self.plan.summed_over(held), since, until, tuple(held))
