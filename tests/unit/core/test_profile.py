@@ -138,15 +138,19 @@ def test_profile_matches_a_per_second_grid(
     _assert_steps_merged(profile)
 
 
+#: What a question of ``copies_until`` draws: a booked profile, a slot, a window, a most
+#: and a limit.
+COPIES_ASKED = {
+    "ops": operations,
+    "slot": SLOTS,
+    "duration": st.integers(1, 12),
+    "most": st.integers(1, 5),
+    "limit": st.none() | st.integers(1, HORIZON * 3),
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    ops=operations,
-    slot=SLOTS,
-    duration=st.integers(1, 12),
-    most=st.integers(1, 5),
-    limit=st.none() | st.integers(1, HORIZON * 3),
-    forget=st.integers(0, HORIZON),
-)
+@given(**COPIES_ASKED, forget=st.integers(0, HORIZON))
 def test_copies_until_holds_its_answer_until_the_time_it_gives(
     ops: list[tuple[int, int, int, int]],
     slot: tuple[int, int],
@@ -189,14 +193,7 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    ops=operations,
-    slot=SLOTS,
-    duration=st.integers(1, 12),
-    most=st.integers(1, 5),
-    limit=st.none() | st.integers(1, HORIZON * 3),
-    walk=st.integers(1, 3),
-)
+@given(**COPIES_ASKED, walk=st.integers(1, 3))
 def test_a_walk_to_a_long_run_cut_short_answers_the_same_count_and_no_later(
     ops: list[tuple[int, int, int, int]],
     slot: tuple[int, int],
