@@ -14,6 +14,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.core import node_search
 from berth.core import nodes as node_module
 from berth.core.model import Job
 from berth.core.policies.node_registry import make_node_policy
@@ -41,8 +42,12 @@ def blocky_clusters(draw: st.DrawFn, least: int = 2, most: int = 9) -> dict[str,
 
 
 def _replay(jobs: list[TraceJob], policy: str, nodes: dict[str, dict[str, int]],
-            blocks_from: int) -> list[JobRecord]:  # fmt: skip
-    with mock.patch.object(node_module, "BLOCKS_FROM", blocks_from):
+            blocks_from: int, block_steps: int = node_search.BLOCK_STEPS,
+            ) -> list[JobRecord]:  # fmt: skip
+    with (
+        mock.patch.object(node_module, "BLOCKS_FROM", blocks_from),
+        mock.patch.object(node_search, "BLOCK_STEPS", block_steps),
+    ):
         return replay(jobs, make_node_policy(policy, nodes))
 
 
@@ -53,9 +58,11 @@ def test_blocks_give_the_schedule_of_every_node_asked(data: st.DataObject, polic
     jobs = data.draw(node_jobs(nodes, 30))
     pruned = _replay(jobs, policy, nodes, blocks_from=1)
     every_node = _replay(jobs, policy, nodes, blocks_from=1 << 30)
-    assert [(r.id, r.start, r.guarantee, r.nodes) for r in pruned] == [
-        (r.id, r.start, r.guarantee, r.nodes) for r in every_node
-    ]
+    # A block's summed profile read one step at a time: each time it gives is a bound.
+    bounded = _replay(jobs, policy, nodes, blocks_from=1, block_steps=1)
+    expected = [(r.id, r.start, r.guarantee, r.nodes) for r in every_node]
+    assert [(r.id, r.start, r.guarantee, r.nodes) for r in pruned] == expected
+    assert [(r.id, r.start, r.guarantee, r.nodes) for r in bounded] == expected
 
 
 @st.composite

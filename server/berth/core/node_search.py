@@ -16,13 +16,17 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from berth.core.profile import NEVER, Profile
+from berth.core.profile import Profile
 from berth.core.resources import copies_in, parts_of
 
 if TYPE_CHECKING:
     from berth.core.node_blocks import NodeBlocks
     from berth.core.shapes import Shape
 
+
+#: Steps of a block's summed profile read to find when it may hold a slot, before the
+#: search takes the time reached as a bound and asks the block again there.
+BLOCK_STEPS = 64
 
 #: A search's ``stop()``: whether the caller's slice of time is over.
 Stop = Callable[[], bool]
@@ -129,17 +133,17 @@ def earliest_shared(
 
     if blocks is None:
         nodes = plan._able(demand)
-        asked: list[list[int]] = []
+        asked: list[tuple[Profile, list[int]]] = []
     else:
         nodes = []
         asked = []
         for block, members in able_blocks:
-            free_from = block.earliest_start(demand, duration, start)
+            free_from = block.earliest_or_bound(demand, duration, start, BLOCK_STEPS)
             if free_from == start:
                 nodes += members
             else:
-                due.append((NEVER if free_from is None else free_from, -1 - len(asked)))
-                asked.append(members)
+                due.append((free_from, -1 - len(asked)))
+                asked.append((block, members))
     if known is None:
         for index in nodes:
             k, until = ask(index, start)
@@ -158,9 +162,14 @@ def earliest_shared(
     while True:
         while due and due[0][0] <= start:
             index = due[0][1]
-            if index < 0:  # a block's sum has room from now on: ask its nodes
+            if index < 0:  # a block's sum may have room from now on
+                block, members = asked[-1 - index]
+                free_from = block.earliest_or_bound(demand, duration, start, BLOCK_STEPS)
+                if free_from > start:  # not yet (its time was a bound): ask again then
+                    heapq.heapreplace(due, (free_from, index))
+                    continue
                 heapq.heappop(due)
-                for member in asked[-1 - index]:
+                for member in members:
                     k, until = ask(member, start)
                     slots[member] = k
                     held += k

@@ -360,6 +360,19 @@ class Profile:
                 return start
             i = j + 1
 
+    def earliest_or_bound(self, demand: int, duration: int, after: int, steps: int) -> int:
+        """:meth:`earliest_start` from ``after`` (``NEVER`` for none), or, if none starts in
+        the next ``steps`` steps, the time past them: a start no earlier one is. For a
+        caller that only needs to know when to ask again (a block of nodes deep in a
+        plan walked its whole profile at each search)."""
+        times = self._times
+        last = bisect_right(times, after) + steps
+        if last < len(times):
+            found = self.earliest_start(demand, duration, after, None, times[last])
+            return times[last] if found is None else found
+        found = self.earliest_start(demand, duration, after)
+        return NEVER if found is None else found
+
     def earliest_growing(
         self, demand: int, duration: int, after: int, limit: int | None = None
     ) -> int | None:

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.profile import Profile
+from berth.core.profile import NEVER, Profile
 from berth.core.resources import ResourceSpace
 
 SPACE = ResourceSpace({"cpus": 4, "mem": 3})
@@ -366,3 +366,31 @@ def test_the_first_room_of_a_profile_that_only_grows_is_found_by_bisection(
         limit = data.draw(st.one_of(st.none(), st.integers(origin, origin + 30)))
         expected = profile.earliest_start(demand, duration, after, limit)
         assert profile.earliest_growing(demand, duration, after, limit) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=operations,
+    slot=SLOTS,
+    duration=st.integers(1, 12),
+    after=st.integers(0, HORIZON * 2),
+    steps=st.integers(0, 4),
+)
+def test_a_bounded_first_fit_is_the_first_fit_or_a_time_before_it(
+    ops: list[tuple[int, int, int, int]],
+    slot: tuple[int, int],
+    duration: int,
+    after: int,
+    steps: int,
+) -> None:
+    """The first fit when it lies within ``steps`` steps, else a time after ``after`` and
+    no later than the first fit; the first fit itself once the steps cover the profile."""
+    profile = _booked(ops)
+    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+    found = profile.earliest_start(demand, duration, after)
+    first = NEVER if found is None else found
+    bound = profile.earliest_or_bound(demand, duration, after, steps)
+    assert after <= bound <= first
+    assert profile.earliest_or_bound(demand, duration, after, len(profile)) == first
+    if bound < first:  # a bound past the steps read: at one of the profile's breakpoints
+        assert bound in [time for time, _ in profile.steps()]
