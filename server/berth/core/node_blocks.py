@@ -9,8 +9,8 @@ has ``demand`` free in every step of it, so its block's sum has too: a block who
 does not is passed over without asking its nodes (a necessary condition: pruning never
 drops a node with room, so every answer is exactly the one the node-by-node scan gave).
 The sum also says from when on a block may hold a slot again (its own earliest start for
-``demand``), which the plan's search for the earliest start uses to leave a block
-unasked until then. Pure: no clock, no I/O.
+``demand``, or a bound on it once a few dozen steps are read), which the plan's search
+for the earliest start uses to leave a block unasked until then. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations

@@ -362,7 +362,7 @@ class Profile:
 
     def earliest_or_bound(self, demand: int, duration: int, after: int, steps: int) -> int:
         """:meth:`earliest_start` from ``after`` (``NEVER`` for none), or, if none starts in
-        the next ``steps`` steps, the time past them: a start no earlier one is. For a
+        the next ``steps`` steps, the time just past them (no start is earlier). For a
         caller that only needs to know when to ask again (a block of nodes deep in a
         plan walked its whole profile at each search)."""
         times = self._times
