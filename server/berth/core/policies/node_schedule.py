@@ -325,7 +325,9 @@ class NodeSchedule:
         the logs: a policy that reserves only the head (EASY, FCFS) keeps none."""
         if not self.reserves_every_job:
             return
-        restarted = self._room_logs.append(self.plan.summed_over(held), since, until, tuple(held))
+        # (A counted plan's keys are no node indices: it logs no nodes, and is read so.)
+        nodes = () if self.plan.looks_before_start else tuple(held)
+        restarted = self._room_logs.append(self.plan.summed_over(held), since, until, nodes)
         for log in restarted:
             for entry in self.waiting.values():
                 if entry.log is log:
