@@ -4,11 +4,15 @@
 ``--max-cpus`` with 4 GB per cpu, time limits log-uniform 10 min-1 day, runtimes 5-100 %
 of the limit, the seeded draw of ``bench_scale.job_bodies``) on ``--nodes`` nodes of
 ``cpus=64,mem_gb=256`` (``--nodes 0``: the same capacity as one pool), in this process:
-the wall seconds of the replay, and the CPU seconds.
+the wall seconds of the replay, the CPU seconds, and the mean wait and bounded slowdown
+(10-s threshold) of the schedule, to weigh a faster replay against what it gives up.
+``--compression-budget N`` compresses the node plan in slices of N questions per
+instant, as the daemon's slices do (:func:`berth.emulate.replay.replay`).
 
     .venv/bin/python benchmarks/bench_scale_replay.py --policy easy --nodes 1024 --jobs 3000
     .venv/bin/python benchmarks/bench_scale_replay.py --policy conservative --nodes 0
     .venv/bin/python benchmarks/bench_scale_replay.py --policy easy --jobs 1500 --out a.txt
+    .venv/bin/python benchmarks/bench_scale_replay.py --compression-budget 64
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ def main() -> None:
     parser.add_argument("--gap", type=int, default=20, help="seconds between arrivals")
     parser.add_argument("--max-cpus", type=int, default=4096)
     parser.add_argument(
+        "--compression-budget", type=int, help="questions per instant (default: whole)"
+    )
+    parser.add_argument(
         "--out", help="write each job's start, end and nodes here (to compare two versions)"
     )
     args = parser.parse_args()
@@ -61,13 +68,21 @@ def main() -> None:
         policy = make_policy(args.policy, ResourceSpace({"cpus": 64 * 1024, "mem_gb": 256 * 1024}))
         where = "one pool of 65,536 cpus"
     wall, cpu = time.perf_counter(), time.process_time()
-    records = replay(jobs, policy)
+    records = replay(jobs, policy, compression_budget=args.compression_budget)
     if args.out:
         with open(args.out, "w") as out:
             for r in records:
                 out.write(f"{r.id} {r.status} {r.start} {r.end} {sorted(r.nodes or {})}\n")
-    print(f"{args.policy} on {where}, {args.jobs:,} jobs every {args.gap} s: "
-          f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")  # fmt: skip
+    elapsed, used = time.perf_counter() - wall, time.process_time() - cpu
+    budget = args.compression_budget
+    how = "" if budget is None or not args.nodes else f", compression {budget} questions an instant"
+    ran = [r for r in records if r.start is not None and r.end is not None]
+    waits = [r.start - r.submit for r in ran if r.start is not None]
+    slowdowns = [max(1.0, (r.end - r.submit) / max(r.end - r.start, 10)) for r in ran
+                 if r.start is not None and r.end is not None]  # fmt: skip
+    print(f"{args.policy} on {where}{how}, {args.jobs:,} jobs every {args.gap} s: "
+          f"{elapsed:.2f} s wall, {used:.2f} s CPU; mean wait {sum(waits) / len(waits):,.0f} s, "
+          f"mean bounded slowdown {sum(slowdowns) / len(slowdowns):.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

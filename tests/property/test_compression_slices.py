@@ -10,6 +10,10 @@ The daemon defers compression after job ends and runs it in slices between comma
   small clusters and with blocks of nodes pruning the searches;
 * with slices left unfinished while jobs arrive and start, no node is over-committed and
   no job starts after its guarantee (a compression not yet done breaks no promise).
+
+The emulator's ``compression_budget`` (slices of so many questions per instant, going on
+at the next instant) is held to the same two: a budget no slice reaches is the whole
+replay, and small budgets break no promise.
 """
 
 from __future__ import annotations
@@ -208,3 +212,60 @@ def test_a_job_found_movable_in_an_earlier_slice_is_asked_again_on_counted_nodes
     jobs += [job(5, 0, 1, 1, True), job(6, 0, 1, 2, False), job(1, 8, 1, 1, False)]
     for selection in ("bl", "bb"):
         check(replay(jobs, LeftUnfinished(nodes, 1, selection)), jobs, nodes, "conservative")
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), budget=st.integers(1, 3), selection=SELECTIONS)
+def test_a_replay_with_a_compression_budget_breaks_no_promise(
+    data: st.DataObject, budget: int, selection: str
+) -> None:
+    nodes = data.draw(node_clusters())
+    jobs = data.draw(node_jobs(nodes, 30))
+    policy = NodeBackfill("conservative", nodes, None, selection)
+    check(replay(jobs, policy, compression_budget=budget), jobs, nodes, "conservative")
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), selection=SELECTIONS)
+def test_a_compression_budget_no_slice_reaches_is_the_whole_replay(
+    data: st.DataObject, selection: str
+) -> None:
+    nodes = data.draw(node_clusters())
+    jobs = data.draw(node_jobs(nodes, 30))
+    whole = replay(jobs, NodeBackfill("conservative", nodes, None, selection))
+    budgeted = NodeBackfill("conservative", nodes, None, selection)
+    assert plans(replay(jobs, budgeted, compression_budget=10**9)) == plans(whole)
+
+
+def test_a_compression_budget_leaves_work_for_later_instants() -> None:
+    """On 40 nodes with a queue whose compression takes many questions, a budget of 2
+    an instant leaves compressions unfinished at some instants and finishes them at
+    later ones, and the replay keeps every promise."""
+    import random
+
+    from berth.core.shapes import Shape
+    from berth.emulate.workload import TraceJob
+
+    rng = random.Random(7)
+    nodes = {f"n{i:02d}": {"cpus": 4} for i in range(40)}
+    jobs = []
+    for job_id in range(1, 121):
+        estimate = rng.randint(5, 60)
+        shape = Shape(rng.choice((1, 2, 4, 8, 16, 40)), {"cpus": rng.choice((1, 2))})
+        jobs.append(
+            TraceJob(Job(job_id, job_id // 3, estimate, {}, shape=shape), rng.randint(1, estimate))
+        )
+    policy = NodeBackfill("conservative", nodes)
+    finished: list[bool] = []
+    improve = policy.improve
+
+    def counted(now: int, stop: object) -> bool:
+        done = improve(now, stop)  # type: ignore[arg-type]
+        finished.append(done)
+        return done
+
+    policy.improve = counted  # type: ignore[method-assign]
+    records = replay(jobs, policy, compression_budget=2)
+    check(records, jobs, nodes, "conservative")
+    assert finished.count(False) >= 10
+    assert finished[-1]

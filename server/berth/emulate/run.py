@@ -64,9 +64,12 @@ def run_jobs(
     progress: ProgressFactory = no_progress,
     policy_options: Mapping[str, object] | None = None,
     nodes: Mapping[str, Mapping[str, int]] | None = None,
+    compression_budget: int | None = None,
 ) -> Emulation:
     """Replay ``jobs`` from an empty machine under ``policy_name``: on the pool
-    ``capacity``, or on named ``nodes`` (the node planner) when given."""
+    ``capacity``, or on named ``nodes`` (the node planner) when given; the node
+    planner's compression in slices of ``compression_budget`` questions if given
+    (:func:`~berth.emulate.replay.replay`)."""
     policy: Policy
     if nodes:
         from berth.core.policies.node_registry import make_node_policy  # only for node clusters
@@ -75,7 +78,7 @@ def run_jobs(
     else:
         policy = make_policy(policy_name, ResourceSpace(capacity), **(policy_options or {}))
     with progress(label, len(jobs)) as tick:
-        records = replay(jobs, policy, tick)
+        records = replay(jobs, policy, tick, compression_budget=compression_budget)
     return Emulation(label, records, summarize(records, capacity))
 
 
@@ -88,10 +91,20 @@ def emulate(
     progress: ProgressFactory = no_progress,
     policy_options: Mapping[str, object] | None = None,
     nodes: Mapping[str, Mapping[str, int]] | None = None,
+    compression_budget: int | None = None,
 ) -> list[Emulation]:
     """Replay a workload prepared by ``scenario``, whole or by month (``slice_by="month"``),
-    on a pool or, with ``nodes``, on named nodes. Jobs that ask for slots need nodes
-    (``ValueError`` otherwise, as the daemon refuses them on a pool)."""
+    on a pool or, with ``nodes``, on named nodes (with ``compression_budget``: see
+    :func:`run_jobs`). Jobs that ask for slots need nodes (``ValueError`` otherwise, as
+    the daemon refuses them on a pool), and so does a compression budget."""
+    if compression_budget is not None:
+        if not nodes:
+            raise ValueError(
+                "--compression-budget slices the node planner's compression: give the "
+                'cluster as nodes (--nodes, or a {"nodes": [...]} first line)'
+            )
+        if compression_budget < 1:
+            raise ValueError(f"--compression-budget must be at least 1, got {compression_budget}")
     if not nodes:
         shaped = next((t.job.id for t in workload.jobs if t.job.shape is not None), None)
         if shaped is not None:
@@ -102,13 +115,20 @@ def emulate(
     cluster = node_totals(nodes) if nodes else resolve_capacity(workload, capacity)
     jobs = (scenario or Scenario()).prepare(workload.jobs, cluster)
     if slice_by is None:
-        return [run_jobs(jobs, policy_name, cluster, "all", progress, policy_options, nodes)]
+        return [
+            run_jobs(
+                jobs, policy_name, cluster, "all", progress, policy_options, nodes,
+                compression_budget,
+            )
+        ]  # fmt: skip
     if slice_by != "month":
         raise ValueError(f"--slice must be 'month', got {slice_by!r}")
     from berth.emulate.slicing import by_month  # loads zoneinfo: only when slicing
 
     sliced = Workload(jobs, unix_start=workload.unix_start, timezone=workload.timezone)
     return [
-        run_jobs(part, policy_name, cluster, month, progress, policy_options, nodes)
+        run_jobs(
+            part, policy_name, cluster, month, progress, policy_options, nodes, compression_budget
+        )
         for month, part in by_month(sliced)
     ]

@@ -70,6 +70,16 @@ def add_commands(commands: Any) -> dict[str, Handler]:
         "2xcpus=32,mem_gb=256,gpus=4 (repeatable; jobs get whole slots on named nodes; "
         "every policy and selection)",
     )
+    emulate_cmd.add_argument(
+        "--compression-budget",
+        type=int,
+        metavar="N",
+        help="node clusters: compress the plan in slices of N questions per instant (a "
+        "job asked again, or a step of its search), going on at the next instant as the "
+        "daemon's slices do, instead of whole at every end as the papers do; replays a "
+        "deep queue on many nodes much faster, some reservations staying later meanwhile "
+        "(no guarantee is broken)",
+    )
     emulate_cmd.add_argument("--out", type=path_arg, help="write per-job results as JSONL here")
     emulate_cmd.add_argument(
         "--starts",

@@ -105,6 +105,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
             progress=_tqdm_progress(show) if show else no_progress,
             policy_options=options,
             nodes=node_cluster(args.nodes) if args.nodes else workload.nodes,
+            compression_budget=args.compression_budget,
         )
     except ValueError as error:
         print(f"berth emulate: {error}", file=sys.stderr)

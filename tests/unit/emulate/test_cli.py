@@ -122,3 +122,27 @@ def test_bad_stringency_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         "expected easy:S with a stringency S in [0, 1), got 'easy:1.5'" in capsys.readouterr().err
     )
+
+
+def test_a_compression_budget_replays_on_nodes(capsys: pytest.CaptureFixture[str]) -> None:
+    """KTH's sample on 100 nodes of one cpu, conservative compressing in slices of 4
+    questions an instant: every job runs, and the report is the usual one."""
+    argv = ["emulate", str(KTH_SAMPLE), "--policy", "conservative", "--nodes", "100xcpus=1"]
+    assert main([*argv, "--compression-budget", "4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["jobs"] == 400
+    assert report["rejected"] == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--compression-budget", "8"], "--compression-budget slices the node planner's"),
+        (["--nodes", "100xcpus=1", "--compression-budget", "0"], "must be at least 1, got 0"),
+    ],
+)
+def test_a_compression_budget_needs_nodes_and_one_question(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", str(KTH_SAMPLE), "--policy", "conservative", *argv]) == 1
+    assert message in capsys.readouterr().err
