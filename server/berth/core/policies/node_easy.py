@@ -28,8 +28,9 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
     Cheap where it can be, exactly: the head's placement is searched only if its
     total fits in what is free now; the others are filtered at C speed by the same
     test (what is free only shrinks during a pass); the head's reservation is held
-    only if some job passed; and after an idle pass only the jobs queued since are
-    asked."""
+    only if some job passed, and then only jobs that end before it or whose total is
+    free beside it are asked (:func:`_past_head`); and after an idle pass only the
+    jobs queued since are asked."""
     started: list[Start] = []
     plan, guard, parked = policy.plan, policy.space.guard, policy.parked
     while True:
@@ -66,6 +67,9 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
                 backfill(policy, head, found[0], now, started, candidates, first, window)
             else:  # the head holds its reservation while the rest are backfilled
                 held = policy._book(head, found[0], found[1])
+                if not kept:
+                    candidates = _past_head(plan.aggregate.free_at(found[0]) | guard,
+                                            found[0] - now, candidates, guard)  # fmt: skip
                 backfill(policy, head, found[0], now, started, candidates, first)
                 plan.release(held, found[0], head.job.estimate)
             idle = len(started) == before
@@ -152,6 +156,21 @@ def _beside_head(
     the plan about each."""
     beside, latest = _room_beside(plan, window, now)
     beside |= guard
+    return [
+        other
+        for other in fitting
+        if other.job.estimate <= latest or (beside - other.total) & guard == guard
+    ]
+
+
+def _past_head(beside: int, latest: int, fitting: list[Planned], guard: int) -> list[Planned]:
+    """Of the jobs whose total is free now, those that end by the head's reserved start
+    (``latest`` seconds from now) or whose total is free at that start, summed over the
+    nodes, the head's reservation held (``beside``, packed): a job that runs past it
+    holds its room then too, so the rest have no placement now (a necessary test at C
+    speed, as :func:`_beside_head`'s on a counted plan). A start query's forecast at
+    20,000 queued on 1,024 nodes asked about 9,000 jobs a pass, nearly all failing at
+    the head's start."""
     return [
         other
         for other in fitting
