@@ -25,6 +25,13 @@ SHOWN = ("jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization", 
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    if args.compression_budget is not None:
+        print(
+            f"berth emulate --sweep {args.sweep}: --compression-budget is not taken by a "
+            "sweep (each point replays with whole compression); run that replay alone",
+            file=sys.stderr,
+        )
+        return 1
     try:
         points = _points(args)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as error:

@@ -88,6 +88,16 @@ def test_a_grid_that_cannot_be_read_exits_1_naming_it(
     assert f"--sweep {grid}" in capsys.readouterr().err
 
 
+def test_a_compression_budget_is_refused_by_a_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text('policies = ["easy"]')
+    argv = ["emulate", str(KTH_SAMPLE), "--sweep", str(grid), "--compression-budget", "8"]
+    assert main(argv) == 1
+    assert "--compression-budget is not taken by a sweep" in capsys.readouterr().err
+
+
 def test_a_local_cluster_starts_while_another_holds_dasks_default_port() -> None:
     """A second sweep (or a reproduction running) on the same host holds port 8787:
     the local cluster's scheduler takes a free port instead of failing."""
