@@ -69,12 +69,16 @@ class Recording(RecordsPromises, NodeDeadline):
 
 @pytest.mark.parametrize("name", NODE_DEADLINE_POLICIES)
 @settings(max_examples=120, deadline=None)
-@given(data=st.data())
-def test_every_admitted_job_meets_its_deadline_on_nodes(name: str, data: st.DataObject) -> None:
+@given(data=st.data(), budget=st.sampled_from([None, 1, 3]))
+def test_every_admitted_job_meets_its_deadline_on_nodes(
+    name: str, data: st.DataObject, budget: int | None
+) -> None:
+    """With whole compression, and with compression in slices of 1 or 3 questions an
+    instant (the emulator's ``--compression-budget``, the daemon's deferred slices)."""
     nodes = data.draw(node_clusters())
     jobs = with_deadlines(data.draw, data.draw(node_jobs(nodes, most=16)), spare=12)
     policy = Recording(name, nodes)
-    records = replay(jobs, policy)
+    records = replay(jobs, policy, compression_budget=budget)
     check(records, jobs, nodes, name)
     assert_deadlines_kept(policy.promised, {r.id: r for r in records}, jobs)
     assert all(policy.unchanged_after_reject)

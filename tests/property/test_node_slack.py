@@ -51,8 +51,11 @@ def with_priorities(draw: st.DrawFn, jobs: list[TraceJob]) -> list[TraceJob]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_slack_on_nodes_keeps_every_bound_on_real_placements(data: st.DataObject) -> None:
+@given(data=st.data(), budget=st.sampled_from([None, 1, 3]))
+def test_slack_on_nodes_keeps_every_bound_on_real_placements(
+    data: st.DataObject, budget: int | None
+) -> None:
+    """With whole compression, and in slices of 1 or 3 questions an instant."""
     nodes = data.draw(node_clusters())
     jobs = with_priorities(data.draw, data.draw(node_jobs(nodes, most=16)))
     policy = CheckedNodeSlack(
@@ -63,7 +66,7 @@ def test_slack_on_nodes_keeps_every_bound_on_real_placements(data: st.DataObject
         alpha_t=data.draw(st.sampled_from([1.0, 0.5])),
         selection=data.draw(st.sampled_from(["ff", "bb"])),
     )
-    records = replay(jobs, policy)
+    records = replay(jobs, policy, compression_budget=budget)
     check(records, jobs, nodes, "slack")
     for record in records:
         if record.status == "rejected":  # a shape no node set can hold
