@@ -150,6 +150,7 @@ _NOT_FOR_GANG = {
     "deadlines": "--deadlines",
     "priorities": "--priorities",
     "out_swf": "--out-swf",
+    "compression_budget": "--compression-budget",
 }
 
 

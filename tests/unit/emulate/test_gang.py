@@ -102,6 +102,8 @@ def test_gang_emulation_errors_name_the_problem(
     )
     assert main(["emulate", str(out), "--policy", "gang", "--slice", "month"]) == 1
     assert "does not take --slice" in capsys.readouterr().err
+    assert main(["emulate", str(out), "--policy", "gang", "--compression-budget", "8"]) == 1
+    assert "does not take --compression-budget" in capsys.readouterr().err
     assert main(["workload", "generate", "--model", "zhou", "--out", str(out)]) == 1
     assert "needs --load" in capsys.readouterr().err
     assert main(["emulate", str(out), "--policy", "gang", "--slot-seconds", "0"]) == 1
