@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from itertools import dropwhile
 
 from berth.core.decisions import Start, at
-from berth.core.nodes import Placement
+from berth.core.nodes import NodePlan, Placement
 from berth.core.policies.base import queued_after
 from berth.core.policies.failure_front import FailureFront
 from berth.core.policies.node_schedule import NodeSchedule, Planned
@@ -29,8 +29,8 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
     total fits in what is free now; the others are filtered at C speed by the same
     test (what is free only shrinks during a pass); the head's reservation is held
     only if some job passed, and then a job that runs past its start is asked only if
-    its total is free beside it (:func:`backfill`); and after an idle pass only the
-    jobs queued since are asked."""
+    its total is free beside it (:func:`_past_head`, :func:`backfill`); and after an
+    idle pass only the jobs queued since are asked."""
     started: list[Start] = []
     plan, guard, parked = policy.plan, policy.space.guard, policy.parked
     while True:
@@ -67,6 +67,8 @@ def easy_pass(policy: NodeSchedule, now: int) -> list[Start]:
                 backfill(policy, head, found[0], now, started, candidates, first, window)
             else:  # the head holds its reservation while the rest are backfilled
                 held = policy._book(head, found[0], found[1])
+                if not kept:  # (a kept list is tested job by job in backfill)
+                    candidates = _past_head(plan, found[0], now, candidates, guard)
                 backfill(policy, head, found[0], now, started, candidates, first)
                 plan.release(held, found[0], head.job.estimate)
             idle = len(started) == before
@@ -153,6 +155,22 @@ def _beside_head(
     the plan about each."""
     beside, latest = _room_beside(plan, window, now)
     beside |= guard
+    return [
+        other
+        for other in fitting
+        if other.job.estimate <= latest or (beside - other.total) & guard == guard
+    ]
+
+
+def _past_head(
+    plan: NodePlan | CountedPlan, reserved: int, now: int, fitting: list[Planned], guard: int
+) -> list[Planned]:
+    """Of the jobs whose total is free now, those :func:`backfill` would not turn away
+    at once beside the head's reservation, held in the plan at ``reserved``: those that
+    end by then, or whose total is left then, summed over the nodes. The same test as
+    backfill's, at C speed over a new list (a start query's forecast at 20,000 queued on
+    1,024 nodes asked about 9,000 jobs a pass, most failing it)."""
+    beside, latest = plan.aggregate.free_at(reserved) | guard, reserved - now
     return [
         other
         for other in fitting
