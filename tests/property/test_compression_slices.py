@@ -18,6 +18,7 @@ replay, and small budgets break no promise.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from unittest import mock
 
@@ -28,8 +29,10 @@ from berth.core import nodes as node_module
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.nodes import NodeBackfill
+from berth.core.shapes import Shape
 from berth.emulate.records import JobRecord
 from berth.emulate.replay import replay
+from berth.emulate.workload import TraceJob
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.stops import EveryFewQuestions
@@ -103,6 +106,26 @@ class CheckedWhenFinished(LeftUnfinished):
 SELECTIONS = st.sampled_from(["ff", "bl", "bb"])
 
 
+def many_questions() -> tuple[dict[str, dict[str, int]], list[TraceJob]]:
+    """40 nodes of 4 cpus and 120 seeded jobs of 1-40 slots whose compressions walk
+    many starts: a queue that takes many questions to compress."""
+    rng = random.Random(7)
+    nodes = {f"n{i:02d}": {"cpus": 4} for i in range(40)}
+    jobs = []
+    for job_id in range(1, 121):
+        estimate = rng.randint(5, 60)
+        shape = Shape(rng.choice((1, 2, 4, 8, 16, 40)), {"cpus": rng.choice((1, 2))})
+        job = Job(job_id, job_id // 3, estimate, {}, shape=shape)
+        jobs.append(TraceJob(job, rng.randint(1, estimate)))
+    return nodes, jobs
+
+
+def drawn_queue(data: st.DataObject) -> tuple[dict[str, dict[str, int]], list[TraceJob]]:
+    """A small random cluster and up to 30 jobs for it."""
+    nodes = data.draw(node_clusters())
+    return nodes, data.draw(node_jobs(nodes, 30))
+
+
 def plans(records: list[JobRecord]) -> list[tuple[object, ...]]:
     """What two replays must agree on: each job's start, guarantee and nodes."""
     return [(r.id, r.start, r.guarantee, r.nodes) for r in records]
@@ -113,8 +136,7 @@ def plans(records: list[JobRecord]) -> list[tuple[object, ...]]:
 def test_a_compression_in_slices_is_the_whole_compression(
     data: st.DataObject, size: int, selection: str
 ) -> None:
-    nodes = data.draw(node_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = drawn_queue(data)
     whole = replay(jobs, NodeBackfill("conservative", nodes, None, selection))
     sliced = replay(jobs, SlicedToTheEnd(nodes, size, selection))
     assert plans(sliced) == plans(whole)
@@ -149,8 +171,7 @@ def test_a_compression_finished_after_interruptions_leaves_no_job_an_earlier_sta
 def test_an_unfinished_compression_breaks_no_promise(
     data: st.DataObject, size: int, selection: str
 ) -> None:
-    nodes = data.draw(node_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = drawn_queue(data)
     records = replay(jobs, LeftUnfinished(nodes, size, selection))
     check(records, jobs, nodes, "conservative")
 
@@ -158,9 +179,6 @@ def test_an_unfinished_compression_breaks_no_promise(
 def test_slices_do_stop_and_go_on() -> None:
     """A queue whose compression takes several questions is really cut into slices."""
     nodes = {"a": {"cpus": 2}, "b": {"cpus": 2}}
-    from berth.core.shapes import Shape
-    from berth.emulate.workload import TraceJob
-
     jobs = [TraceJob(Job(1, 0, 100, {}, shape=Shape(4, {"cpus": 1})), 5)]
     jobs += [TraceJob(Job(i, 1, 10, {}, shape=Shape(1, {"cpus": 1})), 10) for i in range(2, 8)]
     policy = SlicedToTheEnd(nodes, 1)
@@ -174,19 +192,7 @@ def test_slices_do_stop_and_go_on() -> None:
 def test_a_search_stopped_midway_goes_on_from_where_it_was() -> None:
     """On 40 nodes in blocks, with a queue whose compression searches walk many starts,
     slices of one question end inside searches, and the plan is the whole one's."""
-    import random
-
-    from berth.core.shapes import Shape
-    from berth.emulate.workload import TraceJob
-
-    rng = random.Random(7)
-    nodes = {f"n{i:02d}": {"cpus": 4} for i in range(40)}
-    jobs = []
-    for job_id in range(1, 121):
-        estimate = rng.randint(5, 60)
-        shape = Shape(rng.choice((1, 2, 4, 8, 16, 40)), {"cpus": rng.choice((1, 2))})
-        job = Job(job_id, job_id // 3, estimate, {}, shape=shape)
-        jobs.append(TraceJob(job, rng.randint(1, estimate)))
+    nodes, jobs = many_questions()
     with mock.patch.object(node_module, "BLOCKS_FROM", 1):
         whole = replay(jobs, NodeBackfill("conservative", nodes))
         policy = SlicedToTheEnd(nodes, 1)
@@ -200,8 +206,6 @@ def test_a_job_found_movable_in_an_earlier_slice_is_asked_again_on_counted_nodes
     slice is moved in a later one only if its nodes still have room then (a counted
     plan's move takes the room as given: this once over-committed the node, found by
     Hypothesis)."""
-    from berth.core.shapes import Shape
-    from berth.emulate.workload import TraceJob
 
     def job(job_id: int, submit: int, estimate: int, count: int, whole: bool) -> TraceJob:
         shape = Shape(count=count, per_slot={"cpus": 1}, exclusive=whole)
@@ -219,8 +223,7 @@ def test_a_job_found_movable_in_an_earlier_slice_is_asked_again_on_counted_nodes
 def test_a_replay_with_a_compression_budget_breaks_no_promise(
     data: st.DataObject, budget: int, selection: str
 ) -> None:
-    nodes = data.draw(node_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = drawn_queue(data)
     policy = NodeBackfill("conservative", nodes, None, selection)
     check(replay(jobs, policy, compression_budget=budget), jobs, nodes, "conservative")
 
@@ -230,8 +233,7 @@ def test_a_replay_with_a_compression_budget_breaks_no_promise(
 def test_a_compression_budget_no_slice_reaches_is_the_whole_replay(
     data: st.DataObject, selection: str
 ) -> None:
-    nodes = data.draw(node_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = drawn_queue(data)
     whole = replay(jobs, NodeBackfill("conservative", nodes, None, selection))
     budgeted = NodeBackfill("conservative", nodes, None, selection)
     assert plans(replay(jobs, budgeted, compression_budget=10**9)) == plans(whole)
@@ -241,20 +243,7 @@ def test_a_compression_budget_leaves_work_for_later_instants() -> None:
     """On 40 nodes with a queue whose compression takes many questions, a budget of 2
     an instant leaves compressions unfinished at some instants and finishes them at
     later ones, and the replay keeps every promise."""
-    import random
-
-    from berth.core.shapes import Shape
-    from berth.emulate.workload import TraceJob
-
-    rng = random.Random(7)
-    nodes = {f"n{i:02d}": {"cpus": 4} for i in range(40)}
-    jobs = []
-    for job_id in range(1, 121):
-        estimate = rng.randint(5, 60)
-        shape = Shape(rng.choice((1, 2, 4, 8, 16, 40)), {"cpus": rng.choice((1, 2))})
-        jobs.append(
-            TraceJob(Job(job_id, job_id // 3, estimate, {}, shape=shape), rng.randint(1, estimate))
-        )
+    nodes, jobs = many_questions()
     policy = NodeBackfill("conservative", nodes)
     finished: list[bool] = []
     improve = policy.improve
