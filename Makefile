@@ -75,6 +75,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale_replay.py --policy easy --nodes 1024 --jobs 3000
 	$(BIN)/python benchmarks/bench_scale_replay.py --policy conservative --nodes 1024 --jobs 3000 --compression-budget 64
 	$(BIN)/python benchmarks/bench_deep_submit.py --jobs 10000
+	$(BIN)/python benchmarks/bench_forecast.py
 
 # Every page and plot in docs/results/, every run made again (it says how long first).
 reproduce: $(STAMP)
