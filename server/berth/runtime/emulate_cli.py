@@ -127,6 +127,8 @@ def _run_emulate(args: argparse.Namespace) -> int:
 def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emulation]) -> None:
     if args.json:
         payload: dict[str, object] = {"policy": args.policy, "skipped": skipped}
+        if args.compression_budget is not None:
+            payload["compression_budget"] = args.compression_budget
         if args.slice:
             payload["slices"] = [{"label": r.label, **r.report} for r in results]
         else:
@@ -134,6 +136,8 @@ def _print_results(args: argparse.Namespace, skipped: int, results: Sequence[Emu
         print(json.dumps(payload, indent=2))
         return
     title = f"policy {args.policy} on {args.workload} (skipped {skipped} unusable jobs)"
+    if args.compression_budget is not None:
+        title += f", compressing {args.compression_budget} questions an instant"
     if args.slice:
         rows = [{"month": r.label, **r.report} for r in results]
         columns = ["month", "jobs", "rejected", "avg_wait", "avg_bounded_slowdown", "utilization"]

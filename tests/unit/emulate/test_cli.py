@@ -132,6 +132,9 @@ def test_a_compression_budget_replays_on_nodes(capsys: pytest.CaptureFixture[str
     report = json.loads(capsys.readouterr().out)
     assert report["jobs"] == 400
     assert report["rejected"] == 0
+    assert report["compression_budget"] == 4  # (a report says how it was replayed)
+    assert main([*argv, "--compression-budget", "4"]) == 0
+    assert "compressing 4 questions an instant" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
