@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_scale import job_bodies
+from benchmarks.bench_scale import emulated_nodes, job_draws
 
 from berth.core.model import Job
 from berth.core.policies.node_registry import make_node_policy
@@ -33,13 +33,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--every", type=int, default=2000)
     args = parser.parse_args()
-    nodes = {f"n{i:04d}": {"cpus": 64, "mem_gb": 256} for i in range(args.nodes)}
-    policy = make_node_policy("conservative", nodes)
+    policy = make_node_policy("conservative", emulated_nodes(args.nodes))
     began, times = time.perf_counter(), []
-    for number, body in enumerate(job_bodies(args.jobs, 4096, False, 1), 1):
-        resources, limit = body["resources"], body["time_limit"]
-        assert isinstance(resources, dict)
-        assert isinstance(limit, int)
+    for number, (resources, limit, _) in enumerate(job_draws(args.jobs, 4096), 1):
         started = time.perf_counter()
         policy.submit(Job(number, 0, limit, resources), 0)
         policy.schedule(0)

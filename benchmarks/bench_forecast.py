@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_scale import job_bodies
+from benchmarks.bench_scale import emulated_nodes, job_draws
 
 from berth.core.decisions import Start
 from berth.core.forecast import ForecastRun
@@ -42,14 +42,9 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=500)
     parser.add_argument("--samples", type=int, default=3)
     args = parser.parse_args()
-    nodes = {f"n{i:04d}": {"cpus": 64, "mem_gb": 256} for i in range(args.nodes)}
-    policy = make_node_policy("easy", nodes)
+    policy = make_node_policy("easy", emulated_nodes(args.nodes))
     runtimes: dict[int, int] = {}
-    for number, body in enumerate(job_bodies(args.jobs, 4096, False, 1), 1):
-        resources, limit, runtime = body["resources"], body["time_limit"], body["emulated_runtime"]
-        assert isinstance(resources, dict)
-        assert isinstance(limit, int)
-        assert isinstance(runtime, int)
+    for number, (resources, limit, runtime) in enumerate(job_draws(args.jobs, 4096), 1):
         policy.submit(Job(number, 0, limit, resources), 0)
         runtimes[number] = min(runtime, limit)
     ends: list[tuple[int, int]] = []

@@ -89,6 +89,25 @@ def job_bodies(count: int, max_cpus: int, mixed: bool, seed: int) -> list[dict[s
     return bodies
 
 
+def emulated_nodes(count: int) -> dict[str, dict[str, int]]:
+    """``count`` nodes of ``cpus=64,mem_gb=256`` named n0000, n0001, ...: the cluster of
+    the in-process benchmarks (the planner alone, no daemon)."""
+    return {f"n{i:04d}": {"cpus": 64, "mem_gb": 256} for i in range(count)}
+
+
+def job_draws(count: int, max_cpus: int) -> list[tuple[dict[str, int], int, int]]:
+    """:func:`job_bodies` (one node shape, seed 1) as ``(resources, time limit, runtime)``
+    for the in-process benchmarks."""
+    draws = []
+    for body in job_bodies(count, max_cpus, False, 1):
+        resources, limit, runtime = body["resources"], body["time_limit"], body["emulated_runtime"]
+        assert isinstance(resources, dict)
+        assert isinstance(limit, int)
+        assert isinstance(runtime, int)
+        draws.append((resources, limit, runtime))
+    return draws
+
+
 def _busy(text: str) -> tuple[float, float]:
     """The share of the cpus held by running jobs, and how many jobs run, from a
     ``/metrics`` page."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_scale import job_bodies
+from benchmarks.bench_scale import emulated_nodes, job_draws
 
 from berth.core.model import Job
 from berth.core.policies import make_policy
@@ -52,17 +52,12 @@ def main() -> None:
         "--out", help="write each job's start, end and nodes here (to compare two versions)"
     )
     args = parser.parse_args()
-    jobs = []
-    for number, body in enumerate(job_bodies(args.jobs, args.max_cpus, False, 1), 1):
-        resources = body["resources"]
-        limit, runtime = body["time_limit"], body["emulated_runtime"]
-        assert isinstance(resources, dict)
-        assert isinstance(limit, int)
-        assert isinstance(runtime, int)
-        jobs.append(TraceJob(Job(number, number * args.gap, limit, resources), runtime))
+    jobs = [
+        TraceJob(Job(number, number * args.gap, limit, resources), runtime)
+        for number, (resources, limit, runtime) in enumerate(job_draws(args.jobs, args.max_cpus), 1)
+    ]
     if args.nodes:
-        nodes = {f"n{i:04d}": {"cpus": 64, "mem_gb": 256} for i in range(args.nodes)}
-        policy = make_node_policy(args.policy, nodes)
+        policy = make_node_policy(args.policy, emulated_nodes(args.nodes))
         where = f"{args.nodes:,} nodes of cpus=64,mem_gb=256"
     else:
         policy = make_policy(args.policy, ResourceSpace({"cpus": 64 * 1024, "mem_gb": 256 * 1024}))
