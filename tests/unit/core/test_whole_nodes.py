@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import copy
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from berth.core.model import Job
 from berth.core.nodes import NodePlan
 from berth.core.policies.nodes import NodeBackfill
@@ -154,3 +157,38 @@ def test_starting_now_names_the_same_nodes_as_reserving_then_pinning() -> None:
         apart.reserve(held, start, duration)
         assert named == apart.pin(placement, held, shape, ONE, start)
     assert fused.aggregate.free_at(4) == apart.aggregate.free_at(4)
+
+
+@given(
+    others=st.lists(
+        st.tuples(st.integers(0, 20), st.integers(1, 2), st.integers(1, 12)), max_size=3
+    ),
+    current=st.integers(1, 30),
+    back=st.integers(1, 30),
+    duration=st.integers(1, 15),
+    count=st.integers(1, 2),
+)
+def test_moving_a_reservation_earlier_is_releasing_and_reserving_it_there(
+    others: list[tuple[int, int, int]], current: int, back: int, duration: int, count: int
+) -> None:
+    """``move`` changes only the parts of the two windows that do not overlap: the same
+    profile, step for step, and the same colouring as giving the reservation back and
+    taking it again at its new start, whether the windows meet or not."""
+    first = max(current - back, 0)
+    if first == current:
+        return
+    moved, apart = CountedPlan(SPACE, [ONE] * 8, 0), CountedPlan(SPACE, [ONE] * 8, 0)
+    for plan in (moved, apart):  # (8 nodes: never more taken at once than there are)
+        for start, taken, length in others:
+            plan.reserve({TENTATIVE: taken * ONE}, start, length)
+    held = {TENTATIVE: count * ONE}
+    moved.reserve(held, current, duration)
+    twin = {TENTATIVE: count * ONE}
+    apart.reserve(twin, current, duration)
+    moved.move(held, current, first, duration)
+    shape = Shape(count, {"cpus": 1})
+    found = apart.earlier(shape, ONE, duration, first, current, twin)
+    assert found is not None
+    apart.reserve(apart.held(found[1], ONE, False), first, duration)
+    assert moved.aggregate.steps() == apart.aggregate.steps()
+    assert sorted(moved.colouring().values()) == sorted(apart.colouring().values())

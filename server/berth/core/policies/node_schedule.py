@@ -31,7 +31,7 @@ from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
 from berth.core.shapes import Shape, shape_of, shape_problem
-from berth.core.whole_nodes import CountedPlan, identical
+from berth.core.whole_nodes import TENTATIVE, CountedPlan, identical
 
 #: Planning policies on nodes, by name, and their reservation depth (None: every job).
 #: The deadline policies and slack are conservative schedules with their own admission
@@ -376,46 +376,64 @@ class NodeSchedule:
         """Move a reserved job to its earliest placement before its current start, if
         there is one (none starts before ``first``, none new from ``before`` on).
         ``stop``: see :meth:`NodePlan.earlier` (raises :class:`SearchStopped`)."""
-        old = entry.start
+        old, held, estimate = entry.start, entry.held, entry.job.estimate
         assert old is not None
-        assert entry.held is not None
-        found = self.plan.earlier(
-            entry.shape, entry.demand, entry.job.estimate, first, old, entry.held, before, stop
-        )
-        if found is None:
-            return False
-        held = entry.held
-        new = self._hold(entry, *found)
-        heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
-        # Its old window is free from the new end on; and on a node it holds less of
-        # now (a move may change nodes), from its old start on.
-        kept = all(new.get(node, 0) >= amount for node, amount in held.items())
-        since = max(old, found[0] + entry.job.estimate) if kept else old
-        self._given_back(held, since, old + entry.job.estimate)
+        assert held is not None
+        plan = self.plan
+        if isinstance(plan, CountedPlan) and TENTATIVE in held:
+            # The aggregate's answer is exact (CountedPlan.earlier): the reservation
+            # moves there, holding what it held.
+            plan.move(held, old, first, estimate)
+            if self.depth is None and entry.job.id in self.waiting:
+                self._replanned.add(entry.job.id)
+            entry.start = start = first
+            since = max(old, first + estimate)
+        else:
+            found = plan.earlier(
+                entry.shape, entry.demand, estimate, first, old, held, before, stop
+            )
+            if found is None:
+                return False
+            start = found[0]
+            new = self._hold(entry, *found)
+            # Its old window is free from the new end on; and on a node it holds less
+            # of now (a move may change nodes), from its old start on.
+            kept = all(new.get(node, 0) >= amount for node, amount in held.items())
+            since = max(old, start + estimate) if kept else old
+        heapq.heappush(self._starts, (start, self._arrival[entry.job.id], entry.job.id))
+        self._given_back(held, since, old + estimate)
         return True
 
     def _launch(
         self, entry: Planned, now: int, placement: Placement, reason: str, reserved: bool = False
     ) -> Start:
         job = entry.job
-        entry = self._own(job.id)  # (a forecast's or a what-if's copy shares the entries)
-        self.by_total.remove(self.waiting.pop(job.id), self._arrival.pop(job.id))
+        if self.shares_entries:  # (a forecast's or a what-if's copy shares the entries)
+            self._own(job.id)
+        entry = self.waiting.pop(job.id)
+        self.by_total.remove(entry, self._arrival.pop(job.id))
         self._replanned.discard(job.id)
         self._left_queue(job.id)
         plan = self.plan
         if not reserved and isinstance(plan, CountedPlan):
             entry.start = now
-            entry.placement, entry.held = plan.start_now(
+            entry.placement, held = plan.start_now(
                 placement, entry.shape, entry.demand, now, job.estimate
             )
-        else:
-            if not reserved:
-                self._hold(entry, now, placement)
-            assert entry.placement is not None
-            assert entry.held is not None
-            entry.placement, entry.held = plan.pin(
-                entry.placement, entry.held, entry.shape, entry.demand, now
-            )
+            entry.held = held
+            self.running[job.id] = entry
+            self.used += len(held) * plan.node_capacity
+            # describe() written out: whole nodes, one mapping for all (every start)
+            whole = self._unpack(plan.node_capacity)
+            names = self.node_names
+            return Start(job.id, now, reason, dict.fromkeys(map(names.__getitem__, held), whole))
+        if not reserved:
+            self._hold(entry, now, placement)
+        assert entry.placement is not None
+        assert entry.held is not None
+        entry.placement, entry.held = plan.pin(
+            entry.placement, entry.held, entry.shape, entry.demand, now
+        )
         self.running[job.id] = entry
         self.used += sum(entry.held.values())
         return Start(job.id, now, reason, self.describe(entry))
@@ -424,8 +442,10 @@ class NodeSchedule:
         """A placement as node name -> resources held there. Nodes holding the same
         amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
         64 alike; a what-if copy of the policy copies it like any other state)."""
-        assert entry.held is not None
-        held = self.plan.names(entry.held)
+        held = entry.held
+        assert held is not None
+        if TENTATIVE in held:  # (not named yet: the plan's colouring names it)
+            held = self.plan.names(held)
         names = self.node_names
         amounts = set(held.values())
         if len(amounts) == 1:  # (whole nodes, or the same on each: one mapping, no loop)
