@@ -12,7 +12,7 @@ I/O (``pass_stop`` is the shell's).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import dropwhile
+from itertools import dropwhile, islice
 
 from berth.core.decisions import Start, at
 from berth.core.nodes import NodePlan, Placement
@@ -131,6 +131,13 @@ def _candidates(
         source = [e for _, e in sorted((a, e) for _, a, e in rows if a >= first)]
     elif resume is not None and resume in policy.waiting:
         source = dropwhile(lambda e: e.job.id != resume, source)
+    elif newer is None and not parked:  # the whole queue after its head: the test alone
+        after_head = islice(source, 1, None)
+        return (
+            [other for other in after_head if (free_now - other.total) & guard == guard],
+            0,
+            False,
+        )
     return (
         [  # fits() written out: a call per waiting job costs more than the test
             other
@@ -203,8 +210,10 @@ def backfill(
     ``reserved``, or, on a counted plan, its ``window``: the room beside it, kept as
     jobs start, see :func:`_room_beside`), in order.
 
-    Three exact shortcuts, as the plan only fills during the pass: a job whose total
-    does not fit in what is free now cannot start (one packed test); nor can one that
+    Four exact shortcuts, as the plan only fills during the pass: once nothing is free
+    now, no job can start (every job asks for something: most of a trace's passes
+    ended so, asking the rest of their list one by one); a job whose total does not
+    fit in what is free now cannot start (one packed test); nor can one that
     runs past the head's start if its total does not fit in what is left then, summed
     over the nodes (it would hold its room then too; a start query's forecast at
     20,000 queued on 1,024 nodes asked about 9,000 jobs a pass, most failing so); and
@@ -269,6 +278,8 @@ def backfill(
         reason = f"backfilled beside the head's reservation at {at(reserved)}"
         started.append(policy._launch(other, now, placement, reason))
         free_now = policy.plan.aggregate.free_at(now) | guard
+        if free_now == guard:
+            return  # nothing is free now, and every job asks for something
         if estimate > latest:
             beside -= other.total  # (it holds its room at the head's start too)
 
