@@ -303,11 +303,12 @@ class CountedPlan:
             )
         if shape.count == fit * len(nodes):  # every node full (a job that shares none)
             return dict.fromkeys(nodes, fit)
+        # The first nodes filled, the next one holding what is left, one on each other.
+        full, rest = divmod(left, fit - 1)  # (fit > 1: some node holds more than one)
         placement = dict.fromkeys(nodes, 1)
-        for index in nodes:
-            more = min(fit - 1, left)
-            placement[index] += more
-            left -= more
+        placement.update(dict.fromkeys(nodes[:full], fit))
+        if rest:
+            placement[nodes[full]] += rest
         return placement
 
     def names(self, held: Mapping[int, int]) -> dict[int, int]:

@@ -192,3 +192,19 @@ def test_moving_a_reservation_earlier_is_releasing_and_reserving_it_there(
     apart.reserve(apart.held(found[1], ONE, False), first, duration)
     assert moved.aggregate.steps() == apart.aggregate.steps()
     assert sorted(moved.colouring().values()) == sorted(apart.colouring().values())
+
+
+def test_a_job_that_fills_its_nodes_partly_fills_the_first_ones() -> None:
+    """Slots spread over the nodes a job takes: the first ones full, the next one what
+    is left, one on each other (every node it takes holds a slot at least)."""
+    eight = ResourceSpace({"cpus": 8})
+    plan = CountedPlan(eight, [eight.pack({"cpus": 8})] * 6, 0)
+    slot = eight.pack({"cpus": 1})
+    spread = plan.named_placement([0, 2, 3, 5], Shape(19, {"cpus": 1}, exclusive=True), slot)
+    assert spread == {0: 8, 2: 8, 3: 2, 5: 1}
+    assert plan.named_placement([1, 4], Shape(9, {"cpus": 1}, exclusive=True), slot) == {
+        1: 8,
+        4: 1,
+    }
+    assert plan.named_placement([0, 1], Shape(16, {"cpus": 1}), slot) == {0: 8, 1: 8}
+    assert plan.named_placement([0, 1, 2], Shape(3, {"cpus": 1}), slot) == {0: 1, 1: 1, 2: 1}
