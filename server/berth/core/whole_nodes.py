@@ -167,7 +167,7 @@ class CountedPlan:
             add(end, current + duration, amount)
             add(first, current, -amount)
         booking = self._bookings[id(held)]
-        self._order += 1  # (ordered as a new booking: the colouring is unchanged)
+        self._order += 1  # (a new booking's order, as giving back and taking again gives)
         booking.start, booking.end, booking.order = first, end, self._order
         self._colours = None
 

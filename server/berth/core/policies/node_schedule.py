@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from berth.core.catalog import SELECTIONS
@@ -423,10 +423,8 @@ class NodeSchedule:
             entry.held = held
             self.running[job.id] = entry
             self.used += len(held) * plan.node_capacity
-            # describe() written out: whole nodes, one mapping for all (every start)
-            whole = self._unpack(plan.node_capacity)
-            names = self.node_names
-            return Start(job.id, now, reason, dict.fromkeys(map(names.__getitem__, held), whole))
+            # (describe() without its test: whole nodes, the same amount on each)
+            return Start(job.id, now, reason, self._alike(held, plan.node_capacity))
         if not reserved:
             self._hold(entry, now, placement)
         assert entry.placement is not None
@@ -446,11 +444,16 @@ class NodeSchedule:
         assert held is not None
         if TENTATIVE in held:  # (not named yet: the plan's colouring names it)
             held = self.plan.names(held)
-        names = self.node_names
         amounts = set(held.values())
         if len(amounts) == 1:  # (whole nodes, or the same on each: one mapping, no loop)
-            return dict.fromkeys(map(names.__getitem__, held), self._unpack(amounts.pop()))
+            return self._alike(held, amounts.pop())
+        names = self.node_names
         return {names[index]: self._unpack(amount) for index, amount in held.items()}
+
+    def _alike(self, nodes: Iterable[int], amount: int) -> dict[str, Mapping[str, int]]:
+        """``nodes`` by name, each holding ``amount``: one mapping shared by all."""
+        names = self.node_names
+        return dict.fromkeys(map(names.__getitem__, nodes), self._unpack(amount))
 
     def _unpack(self, amount: int) -> Mapping[str, int]:
         """``amount`` unpacked without the resources it has none of, one mapping per
