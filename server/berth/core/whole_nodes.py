@@ -193,7 +193,7 @@ class CountedPlan:
         """Give back a reservation from ``start`` on; it ends its booking."""
         self.changes += 1
         if duration > 0:
-            self.aggregate.add(start, start + duration, sum(held.values()))
+            self.aggregate.release(start, duration, sum(held.values()))
         booking = self._bookings.pop(id(held), None)
         if booking is None:
             return  # taken over after its end: it was never booked
@@ -241,16 +241,13 @@ class CountedPlan:
             self.reserve(held, now, duration)
             return placement, held
         self.changes += 1
-        capacity, end = self.node_capacity, now + duration
-        self.aggregate.add(now, end, -taken * capacity)
-        chosen, nodes = self._idle_nodes(taken, now)  # (_name_idle written out: every start)
-        named_held = dict.fromkeys(chosen, capacity)
+        self.aggregate.reserve(now, duration, taken * self.node_capacity)
+        named, named_held, nodes = self._name_idle(taken, shape, demand, now)
         self._order += 1
-        self._bookings[id(named_held)] = _Booking(
-            now, end, taken, named_held, self._order, self._name(nodes)
-        )
+        booking = _Booking(now, now + duration, taken, named_held, self._order, nodes)
+        self._bookings[id(named_held)] = booking
         self._colours = None
-        return self.named_placement(chosen, shape, demand), named_held
+        return named, named_held
 
     def _name_idle(
         self, count: int, shape: Shape, demand: int, now: int

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from berth.core.catalog import SELECTIONS
@@ -27,6 +27,7 @@ from berth.core.node_search import Stop
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.arrival_walk import ArrivalWalk
+from berth.core.policies.placement_names import PlacementNames
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
@@ -160,7 +161,8 @@ class NodeSchedule:
         self._replanned: set[int] = set()
         self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None, int]] = {}
         self._shape_seen: dict[int, tuple[Shape, tuple[str | None, str | None, int]]] = {}
-        self._unpacked: dict[int, Mapping[str, int]] = {}
+        #: Placements written by node name (each Start's, the daemon's views).
+        self.naming = PlacementNames(self.node_names, self.space)
         #: Per summed profile (the nodes some slots need): the room given back on those
         #: nodes (completions, cancels, moves), in order.
         self._room_logs = RoomLogs(LOG_LIMIT)
@@ -291,10 +293,14 @@ class NodeSchedule:
 
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
         held = self._book(entry, start, placement)
-        if self.depth is None and entry.start != start and entry.job.id in self.waiting:
-            self._replanned.add(entry.job.id)
+        self._note_replanned(entry, start)
         entry.start, entry.placement, entry.held = start, placement, held
         return held
+
+    def _note_replanned(self, entry: Planned, start: int) -> None:
+        """A waiting job's reservation moves to ``start``: the shell is told of it."""
+        if self.depth is None and entry.start != start and entry.job.id in self.waiting:
+            self._replanned.add(entry.job.id)
 
     def _book(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
         """Reserve ``placement`` at ``start`` in the plan only, not on the entry: what
@@ -384,8 +390,7 @@ class NodeSchedule:
             # The aggregate's answer is exact (CountedPlan.earlier): the reservation
             # moves there, holding what it held.
             plan.move(held, old, first, estimate)
-            if self.depth is None and entry.job.id in self.waiting:
-                self._replanned.add(entry.job.id)
+            self._note_replanned(entry, first)
             entry.start = start = first
             since = max(old, first + estimate)
         else:
@@ -420,46 +425,30 @@ class NodeSchedule:
             entry.placement, held = plan.start_now(
                 placement, entry.shape, entry.demand, now, job.estimate
             )
-            entry.held = held
-            self.running[job.id] = entry
-            self.used += len(held) * plan.node_capacity
-            # (describe() without its test: whole nodes, the same amount on each)
-            return Start(job.id, now, reason, self._alike(held, plan.node_capacity))
-        if not reserved:
-            self._hold(entry, now, placement)
-        assert entry.placement is not None
-        assert entry.held is not None
-        entry.placement, entry.held = plan.pin(
-            entry.placement, entry.held, entry.shape, entry.demand, now
-        )
+            # (whole nodes, the same amount on each: no sum, no test of the amounts)
+            used, described = (
+                len(held) * plan.node_capacity,
+                self.naming.alike(held, plan.node_capacity),
+            )
+        else:
+            if not reserved:
+                self._hold(entry, now, placement)
+            assert entry.placement is not None
+            assert entry.held is not None
+            entry.placement, held = plan.pin(
+                entry.placement, entry.held, entry.shape, entry.demand, now
+            )
+            used, described = sum(held.values()), self.naming.of(held)
+        entry.held = held
         self.running[job.id] = entry
-        self.used += sum(entry.held.values())
-        return Start(job.id, now, reason, self.describe(entry))
+        self.used += used
+        return Start(job.id, now, reason, described)
 
     def describe(self, entry: Planned) -> dict[str, Mapping[str, int]]:
-        """A placement as node name -> resources held there. Nodes holding the same
-        amount share one mapping, read-only by its type (a job on 64 one-cpu nodes has
-        64 alike; a what-if copy of the policy copies it like any other state)."""
+        """A placement as node name -> resources held there (:class:`PlacementNames`);
+        a reservation not yet named gets the nodes of the plan's colouring."""
         held = entry.held
         assert held is not None
-        if TENTATIVE in held:  # (not named yet: the plan's colouring names it)
+        if TENTATIVE in held:
             held = self.plan.names(held)
-        amounts = set(held.values())
-        if len(amounts) == 1:  # (whole nodes, or the same on each: one mapping, no loop)
-            return self._alike(held, amounts.pop())
-        names = self.node_names
-        return {names[index]: self._unpack(amount) for index, amount in held.items()}
-
-    def _alike(self, nodes: Iterable[int], amount: int) -> dict[str, Mapping[str, int]]:
-        """``nodes`` by name, each holding ``amount``: one mapping shared by all."""
-        names = self.node_names
-        return dict.fromkeys(map(names.__getitem__, nodes), self._unpack(amount))
-
-    def _unpack(self, amount: int) -> Mapping[str, int]:
-        """``amount`` unpacked without the resources it has none of, one mapping per
-        amount (shared by every placement that holds it)."""
-        known = self._unpacked.get(amount)
-        if known is None:
-            unpacked = self.space.unpack(amount)
-            known = self._unpacked[amount] = {n: a for n, a in unpacked.items() if a}
-        return known
+        return self.naming.of(held)
