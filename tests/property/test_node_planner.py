@@ -221,24 +221,27 @@ def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
     assert "nodes.count" in getattr(too_many, "reason", "")
 
 
-@pytest.mark.parametrize("walk", [None, 1])
+@pytest.mark.parametrize(("walk", "skips"), [(None, None), (1, None), (None, 0)])
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_earliest_start_is_the_first_candidate_that_fits(
-    walk: int | None, data: st.DataObject
+    walk: int | None, skips: int | None, data: st.DataObject
 ) -> None:
     """The search that carries each node's answer from one candidate start to the next
     finds what trying every candidate (``after`` and each reservation end) in turn
     with :meth:`NodePlan.place` finds; also when each node's walk to a run of room long
-    enough stops after ``walk`` steps (it answers a start no later, and is asked again)."""
+    enough stops after ``walk`` steps (it answers a start no later, and is asked again),
+    and when a node indexes its runs of room as soon as a walk passes a run too short
+    (``skips`` 0: exact answers from the index)."""
     from berth.core.profile import Profile
 
-    whole = Profile._LONG_WALK_STEPS
+    whole, runs_after = Profile._LONG_WALK_STEPS, Profile._SKIPS_BEFORE_RUNS
     Profile._LONG_WALK_STEPS = walk or whole
+    Profile._SKIPS_BEFORE_RUNS = runs_after if skips is None else skips
     try:
         _earliest_is_the_first_fit(data)
     finally:
-        Profile._LONG_WALK_STEPS = whole
+        Profile._LONG_WALK_STEPS, Profile._SKIPS_BEFORE_RUNS = whole, runs_after
 
 
 def _earliest_is_the_first_fit(data: st.DataObject) -> None:
@@ -292,7 +295,7 @@ def test_the_summed_profiles_of_able_nodes_stay_the_sum_of_their_nodes(
     up to date by every reservation, release and forgetting after it was built: at every
     time from now on it holds what their own profiles hold together."""
     from berth.core.nodes import NodePlan
-    from berth.core.profile import Profile
+    from berth.core.profile_sets import summed
     from berth.core.resources import ResourceSpace
 
     nodes = data.draw(node_clusters())
@@ -322,10 +325,10 @@ def test_the_summed_profiles_of_able_nodes_stay_the_sum_of_their_nodes(
                 amounts = plan.held(found[1], demand, False)
                 plan.reserve(amounts, found[0], duration)
                 held.append((amounts, found[0], duration))
-    for able, summed in plan._groups.items():
-        expected = Profile.summed([plan.profiles[i] for i in able])
-        times = {t for t, _ in summed.steps() + expected.steps() if t >= now} | {now}
-        assert all(summed.free_at(t) == expected.free_at(t) for t in times), able
+    for able, kept in plan._groups.items():
+        expected = summed([plan.profiles[i] for i in able])
+        times = {t for t, _ in kept.steps() + expected.steps() if t >= now} | {now}
+        assert all(kept.free_at(t) == expected.free_at(t) for t in times), able
 
 
 @settings(max_examples=150, deadline=None)

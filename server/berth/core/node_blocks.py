@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from math import isqrt
 
 from berth.core.profile import Profile
+from berth.core.profile_sets import forget_all_before
 
 #: Below this many nodes, a scan of every node is as cheap as the blocks' upkeep.
 BLOCKS_FROM = 64
@@ -134,4 +135,4 @@ class NodeBlocks:
         return twin
 
     def forget_before(self, now: int) -> None:
-        Profile.forget_all_before(self.profiles, now)
+        forget_all_before(self.profiles, now)

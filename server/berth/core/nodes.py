@@ -26,6 +26,7 @@ from berth.core.node_search import Instant as Instant
 from berth.core.node_search import Placement as Placement
 from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_shared
 from berth.core.profile import Profile
+from berth.core.profile_sets import forget_all_before, summed
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
 from berth.core.start_floors import StartFloors
@@ -320,7 +321,7 @@ class NodePlan:
             else:
                 room = self._groups.get(able)
                 if room is None:
-                    room = self._groups[able] = Profile.summed([self.profiles[i] for i in able])
+                    room = self._groups[able] = summed([self.profiles[i] for i in able])
                     for index in able:
                         self._groups_of_node[index].append(room)
             self._room_by_demand[demand] = room
@@ -434,8 +435,8 @@ class NodePlan:
 
     def forget_before(self, now: int) -> None:
         # A fork may still ask about the past: a shared profile forgets on a copy.
-        Profile.forget_all_before(self.profiles, now, self._owned if self._sharing else None)
-        Profile.forget_all_before([self.aggregate, *self._groups.values()], now)
+        forget_all_before(self.profiles, now, self._owned if self._sharing else None)
+        forget_all_before([self.aggregate, *self._groups.values()], now)
         if self._blocks is not None:
             self._blocks.forget_before(now)
         del self._ends[: bisect_right(self._ends, now)]

@@ -24,9 +24,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from berth.core.resources import copies_in, parts_of
+from berth.core.room_runs import NEVER, RoomRuns
 
-#: Later than any time a profile describes.
-NEVER = 1 << 62
+__all__ = ["NEVER", "Profile"]
 
 
 class Profile:
@@ -37,7 +37,17 @@ class Profile:
     describes; asking about earlier times is a programming error.
     """
 
-    __slots__ = ("_free", "_guard", "_long_searches", "_no_room", "_rooms", "_times", "capacity")
+    __slots__ = (
+        "_free",
+        "_guard",
+        "_long_searches",
+        "_no_room",
+        "_rooms",
+        "_run_skips",
+        "_runs",
+        "_times",
+        "capacity",
+    )
 
     def __init__(self, capacity: int, guard: int, origin: int = 0) -> None:
         self.capacity = capacity
@@ -55,6 +65,10 @@ class Profile:
         #: :meth:`copies_until`); dropped at every change. Times, not step indices:
         #: :meth:`forget_before` keeps it while the steps before ``now`` go.
         self._no_room: dict[int, tuple[int, int]] = {}
+        #: Per demand, the runs of room (:meth:`_long_run`), and the runs too short that
+        #: walks passed over since the last change; both dropped at every change.
+        self._runs: dict[int, RoomRuns] = {}
+        self._run_skips = 0
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -66,29 +80,9 @@ class Profile:
         twin._rooms = {}
         twin._long_searches = 0
         twin._no_room = {}
+        twin._runs = {}
+        twin._run_skips = 0
         return twin
-
-    @classmethod
-    def summed(cls, parts: list[Profile]) -> Profile:
-        """One profile of the free resources of ``parts`` together (each keeps its own;
-        the sum is a new profile that the caller keeps up to date with theirs)."""
-        guard = parts[0]._guard
-        times = sorted({time for part in parts for time in part._times})
-        free = [0] * len(times)
-        for part in parts:
-            own_times, own_free = part._times, part._free
-            step = 0
-            for at, time in enumerate(times):
-                while step + 1 < len(own_times) and own_times[step + 1] <= time:
-                    step += 1
-                free[at] += own_free[step] ^ guard  # before its first step: that step
-        total = cls(sum(part.capacity for part in parts), guard, times[0])
-        total._times, total._free = [times[0]], [free[0] | guard]
-        for time, amount in zip(times[1:], free[1:], strict=True):
-            if amount | guard != total._free[-1]:
-                total._times.append(time)
-                total._free.append(amount | guard)
-        return total
 
     def __len__(self) -> int:
         return len(self._times)
@@ -230,39 +224,61 @@ class Profile:
                 return self._next_room(demand, index)
         return index
 
+    #: Runs too short that walks to a run long enough passed over since the profile's
+    #: last change before it indexes its runs of room for the demand asked
+    #: (:class:`RoomRuns`, a few passes over the steps): most walks end in the run they
+    #: begin in, and a replay changes most profiles between two questions, but a
+    #: daemon's searches in a plan full of short gaps walk far, hundreds of times
+    #: between two changes of a node.
+    _SKIPS_BEFORE_RUNS = 64
+
     def _long_run(self, demand: int, index: int, duration: int, limit: int | None) -> int:
         """The start of the first step at or after ``index`` (a step with room for
         ``demand``, or the number of steps: then ``NEVER``) that starts a run of steps
-        with room for it at least ``duration`` long: the first start from step
-        ``index`` on whose window has room throughout (a start inside a shorter run
-        reaches the step with room for none that ends it; a start between runs is in
-        such a step). A small job deep in a packed plan met thousands of short gaps,
-        and the searches asked a node or block again at each: 9.5 against 3.8 s for 500
-        submissions at 10,000 queued on 1,024 nodes. The walk stops at the first step
-        from ``limit`` on: its caller asks no start from there on (a compression's
-        search for an earlier start). It also stops after :attr:`_LONG_WALK_STEPS`
-        steps, at a start no earlier than the one it walks to: its callers ask again from
-        there if the search gets that far, and most searches end before."""
-        times, free, guard = self._times, self._free, self._guard
+        with room for it at least ``duration`` long: the first start from step ``index``
+        on whose window has room throughout (a start inside a shorter run reaches the
+        step with room for none that ends it; a start between runs is in such a step).
+
+        A walk over the steps, which stops at the first step from ``limit`` on (its
+        caller asks no start from there) and after :attr:`_LONG_WALK_STEPS` steps, with
+        a start no earlier than the one it walks to (its callers ask again from there if
+        the search gets that far); or, once walks since the last change have passed
+        over many runs too short, the exact answer from the index of the runs."""
+        times = self._times
+        if self._runs:
+            runs = self._runs.get(demand)
+            if runs is not None:
+                return runs.first_long(times[index], duration) if index < len(times) else NEVER
+        free, guard = self._free, self._guard
         n = len(times)
         if limit is None:
             limit = NEVER
         stop_at = index + self._LONG_WALK_STEPS
+        skipped = 0
         while index < n and times[index] < limit:
             if index >= stop_at:
-                return times[index]  # no earlier start from ``index`` on is proven
+                break  # no earlier start from ``index`` on is proven
             reach = times[index] + duration
             end = index + 1
             while end < n and times[end] < reach and (free[end] - demand) & guard == guard:
                 end += 1
             if end == n or times[end] >= reach:
-                return times[index]
-            # ``end`` has room for none. (A walk: :meth:`_next_room`'s index, rebuilt
-            # after every change, made those 500 submissions 3.9 s against 3.3.)
+                break
+            # ``end`` has room for none: on to the next step with room.
+            skipped += 1
             index = end + 1
             while index < n and (free[index] - demand) & guard != guard:
                 index += 1
+        if skipped:
+            self._passed_runs(demand, skipped)
         return times[index] if index < n else NEVER
+
+    def _passed_runs(self, demand: int, skipped: int) -> None:
+        """A walk passed over ``skipped`` runs too short: after enough since the last
+        change, the runs of room for ``demand`` are indexed."""
+        self._run_skips += skipped
+        if self._run_skips >= self._SKIPS_BEFORE_RUNS:
+            self._runs[demand] = RoomRuns(self._times, self._free, self._guard, demand)
 
     def _next_room(self, demand: int, index: int) -> int:
         """The first step at or after ``index`` with room for ``demand`` (the number of
@@ -441,7 +457,7 @@ class Profile:
         end)``: breakpoints made at both ends, then steps left equal to their neighbours
         merged. Written out in one body: every reservation, release and move of the
         schedulers comes through here."""
-        if self._long_searches or self._no_room:
+        if self._long_searches or self._no_room or self._run_skips:
             self._forget_rooms()
         times, free = self._times, self._free
         first = bisect_left(times, start)
@@ -471,30 +487,10 @@ class Profile:
             del self._times[:i]
             del self._free[:i]
 
-    @staticmethod
-    def forget_all_before(
-        profiles: list[Profile], now: int, owned: bytearray | None = None
-    ) -> None:
-        """:meth:`forget_before` on each of ``profiles``; most of a plan's node profiles
-        have no step to drop at a given time, and are passed over without a call. With
-        ``owned``, a profile whose flag is 0 is shared (copy on write): it is replaced
-        in ``profiles`` by a copy of its own, flagged 1, before it forgets."""
-        if owned is None:
-            for profile in profiles:
-                times = profile._times
-                if len(times) > 1 and times[1] <= now:
-                    profile.forget_before(now)
-            return
-        for index, profile in enumerate(profiles):
-            times = profile._times
-            if len(times) > 1 and times[1] <= now:
-                if not owned[index]:
-                    profile = profiles[index] = profile.copy()
-                    owned[index] = 1
-                profile.forget_before(now)
-
     def _forget_rooms(self) -> None:
         """The profile changes: what :meth:`_next_room` built or counted no longer holds."""
         self._rooms.clear()
         self._no_room.clear()
         self._long_searches = 0
+        self._runs.clear()
+        self._run_skips = 0
