@@ -5,14 +5,17 @@ are submitted one by one at time 0 to the conservative node planner on N nodes o
 ``cpus=64,mem_gb=256``, with no job ending, so every submission goes deeper; each
 ``submit`` + ``schedule`` is timed, and every ``--every`` jobs the median, p99 and
 maximum of the last ``--every`` are printed. The planner alone, in-process: no HTTP, no
-database, no other client (what ``bench_scale.py`` adds to it is waiting).
+database, no other client (what ``bench_scale.py`` adds to it is waiting). At the end, a
+digest of every job's planned start and nodes (untimed), to check that two versions plan alike.
 
     .venv/bin/python benchmarks/bench_deep_submit.py --jobs 10000
+    .venv/bin/python benchmarks/bench_deep_submit.py --nodes 4096 --jobs 6000 --every 1000
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -45,6 +48,10 @@ def main() -> None:
             print(f"{number:>7,} queued: median {1000 * last[len(last) // 2]:.1f} ms, "
                   f"p99 {1000 * last[int(len(last) * 0.99)]:.1f} ms, max {1000 * last[-1]:.1f} ms "
                   f"({time.perf_counter() - began:.0f} s so far)", flush=True)  # fmt: skip
+    digest = hashlib.md5()
+    for number in range(1, args.jobs + 1):  # (untimed; no job ends, so none moved)
+        digest.update(repr((policy.planned_start(number), policy.planned_nodes(number))).encode())
+    print(f"plans digest {digest.hexdigest()[:12]}")
 
 
 if __name__ == "__main__":
