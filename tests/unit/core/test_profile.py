@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,26 @@ from berth.core.resources import ResourceSpace
 
 SPACE = ResourceSpace({"cpus": 4, "mem": 3})
 HORIZON = 40
+
+
+def first_window(profile: Profile, demand: int, at: int, duration: int) -> int:
+    """The first second from ``at`` on whose window of ``duration`` has room for one
+    slot (the last step of a profile is all free, so there is one)."""
+    start = at
+    while profile.copies_during(demand, start, start + duration, 1) == 0:
+        start += 1
+    return start
+
+
+@contextmanager
+def indexed_at_once() -> Iterator[None]:
+    """Every walk that passes over a run too short indexes the profile's runs."""
+    skips = Profile._SKIPS_BEFORE_RUNS
+    Profile._SKIPS_BEFORE_RUNS = 0
+    try:
+        yield
+    finally:
+        Profile._SKIPS_BEFORE_RUNS = skips
 
 
 def _profile() -> Profile:
@@ -277,24 +299,37 @@ def test_a_summed_profile_holds_what_its_parts_hold_together(
     steps=st.lists(
         st.tuples(st.integers(0, HORIZON), st.integers(1, 8), st.booleans()), max_size=12
     ),
+    indexed=st.booleans(),
 )
 def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
     ops: list[tuple[int, int, int, int]],
     slot: tuple[int, int],
     steps: list[tuple[int, int, bool]],
+    indexed: bool,
 ) -> None:
     """A node with no room at a start is remembered as such until the next step with
-    room; every reservation and release in between drops that: each answer is the one
-    counted afresh over the window."""
+    room, and (``indexed``) its runs of room are indexed at once; every reservation and
+    release in between drops both: each answer is the one counted afresh over the
+    window, and from the index the exact first start with room."""
+    with indexed_at_once() if indexed else nullcontext():
+        _changes_between_questions(ops, slot, steps)
+
+
+def _changes_between_questions(
+    ops: list[tuple[int, int, int, int]], slot: tuple[int, int], steps: list[tuple[int, int, bool]]
+) -> None:
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
     one_cpu = SPACE.pack({"cpus": 1})
     held: list[tuple[int, int]] = []
     for moment, length, take in steps:
         for start in range(moment, moment + 6):
+            from_index = demand in profile._runs
             copies, until = profile.copies_until(demand, start, length, 3)
             assert copies == profile.copies_during(demand, start, start + length, 3)
             assert until > start
+            if copies == 0 and from_index:
+                assert until == first_window(profile, demand, start, length)
         if take or not held:
             found = profile.earliest_start(one_cpu, length, moment)
             assert found is not None
@@ -303,6 +338,7 @@ def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
         else:
             begin, taken = held.pop()
             profile.release(begin, taken, one_cpu)
+        assert not profile._runs, "a change drops the index of runs"
 
 
 @settings(max_examples=300, deadline=None)

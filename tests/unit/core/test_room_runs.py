@@ -3,39 +3,26 @@
 A search asks a node without room at a start when it first has room during a whole
 window; once walks since the profile's last change passed over enough runs too short,
 the profile answers from the index instead, exactly (the walk may stop early with a
-bound). Both are checked against ``copies_during`` at every second."""
+bound). Both are checked against ``copies_during`` at every second; that every change
+drops the index is checked with the other memories of a profile, in ``test_profile``."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.core.profile import NEVER, Profile
 from berth.core.room_runs import RoomRuns
-from tests.unit.core.test_profile import COPIES_ASKED, HORIZON, SLOTS, SPACE, _booked, operations
-
-
-def _first_window(profile: Profile, demand: int, at: int, duration: int) -> int:
-    """The first second from ``at`` on whose window of ``duration`` has room for one
-    slot (the last step of a profile is all free, so there is one)."""
-    start = at
-    while profile.copies_during(demand, start, start + duration, 1) == 0:
-        start += 1
-    return start
-
-
-@contextmanager
-def _indexed_at_once() -> Iterator[None]:
-    """Every walk that passes over a run too short indexes the runs."""
-    skips = Profile._SKIPS_BEFORE_RUNS
-    Profile._SKIPS_BEFORE_RUNS = 0
-    try:
-        yield
-    finally:
-        Profile._SKIPS_BEFORE_RUNS = skips
+from tests.unit.core.test_profile import (
+    COPIES_ASKED,
+    HORIZON,
+    SLOTS,
+    SPACE,
+    _booked,
+    first_window,
+    indexed_at_once,
+    operations,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -48,7 +35,7 @@ def test_the_runs_give_the_first_window_with_room_throughout(
     runs = RoomRuns(profile._times, profile._free, profile._guard, demand)
     for time, free in profile.steps():
         if SPACE.fits(free, demand):
-            expected = _first_window(profile, demand, time, duration)
+            expected = first_window(profile, demand, time, duration)
             assert runs.first_long(time, duration) == expected, time
 
 
@@ -65,52 +52,13 @@ def test_an_answer_from_the_index_is_the_exact_first_start_with_room(
     (the walk may give an earlier bound; the index does not), whatever ``limit``."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    with _indexed_at_once():
+    with indexed_at_once():
         for start in range(HORIZON * 3):
             indexed = demand in profile._runs
             copies, until = profile.copies_until(demand, start, duration, most, limit)
             assert copies == profile.copies_during(demand, start, start + duration, most)
             if copies == 0 and indexed:
-                assert until == _first_window(profile, demand, start, duration)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    ops=operations,
-    slot=SLOTS,
-    steps=st.lists(
-        st.tuples(st.integers(0, HORIZON), st.integers(1, 8), st.booleans()), max_size=12
-    ),
-)
-def test_the_index_is_dropped_when_the_profile_changes(
-    ops: list[tuple[int, int, int, int]],
-    slot: tuple[int, int],
-    steps: list[tuple[int, int, bool]],
-) -> None:
-    """Reservations and releases between questions: every answer still holds exactly
-    until the time it gives, counted afresh on the profile as it is then."""
-    profile = _booked(ops)
-    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    one_cpu = SPACE.pack({"cpus": 1})
-    held: list[tuple[int, int]] = []
-    with _indexed_at_once():
-        for moment, length, take in steps:
-            for start in range(moment, moment + 6):
-                indexed = demand in profile._runs
-                copies, until = profile.copies_until(demand, start, length, 3)
-                assert copies == profile.copies_during(demand, start, start + length, 3)
-                if copies == 0:
-                    first = _first_window(profile, demand, start, length)
-                    assert until == first if indexed else start < until <= first
-            if take or not held:
-                found = profile.earliest_start(one_cpu, length, moment)
-                assert found is not None
-                profile.reserve(found, length, one_cpu)
-                held.append((found, length))
-            else:
-                begin, taken = held.pop()
-                profile.release(begin, taken, one_cpu)
-            assert not profile._runs, "a change drops the index"
+                assert until == first_window(profile, demand, start, duration)
 
 
 def test_a_run_too_short_is_jumped_to_the_next_longer_one() -> None:
