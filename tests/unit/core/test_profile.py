@@ -173,7 +173,7 @@ COPIES_ASKED = {
 
 
 @settings(max_examples=300, deadline=None)
-@given(**COPIES_ASKED, forget=st.integers(0, HORIZON))
+@given(**COPIES_ASKED, forget=st.integers(0, HORIZON), indexed=st.booleans())
 def test_copies_until_holds_its_answer_until_the_time_it_gives(
     ops: list[tuple[int, int, int, int]],
     slot: tuple[int, int],
@@ -181,39 +181,45 @@ def test_copies_until_holds_its_answer_until_the_time_it_gives(
     most: int,
     limit: int | None,
     forget: int,
+    indexed: bool,
 ) -> None:
     """Every start from the one asked up to the returned time gets the same answer: the
     node planner skips the starts in between. An answer of none holds exactly until
     the first start whose window has room for one, or a time from ``limit`` on (asked
     twice: the second from what the first remembered, after the steps before
-    ``forget`` have gone, as time passes in a plan)."""
-    profile = _booked(ops)
-    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    bound = HORIZON * 4 if limit is None else limit
-    for start in [*range(HORIZON * 3), -1, *range(forget, HORIZON * 3)]:
-        if start < 0:
-            profile.forget_before(forget)
-            continue
-        walked = demand not in profile._runs  # (else the index's exact answer)
-        if limit is None:
-            copies, until = profile.copies_until(demand, start, duration, most)
-        else:
-            copies, until = profile.copies_until(demand, start, duration, most, limit)
-        assert until > start
-        for later in range(start, min(until, HORIZON * 4)):
-            assert profile.copies_during(demand, later, later + duration, most) == copies
-        if copies == 0 and until < bound:
-            assert profile.copies_during(demand, until, until + duration, most) > 0
-        if copies == 0 and limit is not None and until >= limit and walked:
-            # The walk from run to run stopped at the first it met from ``limit`` on.
-            steps = profile.steps()
-            runs = [
-                time
-                for at, (time, free) in enumerate(steps)
-                if SPACE.fits(free, demand)
-                and (at == 0 or not SPACE.fits(steps[at - 1][1], demand))
-            ]
-            assert not any(max(start + 1, limit) <= time < until for time in runs)
+    ``forget`` have gone, as time passes in a plan). With the runs of room ``indexed``
+    at once, an answer from the index is that first start itself, whatever ``limit``
+    (the walk may give an earlier bound)."""
+    with indexed_at_once() if indexed else nullcontext():
+        profile = _booked(ops)
+        demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+        bound = HORIZON * 4 if limit is None else limit
+        for start in [*range(HORIZON * 3), -1, *range(forget, HORIZON * 3)]:
+            if start < 0:
+                profile.forget_before(forget)
+                continue
+            walked = demand not in profile._runs  # (else the index's exact answer)
+            if limit is None:
+                copies, until = profile.copies_until(demand, start, duration, most)
+            else:
+                copies, until = profile.copies_until(demand, start, duration, most, limit)
+            assert until > start
+            for later in range(start, min(until, HORIZON * 4)):
+                assert profile.copies_during(demand, later, later + duration, most) == copies
+            if copies == 0 and until < bound:
+                assert profile.copies_during(demand, until, until + duration, most) > 0
+            if copies == 0 and not walked:
+                assert until == first_window(profile, demand, start, duration)
+            if copies == 0 and limit is not None and until >= limit and walked:
+                # The walk from run to run stopped at the first it met from ``limit`` on.
+                steps = profile.steps()
+                runs = [
+                    time
+                    for at, (time, free) in enumerate(steps)
+                    if SPACE.fits(free, demand)
+                    and (at == 0 or not SPACE.fits(steps[at - 1][1], demand))
+                ]
+                assert not any(max(start + 1, limit) <= time < until for time in runs)
 
 
 @settings(max_examples=300, deadline=None)
@@ -312,33 +318,27 @@ def test_copies_until_forgets_what_it_remembered_when_the_profile_changes(
     release in between drops both: each answer is the one counted afresh over the
     window, and from the index the exact first start with room."""
     with indexed_at_once() if indexed else nullcontext():
-        _changes_between_questions(ops, slot, steps)
-
-
-def _changes_between_questions(
-    ops: list[tuple[int, int, int, int]], slot: tuple[int, int], steps: list[tuple[int, int, bool]]
-) -> None:
-    profile = _booked(ops)
-    demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    one_cpu = SPACE.pack({"cpus": 1})
-    held: list[tuple[int, int]] = []
-    for moment, length, take in steps:
-        for start in range(moment, moment + 6):
-            from_index = demand in profile._runs
-            copies, until = profile.copies_until(demand, start, length, 3)
-            assert copies == profile.copies_during(demand, start, start + length, 3)
-            assert until > start
-            if copies == 0 and from_index:
-                assert until == first_window(profile, demand, start, length)
-        if take or not held:
-            found = profile.earliest_start(one_cpu, length, moment)
-            assert found is not None
-            profile.reserve(found, length, one_cpu)
-            held.append((found, length))
-        else:
-            begin, taken = held.pop()
-            profile.release(begin, taken, one_cpu)
-        assert not profile._runs, "a change drops the index of runs"
+        profile = _booked(ops)
+        demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
+        one_cpu = SPACE.pack({"cpus": 1})
+        held: list[tuple[int, int]] = []
+        for moment, length, take in steps:
+            for start in range(moment, moment + 6):
+                from_index = demand in profile._runs
+                copies, until = profile.copies_until(demand, start, length, 3)
+                assert copies == profile.copies_during(demand, start, start + length, 3)
+                assert until > start
+                if copies == 0 and from_index:
+                    assert until == first_window(profile, demand, start, length)
+            if take or not held:
+                found = profile.earliest_start(one_cpu, length, moment)
+                assert found is not None
+                profile.reserve(found, length, one_cpu)
+                held.append((found, length))
+            else:
+                begin, taken = held.pop()
+                profile.release(begin, taken, one_cpu)
+            assert not profile._runs, "a change drops the index of runs"
 
 
 @settings(max_examples=300, deadline=None)
