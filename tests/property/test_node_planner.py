@@ -221,27 +221,27 @@ def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
     assert "nodes.count" in getattr(too_many, "reason", "")
 
 
-@pytest.mark.parametrize(("walk", "skips"), [(None, None), (1, None), (None, 0)])
+@pytest.mark.parametrize(("walk", "walks"), [(None, None), (1, None), (None, 0.0)])
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_earliest_start_is_the_first_candidate_that_fits(
-    walk: int | None, skips: int | None, data: st.DataObject
+    walk: int | None, walks: float | None, data: st.DataObject
 ) -> None:
     """The search that carries each node's answer from one candidate start to the next
     finds what trying every candidate (``after`` and each reservation end) in turn
     with :meth:`NodePlan.place` finds; also when each node's walk to a run of room long
     enough stops after ``walk`` steps (it answers a start no later, and is asked again),
     and when a node indexes its runs of room as soon as a walk passes a run too short
-    (``skips`` 0: exact answers from the index)."""
+    (``walks`` 0: exact answers from the index)."""
     from berth.core.profile import Profile
 
-    whole, runs_after = Profile._LONG_WALK_STEPS, Profile._SKIPS_BEFORE_RUNS
+    whole, runs_after = Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS
     Profile._LONG_WALK_STEPS = walk or whole
-    Profile._SKIPS_BEFORE_RUNS = runs_after if skips is None else skips
+    Profile._WALKS_BEFORE_RUNS = runs_after if walks is None else walks
     try:
         _earliest_is_the_first_fit(data)
     finally:
-        Profile._LONG_WALK_STEPS, Profile._SKIPS_BEFORE_RUNS = whole, runs_after
+        Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS = whole, runs_after
 
 
 def _earliest_is_the_first_fit(data: st.DataObject) -> None:

@@ -43,9 +43,9 @@ class Profile:
         "_long_searches",
         "_no_room",
         "_rooms",
-        "_run_skips",
         "_runs",
         "_times",
+        "_walked",
         "capacity",
     )
 
@@ -65,10 +65,11 @@ class Profile:
         #: :meth:`copies_until`); dropped at every change. Times, not step indices:
         #: :meth:`forget_before` keeps it while the steps before ``now`` go.
         self._no_room: dict[int, tuple[int, int]] = {}
-        #: Per demand, the runs of room (:meth:`_long_run`), and the runs too short that
-        #: walks passed over since the last change; both dropped at every change.
+        #: Per demand, the runs of room (:meth:`_long_run`), and the steps walks over
+        #: runs too short went through since the last change; both dropped at every
+        #: change.
         self._runs: dict[int, RoomRuns] = {}
-        self._run_skips = 0
+        self._walked = 0
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
@@ -81,7 +82,7 @@ class Profile:
         twin._long_searches = 0
         twin._no_room = {}
         twin._runs = {}
-        twin._run_skips = 0
+        twin._walked = 0
         return twin
 
     def __len__(self) -> int:
@@ -224,13 +225,13 @@ class Profile:
                 return self._next_room(demand, index)
         return index
 
-    #: Runs too short that walks to a run long enough passed over since the profile's
-    #: last change before it indexes its runs of room for the demand asked
-    #: (:class:`RoomRuns`, a few passes over the steps): most walks end in the run they
-    #: begin in, and a replay changes most profiles between two questions, but a
-    #: daemon's searches in a plan full of short gaps walk far, hundreds of times
-    #: between two changes of a node.
-    _SKIPS_BEFORE_RUNS = 64
+    #: How many times its own steps walks over runs too short go through, since the
+    #: profile's last change, before it indexes its runs of room for the demand asked
+    #: (:class:`RoomRuns`: about the cost of walking the steps once or twice). Most
+    #: walks end in the run they begin in, but a daemon's searches in a plan full of
+    #: short gaps walk far, hundreds of times between two changes of a node. Steps,
+    #: not runs: a deep profile that changes often would pay more for its index.
+    _WALKS_BEFORE_RUNS = 1.0
 
     def _long_run(self, demand: int, index: int, duration: int, limit: int | None) -> int:
         """The start of the first step at or after ``index`` (a step with room for
@@ -253,8 +254,9 @@ class Profile:
         n = len(times)
         if limit is None:
             limit = NEVER
+        began = index
         stop_at = index + self._LONG_WALK_STEPS
-        skipped = 0
+        skipped = False
         while index < n and times[index] < limit:
             if index >= stop_at:
                 break  # no earlier start from ``index`` on is proven
@@ -265,19 +267,20 @@ class Profile:
             if end == n or times[end] >= reach:
                 break
             # ``end`` has room for none: on to the next step with room.
-            skipped += 1
+            skipped = True
             index = end + 1
             while index < n and (free[index] - demand) & guard != guard:
                 index += 1
         if skipped:
-            self._passed_runs(demand, skipped)
+            self._passed_runs(demand, index - began)
         return times[index] if index < n else NEVER
 
-    def _passed_runs(self, demand: int, skipped: int) -> None:
-        """A walk passed over ``skipped`` runs too short: after enough since the last
-        change, the runs of room for ``demand`` are indexed."""
-        self._run_skips += skipped
-        if self._run_skips >= self._SKIPS_BEFORE_RUNS:
+    def _passed_runs(self, demand: int, walked: int) -> None:
+        """A walk passed over runs too short, through ``walked`` steps: once walks since
+        the last change have gone through the profile's steps
+        :attr:`_WALKS_BEFORE_RUNS` times, its runs of room for ``demand`` are indexed."""
+        self._walked += walked
+        if self._walked >= self._WALKS_BEFORE_RUNS * len(self._times):
             self._runs[demand] = RoomRuns(self._times, self._free, self._guard, demand)
 
     def _next_room(self, demand: int, index: int) -> int:
@@ -457,7 +460,7 @@ class Profile:
         end)``: breakpoints made at both ends, then steps left equal to their neighbours
         merged. Written out in one body: every reservation, release and move of the
         schedulers comes through here."""
-        if self._long_searches or self._no_room or self._run_skips:
+        if self._long_searches or self._no_room or self._walked:
             self._forget_rooms()
         times, free = self._times, self._free
         first = bisect_left(times, start)
@@ -493,4 +496,4 @@ class Profile:
         self._no_room.clear()
         self._long_searches = 0
         self._runs.clear()
-        self._run_skips = 0
+        self._walked = 0

@@ -29,12 +29,12 @@ def first_window(profile: Profile, demand: int, at: int, duration: int) -> int:
 @contextmanager
 def indexed_at_once() -> Iterator[None]:
     """Every walk that passes over a run too short indexes the profile's runs."""
-    skips = Profile._SKIPS_BEFORE_RUNS
-    Profile._SKIPS_BEFORE_RUNS = 0
+    walks = Profile._WALKS_BEFORE_RUNS
+    Profile._WALKS_BEFORE_RUNS = 0.0
     try:
         yield
     finally:
-        Profile._SKIPS_BEFORE_RUNS = skips
+        Profile._WALKS_BEFORE_RUNS = walks
 
 
 def _profile() -> Profile:
@@ -60,6 +60,31 @@ def test_earliest_start_waits_for_a_window_long_enough() -> None:
     assert profile.earliest_start(one_cpu, 2, after=0) == 10  # the hole 10..12 is enough
     assert profile.earliest_start(one_cpu, 3, after=0) == 17  # but not for 3 s
     assert profile.earliest_start(one_cpu, 3, after=20) == 20
+
+
+def test_a_profile_indexes_its_runs_of_room_once_walks_have_gone_through_its_steps() -> None:
+    """Walks over runs too short cost their steps; the index costs about the profile's
+    steps: it is built once walks since the last change have gone through as many
+    steps as the profile has, and dropped at the next change."""
+    profile = _profile()
+    full, one_cpu = SPACE.pack({"cpus": 4}), SPACE.pack({"cpus": 1})
+    for gap in range(100):  # 200 steps: full for 3 s, then 1 s with room
+        profile.reserve(4 * gap, 3, full)
+    assert len(profile) == 200
+    assert Profile._LONG_WALK_STEPS == 64
+    assert profile.copies_until(one_cpu, 380, 2, 1) == (0, 399)  # 8 steps walked
+    walks = 0
+    while one_cpu not in profile._runs and walks < 10:
+        copies, until = profile.copies_until(one_cpu, 0, 2, 1)  # 64 steps a walk
+        assert copies == 0
+        assert until <= 399
+        walks += 1
+    assert walks == 3
+    assert one_cpu in profile._runs
+    assert profile.copies_until(one_cpu, 0, 2, 1) == (0, 399)  # the index: exact at once
+    profile.reserve(399, 1, one_cpu)
+    assert not profile._runs
+    assert profile._walked == 0
 
 
 def test_release_undoes_reserve_and_merges_steps() -> None:
@@ -234,19 +259,25 @@ def test_a_walk_to_a_long_run_cut_short_answers_the_same_count_and_no_later(
 ) -> None:
     """With the walk to a run of room long enough stopped after ``walk`` steps, every
     answer counts the same, and the time it holds until is after the start asked and
-    no later than the whole walk's (the searches ask again from there)."""
+    no later than the whole walk's (the searches ask again from there). Walks only:
+    an index of the runs, once built, answers exactly, also past ``limit``."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    whole_walk = Profile._LONG_WALK_STEPS
-    for start in range(HORIZON * 3):
-        whole = profile.copies_until(demand, start, duration, most, limit)
-        Profile._LONG_WALK_STEPS = walk
-        try:
-            cut = profile.copies_until(demand, start, duration, most, limit)
-        finally:
-            Profile._LONG_WALK_STEPS = whole_walk
-        assert cut[0] == whole[0]
-        assert start < cut[1] <= whole[1]
+    whole_walk, walks_before_runs = Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS
+    Profile._WALKS_BEFORE_RUNS = float("inf")
+    try:
+        for start in range(HORIZON * 3):
+            whole = profile.copies_until(demand, start, duration, most, limit)
+            Profile._LONG_WALK_STEPS = walk
+            try:
+                cut = profile.copies_until(demand, start, duration, most, limit)
+            finally:
+                Profile._LONG_WALK_STEPS = whole_walk
+            assert cut[0] == whole[0]
+            assert start < cut[1] <= whole[1]
+            assert not profile._runs
+    finally:
+        Profile._WALKS_BEFORE_RUNS = walks_before_runs
 
 
 @settings(max_examples=300, deadline=None)
