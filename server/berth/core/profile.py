@@ -243,8 +243,8 @@ class Profile:
         A walk over the steps, which stops at the first step from ``limit`` on (its
         caller asks no start from there) and after :attr:`_LONG_WALK_STEPS` steps, with
         a start no earlier than the one it walks to (its callers ask again from there if
-        the search gets that far); or, once walks since the last change have passed
-        over many runs too short, the exact answer from the index of the runs."""
+        the search gets that far); or, once walks over runs too short since the last
+        change have gone through the profile's steps, the exact answer from the index."""
         times = self._times
         if self._runs:
             runs = self._runs.get(demand)

@@ -7,9 +7,10 @@ start asked). In a plan thousands of reservations deep whose jobs end early, a n
 room comes in short runs between reservations, and the answer was a walk over the steps
 of every run too short for the window: on 4,096 nodes, half of a daemon's time during
 submissions. :class:`RoomRuns` gives the answer from an index of the profile's runs of
-room for one ``demand``, built once per change of the profile: the run that holds the
-start, then only runs longer than every run passed (each run points to the next longer
-one), so the runs too short are jumped over a few at a time. Pure: no clock, no I/O.
+room for one ``demand``, built at most once per change of the profile: the run that
+holds the start, then only runs longer than every run passed (each run points to the
+next longer one), so the runs too short are jumped over a few at a time. Pure: no
+clock, no I/O.
 """
 
 from __future__ import annotations
