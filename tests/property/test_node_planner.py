@@ -234,14 +234,15 @@ def test_the_earliest_start_is_the_first_candidate_that_fits(
     and when a node indexes its runs of room as soon as a walk passes a run too short
     (``walks`` 0: exact answers from the index)."""
     from berth.core.profile import Profile
+    from tests.unit.core.test_profile import runs_indexed_after
 
-    whole, runs_after = Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS
+    whole = Profile._LONG_WALK_STEPS
     Profile._LONG_WALK_STEPS = walk or whole
-    Profile._WALKS_BEFORE_RUNS = runs_after if walks is None else walks
     try:
-        _earliest_is_the_first_fit(data)
+        with runs_indexed_after(Profile._WALKS_BEFORE_RUNS if walks is None else walks):
+            _earliest_is_the_first_fit(data)
     finally:
-        Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS = whole, runs_after
+        Profile._LONG_WALK_STEPS = whole
 
 
 def _earliest_is_the_first_fit(data: st.DataObject) -> None:

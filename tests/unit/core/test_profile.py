@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,14 +27,20 @@ def first_window(profile: Profile, demand: int, at: int, duration: int) -> int:
 
 
 @contextmanager
-def indexed_at_once() -> Iterator[None]:
-    """Every walk that passes over a run too short indexes the profile's runs."""
-    walks = Profile._WALKS_BEFORE_RUNS
-    Profile._WALKS_BEFORE_RUNS = 0.0
+def runs_indexed_after(walks: float) -> Iterator[None]:
+    """Profiles index their runs of room once walks have gone through their steps
+    ``walks`` times (0: at the first walk over a run too short; infinity: never)."""
+    before = Profile._WALKS_BEFORE_RUNS
+    Profile._WALKS_BEFORE_RUNS = walks
     try:
         yield
     finally:
-        Profile._WALKS_BEFORE_RUNS = walks
+        Profile._WALKS_BEFORE_RUNS = before
+
+
+def indexed_at_once() -> AbstractContextManager[None]:
+    """Every walk that passes over a run too short indexes the profile's runs."""
+    return runs_indexed_after(0.0)
 
 
 def _profile() -> Profile:
@@ -263,9 +269,8 @@ def test_a_walk_to_a_long_run_cut_short_answers_the_same_count_and_no_later(
     an index of the runs, once built, answers exactly, also past ``limit``."""
     profile = _booked(ops)
     demand = SPACE.pack({"cpus": slot[0], "mem": slot[1]})
-    whole_walk, walks_before_runs = Profile._LONG_WALK_STEPS, Profile._WALKS_BEFORE_RUNS
-    Profile._WALKS_BEFORE_RUNS = float("inf")
-    try:
+    whole_walk = Profile._LONG_WALK_STEPS
+    with runs_indexed_after(float("inf")):
         for start in range(HORIZON * 3):
             whole = profile.copies_until(demand, start, duration, most, limit)
             Profile._LONG_WALK_STEPS = walk
@@ -276,8 +281,6 @@ def test_a_walk_to_a_long_run_cut_short_answers_the_same_count_and_no_later(
             assert cut[0] == whole[0]
             assert start < cut[1] <= whole[1]
             assert not profile._runs
-    finally:
-        Profile._WALKS_BEFORE_RUNS = walks_before_runs
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,8 +1,8 @@
 """The index of a profile's runs of room (``RoomRuns``) against counting each window.
 
 A search asks a node without room at a start when it first has room during a whole
-window; once walks since the profile's last change passed over enough runs too short,
-the profile answers from the index instead, exactly (the walk may stop early with a
+window; once walks over runs too short since the profile's last change have gone
+through as many steps as it has, the profile answers from the index instead, exactly (the walk may stop early with a
 bound). The index is checked here against ``copies_during`` at every second; the
 profile's answers from it (exact, and dropped at every change) with its other
 memories, in ``test_profile``."""
