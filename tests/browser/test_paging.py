@@ -28,7 +28,8 @@ def deep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 
 def rows(driver: Any, table: str) -> list[Any]:
-    return driver.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+    found: list[Any] = driver.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr")
+    return found
 
 
 def test_a_deep_queue_is_shown_a_page_at_a_time(browser: Any, deep: DaemonProcess) -> None:

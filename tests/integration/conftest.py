@@ -30,7 +30,7 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         warnings.simplefilter("ignore")  # platformdirs warns about the runtime dir
         import pgserver
 
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")  # type: ignore[attr-defined]
     try:
         yield server.get_uri()
     finally:

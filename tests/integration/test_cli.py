@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,9 @@ from tests.support.waiting import wait_until
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> DaemonProcess:
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     process = DaemonProcess(tmp_path)
-    yield process  # type: ignore[misc]
+    yield process
     process.stop()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import httpx
@@ -30,6 +30,11 @@ def role(daemon: DaemonProcess) -> str | None:
     return {"ok": "leader", "standby": "standby"}.get(body.get("status"))
 
 
+def roles(daemons: Iterable[DaemonProcess]) -> list[str]:
+    """The daemons' roles, sorted (``down`` for one that does not answer)."""
+    return sorted(role(daemon) or "down" for daemon in daemons)
+
+
 @pytest.fixture
 def pair(tmp_path: Path, pg_database: str) -> Iterator[list[DaemonProcess]]:
     extra = ("--ha", "--database-url", pg_database, "--lease-seconds", str(LEASE))
@@ -37,7 +42,7 @@ def pair(tmp_path: Path, pg_database: str) -> Iterator[list[DaemonProcess]]:
         (tmp_path / name).mkdir()
     daemons = [DaemonProcess(tmp_path / name, *extra) for name in ("a", "b")]
     try:
-        wait_until(lambda: sorted(map(role, daemons)) == ["leader", "standby"], 30, "a leader")
+        wait_until(lambda: roles(daemons) == ["leader", "standby"], 30, "a leader")
         yield daemons
     finally:
         for daemon in daemons:

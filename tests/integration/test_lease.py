@@ -20,11 +20,10 @@ from tests.support.live import engine, request
 
 
 def test_a_stale_leader_can_write_nothing(database: str) -> None:
-    url = database
-    upgrade(url)
-    database = create_db_engine(url)
-    old = Lease(database, "old", "http://old", seconds=1.0)
-    new = Lease(database, "new", "http://new", seconds=30.0)
+    upgrade(database)
+    db = create_db_engine(database)
+    old = Lease(db, "old", "http://old", seconds=1.0)
+    new = Lease(db, "new", "http://new", seconds=30.0)
     assert old.try_acquire().holder == "old"
     assert old.epoch == 1
     assert new.try_acquire().holder == "old"  # not expired: the new one waits
@@ -32,22 +31,22 @@ def test_a_stale_leader_can_write_nothing(database: str) -> None:
     time.sleep(1.2)  # the old leader was paused past its lease
     assert new.try_acquire().holder == "new"
     assert new.epoch == 2
-    leader = current_leader(database)
+    leader = current_leader(db)
     assert leader is not None
     assert (leader.holder, leader.url, leader.epoch) == ("new", "http://new", 2)
     assert not old.renew()  # it learns it lost the lease ...
-    stale = SqlStore(database, old)
+    stale = SqlStore(db, old)
     live = engine()
     submit(live, request(cpus=8), 0)
     with pytest.raises(Fenced):
         stale.save(live.take_changes())  # ... and the database refuses its writes
-    assert SqlStore(database).load().jobs == []  # nothing of the refused batch landed
-    fresh = SqlStore(database, new)
+    assert SqlStore(db).load().jobs == []  # nothing of the refused batch landed
+    fresh = SqlStore(db, new)
     submit(live, request(cpus=8), 0)
     fresh.save(live.take_changes())
-    assert [job.id for job in SqlStore(database).load().jobs] == [2]
+    assert [job.id for job in SqlStore(db).load().jobs] == [2]
     assert new.renew()
-    database.dispose()
+    db.dispose()
 
 
 def test_a_stale_leaders_awaited_write_is_refused_too(pg_database: str) -> None:

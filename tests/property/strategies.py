@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 from hypothesis import strategies as st
 
@@ -10,6 +11,12 @@ from berth.emulate.workload import TraceJob
 from tests.support.builders import trace_job
 
 RESOURCE_NAMES = ("cpus", "mem", "gpus")
+
+
+def drawing(data: st.DataObject) -> st.DrawFn:
+    """``data.draw`` as the helpers below take it (a composite's ``draw``): the two
+    are the same function, which mypy cannot match."""
+    return cast(st.DrawFn, data.draw)
 
 
 @st.composite

@@ -56,7 +56,7 @@ def drive(
     return now
 
 
-def state(policy: NodeBackfill) -> object:
+def state(policy: NodeBackfill) -> tuple[object, object, object]:
     plan = policy.plan
     profiles = [p.steps() for p in getattr(plan, "profiles", [])] + [plan.aggregate.steps()]
     entries = [(i, e.start, e.placement, e.held) for i, e in policy.waiting.items()]
@@ -122,6 +122,7 @@ def test_a_forecast_under_way_is_not_changed_by_the_live_policy_going_on(
         # Nothing the live did reached the fork's plan or its queue. (Their entries
         # are shared, and the live writes on one it starts: see ``node_fork.fork``.)
         twin = run._twin
+        assert isinstance(twin, NodeBackfill)
         assert state(twin)[0] == state(at_fork)[0]
         assert twin.waiting.keys() == at_fork.waiting.keys()
         run.advance()

@@ -76,7 +76,7 @@ def test_fcfs_starts_jobs_in_arrival_order(data: st.DataObject) -> None:
     capacity = data.draw(clusters())
     jobs = data.draw(workloads(capacity, max_jobs=40, max_time=50))
     records = run(jobs, "fcfs", capacity)
-    started = [records[t.job.id].start for t in jobs if records[t.job.id].start is not None]
+    started = [start for t in jobs if (start := records[t.job.id].start) is not None]
     assert started == sorted(started)
 
 

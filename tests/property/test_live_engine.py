@@ -39,10 +39,10 @@ def check(live: Engine) -> None:
         for node, amounts in job.allocation.items():
             for resource, amount in amounts.items():
                 used[(node, resource)] = used.get((node, resource), 0) + amount
-    for node in live.cluster.nodes.values():
-        for resource, capacity in node.resources.items():
-            assert 0 <= node.used.get(resource, 0) <= capacity
-            assert node.used.get(resource, 0) == used.get((node.name, resource), 0)
+    for record in live.cluster.nodes.values():
+        for resource, capacity in record.resources.items():
+            assert 0 <= record.used.get(resource, 0) <= capacity
+            assert record.used.get(resource, 0) == used.get((record.name, resource), 0)
     for job in live.jobs.values():
         if job.start_time is not None and job.guaranteed_start is not None:
             assert job.start_time <= job.guaranteed_start, job

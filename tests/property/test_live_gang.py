@@ -48,9 +48,9 @@ def check(live: Engine) -> None:
                 cpus[node] = cpus.get(node, 0) + amounts["cpus"]
         else:
             assert record.limit_at is None  # a suspended job's limit does not run
-    for node, record in live.cluster.nodes.items():
-        assert memory.get(node, 0) <= record.resources["mem_gb"], (node, memory)
-        assert cpus.get(node, 0) <= record.resources["cpus"], (node, cpus)
+    for node, node_record in live.cluster.nodes.items():
+        assert memory.get(node, 0) <= node_record.resources["mem_gb"], (node, memory)
+        assert cpus.get(node, 0) <= node_record.resources["cpus"], (node, cpus)
     part.rotation.scheduler.matrix.check()
 
 

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +23,7 @@ from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
-from tests.property.strategies import with_deadlines, workloads
+from tests.property.strategies import drawing, with_deadlines, workloads
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.promises import RecordsPromises, RepeatedCompression, assert_deadlines_kept
 
@@ -40,7 +42,7 @@ def _snapshot(policy: NodeDeadline, now: int) -> tuple[object, ...]:
     return (
         named,
         _from(plan.aggregate, now),
-        [_from(profile, now) for profile in plan.profiles] if named else None,
+        [_from(profile, now) for profile in plan.profiles] if isinstance(plan, NodePlan) else None,
         {i: (e.start, e.placement if named else None) for i, e in policy.waiting.items()},
         dict(policy.deadline_of),
     )
@@ -76,7 +78,7 @@ def test_every_admitted_job_meets_its_deadline_on_nodes(
     """With whole compression, and with compression in slices of 1 or 3 questions an
     instant (the emulator's ``--compression-budget``, the daemon's deferred slices)."""
     nodes = data.draw(node_clusters())
-    jobs = with_deadlines(data.draw, data.draw(node_jobs(nodes, most=16)), spare=12)
+    jobs = with_deadlines(drawing(data), data.draw(node_jobs(nodes, most=16)), spare=12)
     policy = Recording(name, nodes)
     records = replay(jobs, policy, compression_budget=budget)
     check(records, jobs, nodes, name)
@@ -95,9 +97,10 @@ def test_on_one_cpu_nodes_each_deadline_policy_gives_the_pools_schedule(
     drawn = data.draw(workloads(capacity, max_jobs=14, max_time=10))
     jobs = [
         TraceJob(t.job, min(runtime.runtime, t.job.estimate))
-        for t, runtime in zip(with_deadlines(data.draw, drawn), drawn, strict=True)
+        for t, runtime in zip(with_deadlines(drawing(data), drawn), drawn, strict=True)
     ]
-    repeated = type("Repeated", (RepeatedCompression, policy_class(name)), {})
+    pool_class = cast(type, policy_class(name))
+    repeated = type("Repeated", (RepeatedCompression, pool_class), {})
     pool = replay(jobs, repeated(ResourceSpace(capacity)))
     nodes = {f"n{i}": {"cpus": 1} for i in range(cpus)}
     on_nodes = replay(jobs, NodeDeadline(name, nodes))

@@ -10,6 +10,8 @@ node-shaped jobs, under fcfs, easy and conservative:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,7 +88,7 @@ def check(records: list[JobRecord], jobs: list[TraceJob], nodes: dict[str, dict[
         if policy == "conservative":
             assert record.guarantee is not None
             assert record.start <= record.guarantee
-    for moment in {r.start for r in ran}:
+    for moment in {r.start for r in ran if r.start is not None}:
         use: dict[tuple[str, str], int] = {}
         for r in ran:
             assert r.start is not None
@@ -167,7 +169,7 @@ def test_counted_identical_nodes_place_for_real(data: st.DataObject, policy: str
 class WholePasses(NodeBackfill):
     """Compression without skipping anyone: every job asked in every pass."""
 
-    def _compress(self, now: int) -> None:
+    def _compress(self, now: int, stop: Callable[[], bool] | None = None) -> bool:
         moved = True
         while moved:
             moved = False
@@ -180,6 +182,7 @@ class WholePasses(NodeBackfill):
                     first = summed.earliest_start(total, entry.job.estimate, now, entry.start)
                 if first is not None and self._move_earlier(entry, first):
                     moved = True
+        return True  # (whole, never sliced)
 
 
 @settings(max_examples=300, deadline=None)
@@ -278,9 +281,9 @@ def _earliest_is_the_first_fit(data: st.DataObject) -> None:
     candidates = sorted({after, *(end for end in plan._ends if end > after)})
     expected = next(
         (
-            (start, placement)
+            (start, fitting)
             for start in candidates
-            if (placement := plan.place(shape, demand, start, duration)) is not None
+            if (fitting := plan.place(shape, demand, start, duration)) is not None
         ),
         None,
     )

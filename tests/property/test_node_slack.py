@@ -24,7 +24,7 @@ from berth.core.policies.slack_pricing import HEURISTICS
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
-from tests.property.strategies import workloads
+from tests.property.strategies import drawing, workloads
 from tests.property.test_node_planner import check, node_clusters, node_jobs
 from tests.support.promises import BoundChecks, RepeatedCompression
 
@@ -57,7 +57,7 @@ def test_slack_on_nodes_keeps_every_bound_on_real_placements(
 ) -> None:
     """With whole compression, and in slices of 1 or 3 questions an instant."""
     nodes = data.draw(node_clusters())
-    jobs = with_priorities(data.draw, data.draw(node_jobs(nodes, most=16)))
+    jobs = with_priorities(drawing(data), data.draw(node_jobs(nodes, most=16)))
     policy = CheckedNodeSlack(
         nodes,
         heuristic=data.draw(st.sampled_from(HEURISTICS)),
@@ -84,7 +84,7 @@ def test_on_one_cpu_nodes_slack_gives_the_pools_schedule(
 ) -> None:
     cpus = data.draw(st.integers(1, 6))
     capacity = {"cpus": cpus}
-    jobs = with_priorities(data.draw, data.draw(workloads(capacity, max_jobs=14, max_time=10)))
+    jobs = with_priorities(drawing(data), data.draw(workloads(capacity, max_jobs=14, max_time=10)))
     pool = replay(jobs, RepeatedSlack(ResourceSpace(capacity), heuristic=heuristic))
     nodes = {f"n{i}": {"cpus": 1} for i in range(cpus)}
     on_nodes = replay(jobs, NodeSlack(nodes, heuristic=heuristic))

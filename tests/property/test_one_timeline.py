@@ -117,7 +117,7 @@ def test_dependencies_start_at_the_same_time_in_the_daemon_and_the_emulator(
     for index, t in enumerate(jobs):
         earlier = [e.job.id for e in jobs[:index]]
         needs: tuple[Need, ...] = ()
-        if earlier and data.draw(st.booleans()):
+        if len(earlier) > 0 and data.draw(st.booleans()):
             chosen = data.draw(
                 st.lists(st.sampled_from(earlier), min_size=1, max_size=2, unique=True)
             )

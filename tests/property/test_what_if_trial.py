@@ -22,7 +22,7 @@ from berth.core import nodes as node_module
 from berth.core.policies.node_registry import make_node_policy
 from berth.core.policies.nodes import NodeBackfill
 from berth.emulate.workload import TraceJob
-from tests.property.strategies import with_deadlines
+from tests.property.strategies import drawing, with_deadlines
 from tests.property.test_forecast_fork import drive
 from tests.property.test_node_blocks import blocky_clusters
 from tests.property.test_node_planner import node_jobs
@@ -79,11 +79,11 @@ def test_a_what_if_on_a_trial_is_the_answer_of_a_deep_copy_and_leaves_the_live_a
     nodes = data.draw(blocky_clusters())
     jobs = data.draw(node_jobs(nodes, 20))
     if name in ("qops", "msb", "mrt"):
-        jobs = with_deadlines(data.draw, jobs, spare=12)
+        jobs = with_deadlines(drawing(data), jobs, spare=12)
     *queued, asked = jobs
-    options = {"selection": selection} if selection != "ff" else {}
+    options: dict[str, object] = {"selection": selection} if selection != "ff" else {}
     with mock.patch.object(node_module, "BLOCKS_FROM", blocks_from):
-        policy = make_node_policy(name, nodes, **options)
+        policy = make_node_policy(name, nodes, None, **options)
         arrivals: list[TraceJob] = list(queued)
         ends: list[tuple[int, int]] = []
         now = drive(policy, queued, events, arrivals, ends)

@@ -20,7 +20,7 @@ def start_postgresql(folder: Path, database: str) -> tuple[str, Any]:
         warnings.simplefilter("ignore")  # platformdirs warns about the runtime dir
         import pgserver
 
-        server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
+        server = pgserver.get_server(folder / "pg", cleanup_mode="stop")  # type: ignore[attr-defined]
     admin = sa.create_engine(server.get_uri().replace("postgresql://", "postgresql+psycopg://"),
                              isolation_level="AUTOCOMMIT")  # fmt: skip
     with admin.connect() as conn:
@@ -41,5 +41,5 @@ def stop_postgresql(server: Any) -> None:
     server.cleanup()
     if (Path(server.pgdata) / "postmaster.pid").exists():
         with contextlib.suppress(subprocess.CalledProcessError):  # it stopped meanwhile
-            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata,
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata,  # type: ignore[attr-defined]
                             user=server.system_user)  # fmt: skip

@@ -33,7 +33,7 @@ class BoundChecks:
     is the one it got when placed and its reservation is no later."""
 
     bounds: dict[int, int | None]
-    waiting: Mapping[int, Any]
+    waiting: dict[int, Any]
     planned_bound: Callable[[int], int | None]  # the policy's
 
     def _check(self) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.agents.cluster import Cluster
 from tests.integration.conftest import OPERATOR
-from tests.integration.test_ha import role
+from tests.integration.test_ha import role, roles
 from tests.support.waiting import wait_until
 
 LEASE = 2.0
@@ -24,7 +24,7 @@ def ha_cluster(tmp_path: Path, pg_database: str) -> Iterator[Cluster]:
     made = Cluster(tmp_path, "--ha", "--database-url", pg_database, "--lease-seconds",
                    str(LEASE), replicas=2)  # fmt: skip
     try:
-        wait_until(lambda: sorted(map(role, made.daemons)) == ["leader", "standby"], 30, "a leader")
+        wait_until(lambda: roles(made.daemons) == ["leader", "standby"], 30, "a leader")
         made.daemon = next(d for d in made.daemons if role(d) == "leader")
         yield made
     finally:

@@ -56,11 +56,11 @@ def test_a_client_computes_on_workers_berth_started(
     cluster: Cluster, dask_cluster: BerthCluster
 ) -> None:
     with dask_cluster:
-        script = dask_cluster.job_script()
+        script = dask_cluster.job_script()  # type: ignore[no-untyped-call]
         assert "#BERTH -r cpus=1,mem_gb=1" in script
         assert "#BERTH -t 300" in script
-        dask_cluster.scale(jobs=2)
-        with Client(dask_cluster) as client:
+        dask_cluster.scale(jobs=2)  # type: ignore[no-untyped-call]
+        with Client(dask_cluster) as client:  # type: ignore[no-untyped-call]
             client.wait_for_workers(2, timeout=90)
 
             def square(x: int) -> int:
@@ -83,7 +83,7 @@ def test_adapt_asks_berth_for_workers_as_work_comes(
 ) -> None:
     with dask_cluster:
         dask_cluster.adapt(minimum_jobs=0, maximum_jobs=2)
-        with Client(dask_cluster) as client:
+        with Client(dask_cluster) as client:  # type: ignore[no-untyped-call]
             total = client.submit(sum, range(100)).result(timeout=120)
             assert total == 4950
             names = [j["name"] for j in cluster.call("GET", "/v1/jobs").json()["jobs"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 import httpx
 
@@ -56,7 +57,7 @@ def _started(cluster: Cluster, job_id: int) -> list[int]:
     return [int(p) for p in marker.read_text().split()] if marker.exists() else []
 
 
-def _job(cluster: Cluster, seconds: float, **body: object) -> int:
+def _job(cluster: Cluster, seconds: float, **body: Any) -> int:
     marker = cluster.jobs_dir / "started-$BERTH_JOB_ID"
     return cluster.submit(f"echo $$ >> {marker}; sleep {seconds}; echo done", **body)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from berth.runtime.bootstrap import build
@@ -447,7 +448,10 @@ def test_slack_policy_pushes_a_job_within_its_bound_and_reports_both(api: Api) -
 
 
 def test_slot_requests_get_whole_slots_on_the_nodes_they_ask_for(api: Api) -> None:
-    body = {"slots": {"count": 4, "per_slot": {"cpus": 4, "mem_gb": 8}}, "nodes": {"count": 2}}
+    body: dict[str, Any] = {
+        "slots": {"count": 4, "per_slot": {"cpus": 4, "mem_gb": 8}},
+        "nodes": {"count": 2},
+    }
     answer = api.submit(time_limit=100, **body)
     assert answer.status_code == 201, answer.json()
     job = answer.json()["job"]
@@ -508,7 +512,7 @@ def test_deadline_admission_places_slots_on_named_nodes(api: Api) -> None:
 
 
 def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) -> None:
-    engine = api.client.app.state.daemon.engine
+    engine = cast(FastAPI, api.client.app).state.daemon.engine
     engine.memory.keep = 2
     made = []
     for index in range(5):

@@ -171,9 +171,11 @@ def test_a_reused_pid_is_never_adopted(tmp_path: Path) -> None:
     jobdir.mkdir(parents=True)
     # A shepherd record naming a live process (this test) with another start time.
     me = os.getpid()
+    ticks = start_ticks(me)
+    assert ticks is not None
     (jobdir / "shepherd.json").write_text(
-        f'{{"shepherd_pid": {me}, "shepherd_ticks": {start_ticks(me) + 1}, "pid": {me},'
-        f' "ticks": {start_ticks(me) + 1}, "started_at": 1.0}}'
+        f'{{"shepherd_pid": {me}, "shepherd_ticks": {ticks + 1}, "pid": {me},'
+        f' "ticks": {ticks + 1}, "started_at": 1.0}}'
     )
     jobs = LocalJobs(workdir)
     assert jobs.jobs["5.0"].ended is not None

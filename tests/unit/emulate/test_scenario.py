@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_deadline_replay_reports_admission_and_zero_misses() -> None:
     (result,) = emulate(read_workload(KTH_SAMPLE), "qops", scenario=scenario)
     report = result.report
     assert report["jobs"] == 420
-    assert report["admitted"] == 420 - report["rejected"]
+    assert report["admitted"] == 420 - cast(int, report["rejected"])
     assert report["deadline_jobs"] == 336
     assert report["non_deadline_jobs"] == 84
     assert report["deadline_misses"] == 0

@@ -105,12 +105,13 @@ def test_a_local_cluster_starts_while_another_holds_dasks_default_port() -> None
 
     from berth.emulate.parallel import on_dask
 
-    holder: socket.socket | None = socket.socket()
+    holder: socket.socket | None = None
+    bound = socket.socket()
     try:
-        holder.bind(("127.0.0.1", 8787))
+        bound.bind(("127.0.0.1", 8787))
+        holder = bound
     except OSError:
-        holder.close()  # someone else holds it already: the same situation
-        holder = None
+        bound.close()  # someone else holds it already: the same situation
     try:
         with on_dask("local", 1) as client:
             assert client.submit(sum, [1, 2, 3]).result(timeout=60) == 6

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,7 @@ def test_a_bad_setting_is_one_line_naming_the_option(
     ],
 )
 def test_agents_settings_that_cannot_work_are_refused(
-    tmp_path: Path, flags: dict[str, object], fragment: str
+    tmp_path: Path, flags: dict[str, Any], fragment: str
 ) -> None:
     with pytest.raises(ValueError, match=fragment):
         load_settings(data_dir=tmp_path, backend="agents", **flags)

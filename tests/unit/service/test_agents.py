@@ -3,6 +3,8 @@ lost jobs, requeue, silence and bad reports."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from berth.service.commands import AgentSync, ExpireAgents
@@ -50,7 +52,7 @@ def sync(
     now: int = 0,
     seen: float = 0.0,
     boot: str = "boot",
-) -> dict[str, object]:
+) -> dict[str, Any]:
     report = AgentReport(name, boot, dict(NODE), tuple(jobs), register)
     with engine.batch(now):
         synced = AgentSync(agents, report, seen).apply(engine, now)
@@ -74,11 +76,11 @@ def test_registration_adds_nodes_and_a_job_is_wished_on_its_first_node_only() ->
     assert record.state is JobState.RUNNING
     first, other = list(record.allocation)
     wish = sync(engine, agents, first)
-    (order,) = wish["jobs"]  # type: ignore[misc]
+    (order,) = wish["jobs"]
     assert order["run"] is True
     assert order["nodes"] == [first, other]
     assert order["cpus"] == 2
-    (held,) = sync(engine, agents, other)["jobs"]  # type: ignore[misc]
+    (held,) = sync(engine, agents, other)["jobs"]
     assert held["run"] is False
 
 
@@ -134,7 +136,7 @@ def test_a_launched_job_the_agent_no_longer_holds_is_lost_and_requeued() -> None
     requeued = engine.jobs[again]
     assert requeued.requeued == 1
     assert requeued.state is JobState.RUNNING  # the node is free again: attempt 1 runs
-    (order,) = sync(engine, agents, "n1", boot="after-reboot", now=10)["jobs"]  # type: ignore[misc]
+    (order,) = sync(engine, agents, "n1", boot="after-reboot", now=10)["jobs"]
     assert (order["job_id"], order["attempt"]) == (again, 1)
 
 

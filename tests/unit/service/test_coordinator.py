@@ -37,7 +37,7 @@ class GatedStore(MemoryStore):
         self.fail = False
         self.waiting = threading.Event()
         #: Each job's committed states, in commit order.
-        self.history: dict[int, list[object]] = {}
+        self.committed_states: dict[int, list[object]] = {}
 
     def save(self, changes: Changes) -> None:
         self.waiting.set()
@@ -46,7 +46,7 @@ class GatedStore(MemoryStore):
             raise OSError("disk on fire")
         super().save(changes)
         for job_id, row in changes.jobs.items():
-            self.history.setdefault(job_id, []).append(row["state"])
+            self.committed_states.setdefault(job_id, []).append(row["state"])
 
 
 class RecordingNodes(EmulatedNodes):
@@ -149,7 +149,7 @@ def test_the_answer_is_what_its_batch_committed_not_what_a_later_batch_made() ->
         answered = await submit
         cancelled = await cancel
         await coordinator.stop()
-        return answered, cancelled, store.history[2]
+        return answered, cancelled, store.committed_states[2]
 
     answered, cancelled, committed = asyncio.run(scenario())
     assert committed == ["PENDING", "RUNNING"]  # the submit's batch, then the cancel's
@@ -299,7 +299,7 @@ def test_the_next_batch_is_applied_while_one_commits_and_commits_after_it() -> N
         store.gate.set()
         await first
         await second
-        saved = list(store.history)
+        saved = list(store.committed_states)
         await coordinator.stop()
         return applied, committed, answered, saved
 

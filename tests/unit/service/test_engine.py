@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -80,7 +81,7 @@ def test_a_late_advance_still_kills_at_the_limit_not_at_the_real_end() -> None:
     ],
 )
 def test_requests_that_can_never_run_are_refused_with_the_field(
-    changes: dict[str, int], field: str, fragment: str
+    changes: dict[str, Any], field: str, fragment: str
 ) -> None:
     live = engine()
     req = request(cpus=changes.pop("cpus", 0), **changes)

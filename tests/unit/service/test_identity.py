@@ -4,6 +4,7 @@ tokens on a real SQLite file (issue, list, revoke, and a second daemon's view)."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ def _trusted(signer: Signer, roles: frozenset[str]) -> TrustedKey:
 
 
 def _refusal(
-    verifier: Verifier, token: str, now: int = NOW, revoked: set[str] | None = None
+    verifier: Verifier, token: str, now: int = NOW, revoked: AbstractSet[str] | None = None
 ) -> str:
     with pytest.raises(RequestError) as refused:
         verifier.claims(token, now, revoked or set())
