@@ -19,13 +19,16 @@ import argparse
 import copy
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from tqdm import tqdm
 
+from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.base import Reserve
-from berth.core.policies.mrt import DEFAULT_MAX_BACKTRACKS, Mrt
+from berth.core.policies.admission import Admission, AnyBoard, try_insertion
+from berth.core.policies.deadline import DeadlinePolicy
+from berth.core.policies.deadline_rules import Broken, Deadlines, Queued
+from berth.core.policies.mrt import Mrt
 from berth.core.policies.qops import DEFAULT_K_FACTOR, Qops
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
@@ -36,49 +39,47 @@ from berth.runtime.paths import find_shared_trace
 TRACE = "CTC-SP2-1996-3.1-cln.swf.gz"
 
 
-class EdfGreedy(Qops):
-    """Every waiting job and the new one in EDF order, each at its earliest start, no
-    repair: the first option of both algorithms. When it meets every deadline, QoPS
-    takes it (insertion point 0) and so does MRT (its search's first path is this one,
-    and a feasible schedule is strongly feasible at every step)."""
+class PointZero(Admission):
+    """QoPS at insertion point 0 only (every waiting job and the new one re-placed in
+    EDF order), with up to ``k_factor`` repairs. With none it is EDF greedy, the first
+    option of both algorithms: when it meets every deadline, QoPS takes it (insertion
+    point 0) and so does MRT (its search's first path is this one, and a feasible
+    schedule is strongly feasible at every step). With QoPS's K it tells a repair from
+    a later insertion point."""
 
-    def plan(self, new: Any, now: int) -> Any:
-        self.k_factor = 0
-        return self.try_insertion(new, self.scheduled(), 0, now)
+    def __init__(self, k_factor: int) -> None:
+        super().__init__("qops", k_factor=k_factor)
 
-
-class FirstPoint(Qops):
-    """QoPS at insertion point 0 only (with its repairs): tells a repair from a later
-    insertion point."""
-
-    def plan(self, new: Any, now: int) -> Any:
-        return self.try_insertion(new, self.scheduled(), 0, now)
+    def __call__(
+        self, board: AnyBoard, rules: Deadlines, order: Sequence[Queued], new: Queued, now: int
+    ) -> Broken | None:
+        return try_insertion(board, rules, order, new, 0, now, self.k_factor)
 
 
-def _as(other: type, state: Any) -> Any:
-    """A deep copy of ``state`` (a deadline policy) that decides as ``other``."""
+EDF_GREEDY = PointZero(0)
+FIRST_POINT = PointZero(DEFAULT_K_FACTOR)
+
+
+def admits(decider: Admission, state: DeadlinePolicy, job: Job, now: int) -> bool:
+    """Whether ``decider`` admits ``job`` on a deep copy of ``state``'s schedule (the
+    copy a plain deadline policy, so that it asks no one in turn)."""
     twin = copy.deepcopy(state)
-    twin.__class__ = other
-    if other is Mrt:
-        twin.max_backtracks = DEFAULT_MAX_BACKTRACKS
-    else:
-        twin.k_factor = DEFAULT_K_FACTOR
-    return twin
+    twin.__class__ = DeadlinePolicy
+    twin.admission = decider
+    return isinstance(twin.submit(job, now), Reserve)
 
 
-def admits(other: type, state: Any, job: Job, now: int) -> bool:
-    return isinstance(_as(other, state).submit(job, now), Reserve)
-
-
-def watched(base: type, other: type, tally: Counter[str], tick: Any) -> type:
+def watched(base: type[DeadlinePolicy], other: type[DeadlinePolicy], tally: Counter[str],
+            tick: Callable[[int], object]) -> type[DeadlinePolicy]:  # fmt: skip
     """``base`` that, before each decision, asks ``other`` about the same arrival."""
+    theirs_decider = Admission(other.name)
 
     class Watched(base):  # type: ignore[misc, valid-type]
-        def submit(self, job: Job, now: int) -> Any:
-            theirs = admits(other, self, job, now)
-            greedy = admits(EdfGreedy, self, job, now)
-            first = admits(FirstPoint, self, job, now)
-            decision = super().submit(job, now)
+        def submit(self, job: Job, now: int) -> Reserve | Reject | None:
+            theirs = admits(theirs_decider, self, job, now)
+            greedy = admits(EDF_GREEDY, self, job, now)
+            first = admits(FIRST_POINT, self, job, now)
+            decision: Reserve | Reject | None = super().submit(job, now)
             ours = isinstance(decision, Reserve)
             mine, their = base.name, other.name
             if ours == theirs:
@@ -89,7 +90,7 @@ def watched(base: type, other: type, tally: Counter[str], tick: Any) -> type:
             mrt_admits = theirs if base is Qops else ours
             if greedy:
                 tally["greedy"] += 1
-                # Both must then admit (see EdfGreedy): counted to check the argument.
+                # Both must then admit (see PointZero): counted to check the argument.
                 tally["greedy, yet refused"] += not (qops_admits and mrt_admits)
             if qops_admits and not mrt_admits:
                 tally["qops: repair at point 0" if first else "qops: a later point"] += 1
@@ -112,7 +113,11 @@ def compare(load: float, stringency: float, seed: int, processors: int, first: i
     print("| replayed by | asked | EDF greedy works | both admit | both reject | only QoPS "
           "admits (repair at point 0 / a later point) | only MRT admits (by its search) "
           "| seconds |\n|---|---|---:|---:|---:|---:|---:|---:|")  # fmt: skip
-    for base, other in ((Qops, Mrt), (Mrt, Qops)):
+    pairs: tuple[tuple[type[DeadlinePolicy], type[DeadlinePolicy]], ...] = (
+        (Qops, Mrt),
+        (Mrt, Qops),
+    )
+    for base, other in pairs:
         tally: Counter[str] = Counter()
         began = time.perf_counter()
         with tqdm(total=len(jobs), desc=f"{base.name} (asking {other.name})", leave=False) as bar:

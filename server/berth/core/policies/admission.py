@@ -68,7 +68,7 @@ def qops(
     first_failure: Broken | None = None
     base = board.mark()
     for position in insertion_points(len(order)):
-        outcome = _try_insertion(board, rules, order, new, position, now, k_factor)
+        outcome = try_insertion(board, rules, order, new, position, now, k_factor)
         if outcome is None:
             return None
         board.undo(base)
@@ -76,7 +76,7 @@ def qops(
     return first_failure
 
 
-def _try_insertion(
+def try_insertion(
     board: AnyBoard,
     rules: Deadlines,
     order: Sequence[Queued],
