@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools
 
 typecheck: $(STAMP)
-	$(BIN)/mypy server/berth clients/berth_client tools tests
+	$(BIN)/mypy server/berth clients/berth_client tools tests benchmarks experiments
 
 contracts: $(STAMP)
 	$(BIN)/lint-imports --no-cache

@@ -217,7 +217,7 @@ def _pending(url: str) -> list[int]:
     ids: list[int] = []
     headers = {"Authorization": f"Bearer {ALICE}"}
     while True:
-        params = {"state": "PENDING", "limit": 1000, "offset": len(ids)}
+        params: dict[str, str | int] = {"state": "PENDING", "limit": 1000, "offset": len(ids)}
         page = httpx.get(f"{url}/v1/jobs", params=params, headers=headers, timeout=300).json()
         ids += [job["job_id"] for job in page["jobs"]]
         if not page["jobs"] or len(ids) >= page["total"]:

@@ -28,6 +28,7 @@ from benchmarks.bench_scale import emulated_nodes, job_draws
 
 from berth.core.model import Job
 from berth.core.policies import make_policy
+from berth.core.policies.base import Policy
 from berth.core.policies.node_registry import make_node_policy
 from berth.core.resources import ResourceSpace
 from berth.emulate.replay import replay
@@ -56,6 +57,7 @@ def main() -> None:
         TraceJob(Job(number, number * args.gap, limit, resources), runtime)
         for number, (resources, limit, runtime) in enumerate(job_draws(args.jobs, args.max_cpus), 1)
     ]
+    policy: Policy
     if args.nodes:
         policy = make_node_policy(args.policy, emulated_nodes(args.nodes))
         where = f"{args.nodes:,} nodes of cpus=64,mem_gb=256"

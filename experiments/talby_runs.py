@@ -136,7 +136,7 @@ def yearly(months: list[dict[str, Any]]) -> float:
     """Total wait over total jobs (the paper's yearly average)."""
     ran = [m["jobs"] - m["rejected"] for m in months]
     total = sum(m["avg_wait"] * n for m, n in zip(months, ran, strict=True))
-    return total / sum(ran)
+    return float(total / sum(ran))
 
 
 def class_wait(months: list[dict[str, Any]], label: str) -> float:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -106,17 +107,17 @@ class Run(NamedTuple):
     sizes: str
     jobs: int
     group: int
-    index: int
+    set_index: int
     load: float
     scheme: str
 
 
 def key(run: Run) -> str:
-    return f"{run.sizes}/{run.jobs}/g{run.group}/s{run.index}/rho{run.load:g}/{run.scheme}"
+    return f"{run.sizes}/{run.jobs}/g{run.group}/s{run.set_index}/rho{run.load:g}/{run.scheme}"
 
 
 def seed_of(run: Run) -> int:
-    return run.group * 100_000 + run.jobs * 10 + run.index
+    return run.group * 100_000 + run.jobs * 10 + run.set_index
 
 
 def runs() -> list[Run]:
@@ -171,11 +172,11 @@ def fmt(value: float, measure: str) -> str:
     return f"{value:,.2f}" if value < 1000 else f"{value:,.0f}"
 
 
-def saturated(paper: tuple[float, ...], ours: dict[str, float], load: float) -> bool:
+def saturated(paper: Sequence[float], ours: dict[str, float], load: float) -> bool:
     return paper[0] < load - SATURATION_GAP or ours["r_a"] < load - SATURATION_GAP
 
 
-def verdict(paper: tuple[float, ...], ours: dict[str, float], load: float, rank_ok: bool) -> str:
+def verdict(paper: Sequence[float], ours: dict[str, float], load: float, rank_ok: bool) -> str:
     papers = dict(zip(MEASURES, paper, strict=True))
     if saturated(paper, ours, load):
         within = all(
@@ -195,8 +196,8 @@ def ranks(cells: dict[str, dict[str, float]], measure: str) -> list[str]:
     return sorted(cells, key=lambda scheme: cells[scheme][measure])
 
 
-def table(cache: dict[str, Any], jobs: int, sets: int, paper_table: dict[tuple[str, float],
-          tuple[float, ...]]) -> str:  # fmt: skip
+def table(cache: dict[str, Any], jobs: int, sets: int,
+          paper_table: Mapping[tuple[str, float], Sequence[float]]) -> str:  # fmt: skip
     head = "| scheme | rho | " + " | ".join(f"{m} paper / ours" for m in MEASURES) + " | verdict |"
     lines = [head, "|" + "---|" * (len(MEASURES) + 3)]
     for load in TABLE_LOADS:

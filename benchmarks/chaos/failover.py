@@ -233,7 +233,7 @@ def main() -> None:
     faults.append(("restart PostgreSQL (fast)", time.monotonic()))
     import pgserver
 
-    pgserver.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pg.pgdata, user=pg.system_user)
+    pgserver.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pg.pgdata, user=pg.system_user)  # type: ignore[attr-defined]
     time.sleep(args.settle)
     print("fault 4: kill -9 the leader", flush=True)
     faults.append(("kill -9 the leader", time.monotonic()))
@@ -276,7 +276,7 @@ def report(database: str, acked: list[tuple[int, str, Any]], errors: list[str],
     with engine.connect() as conn:
         jobs = {r.id: r for r in conn.execute(sa.text(
             "SELECT id, name, start_time, guaranteed_start, state FROM jobs"))}  # fmt: skip
-        started = dict(conn.execute(sa.text(
+        started: dict[int, int] = dict(conn.execute(sa.text(
             "SELECT job_id, count(*) FROM events WHERE kind = 'job.started' GROUP BY job_id")).all())  # fmt: skip
     engine.dispose()
     lost = [i for i, key, _ in acked if i not in jobs or jobs[i].name != key]
