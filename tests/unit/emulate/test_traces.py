@@ -83,6 +83,10 @@ def test_jsonl_reads_capacity_line_and_k_resources() -> None:
         ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "slots": {"count": 2, '
          '"per_slot": {"cpus": 1}}, "nodes": {"exclusive": "yes"}}',
          ":1: nodes.exclusive must be true or false"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "estimate": 5, "time_limit": 5, "resources": {"cpus": 1}}',
+         ":1: give 'estimate' or 'time_limit' (the same), not both"),
+        ('{"id": 1, "submit": 0, "runtime": 5, "time_limit": 0, "resources": {"cpus": 1}}',
+         ":1: field 'time_limit' must be >= 1, got 0"),
         ('{"nodes": [{"count": 2}]}', ":1: field 'nodes[0].resources' must be a non-empty object"),
         ('{"nodes": [{"name": "a", "resources": {"cpus": 1}}, {"name": "a", "resources": {"cpus": 1}}]}',
          ":1: nodes[1].name must be a new non-empty string"),
@@ -94,6 +98,15 @@ def test_jsonl_errors_name_the_line_and_the_field(tmp_path: Path, line: str, mes
     with pytest.raises(WorkloadError) as error:
         read_workload(path)
     assert message in str(error.value)
+
+
+def test_jsonl_takes_the_daemons_time_limit_for_the_estimate(tmp_path: Path) -> None:
+    path = tmp_path / "asked.jsonl"
+    path.write_text(
+        '{"id": 1, "submit": 0, "runtime": 5, "time_limit": 300, "resources": {"cpus": 1}}\n'
+        '{"id": 2, "submit": 0, "runtime": 5, "estimate": 200, "resources": {"cpus": 1}}\n'
+    )
+    assert [t.job.estimate for t in read_workload(path).jobs] == [300, 200]
 
 
 def test_jsonl_rejects_duplicate_ids(tmp_path: Path) -> None:

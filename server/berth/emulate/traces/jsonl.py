@@ -121,18 +121,28 @@ def _node_list(where: str, value: Any) -> dict[str, dict[str, int]]:
     return nodes
 
 
+def _estimate(where: str, record: Mapping[str, Any]) -> int:
+    """The runtime estimate: ``estimate``, or ``time_limit`` as the daemon's API calls it
+    (a job's body pasted from a submission replays as it was asked)."""
+    if "time_limit" not in record:
+        return _integer(where, record, "estimate", 0)
+    if "estimate" in record:
+        raise WorkloadError(f"{where}: give 'estimate' or 'time_limit' (the same), not both")
+    return _integer(where, record, "time_limit", 1)
+
+
 def parse_job(where: str, record: Mapping[str, Any]) -> TraceJob:
     """One validated job from a decoded JSONL record."""
     unknown = set(record) - {
-        "id", "submit", "runtime", "estimate", "resources", "slots", "nodes", "deadline",
-        "user", "priority", "name", "array", "dependency",
+        "id", "submit", "runtime", "estimate", "time_limit", "resources", "slots", "nodes",
+        "deadline", "user", "priority", "name", "array", "dependency",
     }  # fmt: skip
     if unknown:
         raise WorkloadError(f"{where}: unknown field(s) {sorted(unknown)}")
     job_id = _integer(where, record, "id", 0)
     submit = _integer(where, record, "submit", 0)
     runtime = _integer(where, record, "runtime", 0)
-    estimate = _integer(where, record, "estimate", 0)
+    estimate = _estimate(where, record)
     deadline = record.get("deadline")
     if deadline is not None:
         deadline = _integer(where, record, "deadline", submit)
