@@ -144,8 +144,20 @@ def earliest_shared(
             else:
                 due.append((free_from, -1 - len(asked)))
                 asked.append((block, members))
+    # A node with no room at a start holds no slot there, whatever its window; when
+    # its next chance comes (its ``until``, the costly part of asking: a walk to a run
+    # of room long enough) matters only if the search goes on past this start, so it
+    # is asked then (``deferred``): at the start found, most nodes asked had none. Not
+    # for a search with a ``limit`` (compression's, which mostly finds no start: the
+    # test would only add to the asking).
+    deferred: list[int] = []
+    lazy = known is None and limit is None
     if known is None:
         for index in nodes:
+            if lazy and not profiles[index].room_at(demand, start):
+                slots[index] = 0
+                deferred.append(index)
+                continue
             k, until = ask(index, start)
             slots[index] = k
             due.append((until, index))
@@ -170,11 +182,22 @@ def earliest_shared(
                     continue
                 heapq.heappop(due)
                 for member in members:
+                    if lazy and not profiles[member].room_at(demand, start):
+                        slots[member] = 0
+                        deferred.append(member)
+                        continue
                     k, until = ask(member, start)
                     slots[member] = k
                     held += k
                     nodes_with_room += k > 0
                     heapq.heappush(due, (until, member))
+                continue
+            if lazy and not profiles[index].room_at(demand, start):
+                held -= slots[index]
+                nodes_with_room -= slots[index] > 0
+                slots[index] = 0
+                deferred.append(index)
+                heapq.heappop(due)
                 continue
             k, until = ask(index, start)
             held += k - slots[index]
@@ -186,6 +209,9 @@ def earliest_shared(
             placement = choose_ranked(profiles, room, shape, demand, start, known)
             if placement is not None:
                 return start, placement
+        for index in deferred:  # (none at ``start``: when may that change?)
+            heapq.heappush(due, (ask(index, start)[1], index))
+        deferred.clear()
         # No candidate before the soonest change of a node's answer can differ.
         at = bisect_left(ends, due[0][0]) if due else len(ends)
         if at == len(ends) or (limit is not None and ends[at] >= limit):

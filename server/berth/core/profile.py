@@ -37,17 +37,8 @@ class Profile:
     describes; asking about earlier times is a programming error.
     """
 
-    __slots__ = (
-        "_free",
-        "_guard",
-        "_long_searches",
-        "_no_room",
-        "_rooms",
-        "_runs",
-        "_times",
-        "_walked",
-        "capacity",
-    )
+    __slots__ = ("_free", "_guard", "_long_searches", "_no_room", "_rooms", "_runs", "_times",
+                 "_walked", "capacity")  # fmt: skip
 
     def __init__(self, capacity: int, guard: int, origin: int = 0) -> None:
         self.capacity = capacity
@@ -102,6 +93,11 @@ class Profile:
         """The packed vector free at ``time``."""
         at = bisect_right(self._times, time) - 1  # (no max(): EASY asks at every pass)
         return self._free[at if at > 0 else 0] ^ self._guard
+
+    def room_at(self, demand: int, time: int) -> bool:
+        """Whether ``demand`` fits in what is free at ``time``."""
+        at = bisect_right(self._times, time) - 1
+        return (self._free[at if at > 0 else 0] - demand) & self._guard == self._guard
 
     def min_free(self, start: int, end: int) -> list[int]:
         """The packed free vectors of every step overlapping ``[start, end)``."""
