@@ -104,21 +104,40 @@ class NodeBlocks:
         due: list[tuple[int, int]] = []
         held = 0
         ask = Profile.copies_from if grows_only else Profile.copies_until
+        # As the node search does (``earliest_shared``): a block with no room at a start
+        # is asked when its room comes back only if the walk goes past that start.
+        lazy = not grows_only and limit is None
+        deferred: list[int] = []
         for at, (block, _) in enumerate(blocks):
+            if lazy and not block.room_at(demand, start):
+                deferred.append(at)
+                continue
             k, until = ask(block, demand, start, duration, count, limit)
             slots[at] = k
             held += k
             due.append((until, at))
         heapq.heapify(due)
         while True:
-            while due[0][0] <= start:
+            while due and due[0][0] <= start:
                 at = due[0][1]
-                k, until = ask(blocks[at][0], demand, start, duration, count, limit)
+                block = blocks[at][0]
+                if lazy and not block.room_at(demand, start):
+                    held -= slots[at]
+                    slots[at] = 0
+                    deferred.append(at)
+                    heapq.heappop(due)
+                    continue
+                k, until = ask(block, demand, start, duration, count, limit)
                 held += k - slots[at]
                 slots[at] = k
                 heapq.heapreplace(due, (until, at))
             if held >= count:
                 return start
+            for at in deferred:  # (none at ``start``: when may that change?)
+                heapq.heappush(
+                    due, (ask(blocks[at][0], demand, start, duration, count, limit)[1], at)
+                )
+            deferred.clear()
             at = bisect_left(ends, due[0][0])
             if at == len(ends) or (limit is not None and ends[at] >= limit):
                 return None
