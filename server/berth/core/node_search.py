@@ -3,10 +3,12 @@
 Only starts where the nodes able to hold a slot have room together (their summed
 profile) are candidates; blocks of nodes whose sum lacks one slot are left unasked;
 each node's answer holds until a known later start, so a heap says which nodes to ask
-again at the next candidate; among the nodes with room at the start found, the ones
-with the least room just before it are chosen first (:func:`choose_ranked`). The
-plan's module keeps its state and bookings; this one is the search that reads them,
-as a friend of the plan (one algorithm, cut in two for size). Pure: no clock, no I/O.
+again at the next candidate (a node with no room at a start is asked when that may
+change only if the search goes on past it); among the nodes with room at the start
+found, the ones with the least room just before it are chosen first
+(:func:`choose_ranked`). The plan's module keeps its state and bookings; this one is
+the search that reads them, as a friend of the plan (one algorithm, cut in two for
+size). Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
