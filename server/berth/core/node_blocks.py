@@ -109,7 +109,7 @@ class NodeBlocks:
         lazy = not grows_only and limit is None
         deferred: list[int] = []
         for at, (block, _) in enumerate(blocks):
-            if lazy and not block.room_at(demand, start):
+            if lazy and not block.fits_during(demand, start, 1):
                 deferred.append(at)
                 continue
             k, until = ask(block, demand, start, duration, count, limit)
@@ -121,7 +121,7 @@ class NodeBlocks:
             while due and due[0][0] <= start:
                 at = due[0][1]
                 block = blocks[at][0]
-                if lazy and not block.room_at(demand, start):
+                if lazy and not block.fits_during(demand, start, 1):
                     held -= slots[at]
                     slots[at] = 0
                     deferred.append(at)

@@ -156,7 +156,7 @@ def earliest_shared(
     lazy = known is None and limit is None
     if known is None:
         for index in nodes:
-            if lazy and not profiles[index].room_at(demand, start):
+            if lazy and not profiles[index].fits_during(demand, start, 1):
                 slots[index] = 0
                 deferred.append(index)
                 continue
@@ -184,7 +184,7 @@ def earliest_shared(
                     continue
                 heapq.heappop(due)
                 for member in members:
-                    if lazy and not profiles[member].room_at(demand, start):
+                    if lazy and not profiles[member].fits_during(demand, start, 1):
                         slots[member] = 0
                         deferred.append(member)
                         continue
@@ -194,7 +194,7 @@ def earliest_shared(
                     nodes_with_room += k > 0
                     heapq.heappush(due, (until, member))
                 continue
-            if lazy and not profiles[index].room_at(demand, start):
+            if lazy and not profiles[index].fits_during(demand, start, 1):
                 held -= slots[index]
                 nodes_with_room -= slots[index] > 0
                 slots[index] = 0

@@ -94,11 +94,6 @@ class Profile:
         at = bisect_right(self._times, time) - 1  # (no max(): EASY asks at every pass)
         return self._free[at if at > 0 else 0] ^ self._guard
 
-    def room_at(self, demand: int, time: int) -> bool:
-        """Whether ``demand`` fits in what is free at ``time``."""
-        at = bisect_right(self._times, time) - 1
-        return (self._free[at if at > 0 else 0] - demand) & self._guard == self._guard
-
     def min_free(self, start: int, end: int) -> list[int]:
         """The packed free vectors of every step overlapping ``[start, end)``."""
         times = self._times
