@@ -53,7 +53,7 @@ class SlicedToTheEnd(NodeBackfill):
         super().complete(job_ids, now)
         while not self.improve(now, self.stop):
             self.slices += 1
-            self.stopped_searches += self.search_resume is not None
+            self.stopped_searches += any(e.searched for e in self.waiting.values())
 
 
 class LeftUnfinished(NodeBackfill):

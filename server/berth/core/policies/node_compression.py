@@ -52,7 +52,6 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
     whole_window = not policy.plan.looks_before_start
     resume, moved = policy.compress_resume
     policy.compress_resume = (None, False)
-    stopped_search, policy.search_resume = policy.search_resume, None
     entries, at = policy.compression_walk(resume)
     queued = policy.waiting
     asked = False
@@ -91,10 +90,9 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
                 # reservation untouched.
                 summed, total = entry.need
                 first = summed.earliest_start(total, estimate, ready, old, bound)
-            if stopped_search is not None and stopped_search[0] == entry.job.id:
-                if first is not None and stopped_search[1] == log.size:
-                    first = max(first, stopped_search[2])  # nothing was given back since
-                stopped_search = None
+            searched, entry.searched = entry.searched, None
+            if searched is not None and first is not None and searched[0] == log.size:
+                first = max(first, searched[1])  # nothing was given back since
             if first is not None and whole_window and checked >= 0:
                 windows = log.windows_since(checked)  # (None: too many to read)
                 if windows is not None:
@@ -106,7 +104,7 @@ def compress(policy: NodeSchedule, now: int, stop: Callable[[], bool] | None = N
                     moved = policy._move_earlier(entry, first, bound, stop) or moved
                 except SearchStopped as stopped:  # the slice ended inside one search
                     policy.compress_resume = (entry.job.id, moved)
-                    policy.search_resume = (entry.job.id, log.size, stopped.at)
+                    entry.searched = (log.size, stopped.at)
                     return False
             entry.checked = log.size
         if not moved:

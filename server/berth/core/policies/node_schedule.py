@@ -74,6 +74,10 @@ class Planned:
     #: it had seen when it was last known to have no earlier start (-1: never).
     log: RoomLog | None = None
     checked: int = -1
+    #: A search for its earliest start stopped midway (by the shell's ``stop()``): the
+    #: size of ``log`` then and the start the search had reached. No earlier start
+    #: holds it while no room is given back; compression goes on from there.
+    searched: tuple[int, int] | None = None
     #: What it needs free summed over the nodes for any start, packed: ``need``'s total
     #: (its slots', or on a counted plan the whole nodes it takes), 0 when the plan
     #: has none (whole nodes on a plan that names them: the test says nothing of
@@ -182,9 +186,6 @@ class NodeSchedule:
         self.compress_resume: tuple[int | None, bool] = (None, False)
         #: The waiting jobs in arrival order, kept between compression slices.
         self.arrival_walk: ArrivalWalk[Planned] = ArrivalWalk()
-        #: A search of that compression stopped midway: the job, the size of its room
-        #: log then, and the start it had reached (none before holds the job).
-        self.search_resume: tuple[int, int, int] | None = None
         #: Deferred: when an EASY pass must stop (the shell's clock), and the job the
         #: pass stopped at, where the next one goes on; for first fit, also the list of
         #: jobs that pass was asking and the place of that job in it.
