@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from berth.runtime.heap import settle_heap
+from berth.runtime import heap
+from berth.runtime.heap import freeze_after_full_collections, settle_heap
 
 
 class Node:
@@ -21,6 +22,8 @@ class Node:
 @pytest.fixture(autouse=True)
 def thawed() -> Iterator[None]:
     yield
+    if heap._freeze_survivors in gc.callbacks:
+        gc.callbacks.remove(heap._freeze_survivors)
     gc.unfreeze()  # leave the test process as it was
 
 
@@ -51,3 +54,27 @@ def test_a_light_settle_reclaims_new_cycles_and_leaves_frozen_ones_for_a_thaw() 
     assert old() is not None  # the frozen one was not walked
     settle_heap()
     assert old() is None
+
+
+def test_what_survives_a_full_collection_is_frozen_once_asked() -> None:
+    """The collector's own full collections freeze their survivors: the next one walks
+    only what was made since (a cycle dropped meanwhile waits for a thawing settle)."""
+    gc.unfreeze()
+    kept = [Node() for _ in range(100)]
+    gc.collect()
+    assert gc.get_freeze_count() == 0  # not asked yet: nothing frozen
+    freeze_after_full_collections()
+    freeze_after_full_collections()  # once is enough
+    assert gc.callbacks.count(heap._freeze_survivors) == 1
+    gc.collect(1)  # a younger generation's collection freezes nothing
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    frozen = gc.get_freeze_count()
+    assert frozen >= len(kept)
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    watch = weakref.ref(a)
+    del a, b
+    gc.collect()  # walks and frees the cycle made since, then freezes the rest
+    assert watch() is None
+    assert gc.get_freeze_count() >= frozen
