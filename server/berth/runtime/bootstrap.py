@@ -29,7 +29,7 @@ from berth.emulate.live import replay_live
 from berth.emulate.workload import TraceJob
 from berth.runtime.clock import ScaledClock
 from berth.runtime.daemon import Waker
-from berth.runtime.heap import freeze_after_full_collections, settle_heap
+from berth.runtime.heap import settle_heap
 from berth.runtime.keys import issued_tokens
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
@@ -218,7 +218,6 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await coordinator.start()
         settle_heap()  # the state just loaded is long-lived: the collector stops walking it
-        freeze_after_full_collections()
         stalls.start()
         waker.start()
         waker.plan(engine.next_event())

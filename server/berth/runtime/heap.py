@@ -11,8 +11,8 @@ the collector just stops walking them. A cycle that becomes garbage while frozen
 for the next thawing settle. In between, every :data:`SETTLE_EVERY` seconds, a light
 settle collects and freezes only what was made since: a thawing settle walks every
 long-lived object, about 300 ms at 50,000 queued jobs on 4,096 nodes, which every
-minute put the daemon's worst answer above 250 ms. And after each full collection the
-collector starts by itself, what survived is frozen too
+minute put the daemon's worst answer above 250 ms. And in ``berth serve``'s process,
+after each full collection the collector starts by itself, what survived is frozen too
 (:func:`freeze_after_full_collections`): those collections walk everything made since
 the last freeze, and while a queue of 20,000 jobs was being submitted to 1,024 nodes
 within a minute a dozen of them took 45-70 ms each, on top of the requests they landed

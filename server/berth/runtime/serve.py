@@ -189,7 +189,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from berth.api.auth import Role
     from berth.runtime.bootstrap import build
     from berth.runtime.ha import server_config
+    from berth.runtime.heap import freeze_after_full_collections
     from berth.runtime.logs import configure
+
+    # (For this process only: a test that builds the daemon in its own keeps its collector.)
+    freeze_after_full_collections()
 
     try:
         settings = _settings(args)

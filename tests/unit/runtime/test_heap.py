@@ -78,3 +78,14 @@ def test_what_survives_a_full_collection_is_frozen_once_asked() -> None:
     gc.collect()  # walks and frees the cycle made since, then freezes the rest
     assert watch() is None
     assert gc.get_freeze_count() >= frozen
+
+
+def test_berth_serve_freezes_after_full_collections_in_its_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from berth.runtime.main import main
+
+    assert heap._freeze_survivors not in gc.callbacks
+    assert main(["serve", "--policy", "no-such-policy"]) == 2  # stops before serving
+    assert "no-such-policy" in capsys.readouterr().err
+    assert gc.callbacks.count(heap._freeze_survivors) == 1
