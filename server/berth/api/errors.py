@@ -21,8 +21,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from berth.service.coordinator import StoreUnavailable
 from berth.service.model import RequestError
+from berth.service.writes import StoreUnavailable
 
 log = logging.getLogger("berth.api")
 

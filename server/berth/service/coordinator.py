@@ -23,7 +23,8 @@ from what was committed.
 Why one module of over 400 lines: batching, group commits, reads and the slices of
 plan improvement are one protocol whose promise (no answer, effect or event before its
 commit) is checked in one place; what publishes the committed events is its own part
-(:mod:`berth.service.event_hub`).
+(:mod:`berth.service.event_hub`), and what it takes, counts and answers when it cannot
+apply is in :mod:`berth.service.writes`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
@@ -46,6 +46,7 @@ from berth.service.nodes.intents import Intent
 from berth.service.planning.budgets import PASS_SECONDS
 from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
+from berth.service.writes import RESTART, SHUTTING_DOWN, Queued, Stats, StoreUnavailable
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -65,48 +66,6 @@ IMPROVE_SECONDS = PASS_SECONDS
 #: would otherwise wait a whole slice at each: /healthz took 67 ms at the 99th
 #: percentile with one turn, on 1,024 nodes with compression going on for minutes.
 TURNS_BETWEEN_SLICES = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Queued:
-    """A queued change: the command, ``answer`` to render its result at the end of
-    its batch (``None``: the result as it is), and who asked for it (``by``, named in
-    the events it causes: the audit trail)."""
-
-    command: Command
-    answer: Callable[[Any], Any] | None = None
-    by: str | None = None
-
-    def render(self, result: Any) -> Any:
-        return result if self.answer is None else self.answer(result)
-
-
-#: What a client is told once the store has failed.
-RESTART = "the store failed; the daemon must restart"
-#: What a command that no writer will apply is told.
-SHUTTING_DOWN = "the daemon is shutting down"
-
-
-class StoreUnavailable(RuntimeError):
-    """The store failed; the daemon must restart to resume from committed state.
-
-    ``public`` is what a client may be told; ``str()`` adds the store's own error, which
-    can quote SQL and another job's values, so it goes to the log only."""
-
-    def __init__(self, public: str, detail: object = None) -> None:
-        super().__init__(public if detail is None else f"{public}: {detail}")
-        self.public = public
-
-
-@dataclass(slots=True)
-class Stats:
-    batches: int = 0
-    commands: int = 0
-    last_pass_seconds: float = 0.0
-    pass_seconds_total: float = 0.0
-    commit_seconds_total: float = 0.0
-    #: Store transactions: one per group of batches (see ``Coordinator._writer``).
-    commits: int = 0
 
 
 class Coordinator:

@@ -13,11 +13,12 @@ import pytest
 
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.commands import CancelJob, SubmitJob
-from berth.service.coordinator import Coordinator, StoreUnavailable
+from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import JobRecord
 from berth.service.ports import Changes, CommitMode, Snapshot
 from berth.service.restore import restore_engine
+from berth.service.writes import StoreUnavailable
 from berth.store.memory import MemoryStore
 from tests.support.live import ManualClock, nodes, request
 
@@ -567,3 +568,4 @@ def test_commands_carried_to_the_next_batch_are_not_starved_by_a_long_compressio
         return list(ids)
 
     assert asyncio.run(scenario()) == list(range(1, 7))  # all six applied, in order
+

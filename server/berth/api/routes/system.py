@@ -14,11 +14,11 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from berth.api.deps import MAX_NUMBER, DaemonDep, PageDep, PrincipalDep
 from berth.api.errors import incident
 from berth.api.schemas import AccountQuery, ClusterOut, NodeOut, ScheduleOut, WhoAmI, Window
-from berth.service.coordinator import RESTART
 from berth.service.engine import Engine
 from berth.service.model import LAG_BUCKETS, JobRecord, JobState, RequestError
 from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.ports import EventRow, JobFilter, UsageBy
+from berth.service.writes import RESTART
 
 router = APIRouter(tags=["system"])
 
