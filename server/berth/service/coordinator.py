@@ -222,11 +222,20 @@ class Coordinator:
         queue = self._queue
         loop = asyncio.get_running_loop()
         while True:
-            commands_wait = bool(self._carry) or not queue.empty()
-            improving = self.engine.improvement_due and (self._improve_next or not commands_wait)
+            # Commands a batch over its time carried come first, on their own: no slice
+            # before them, no command that arrived since beside them. Behind a slice and
+            # the next full batch they waited three batches (all the submit latencies
+            # over 100 ms at 1,024 nodes x 20,000 queued were carried commands).
+            carried = bool(self._carry)
+            commands_wait = carried or not queue.empty()
+            improving = (
+                self.engine.improvement_due
+                and not carried
+                and (self._improve_next or not commands_wait)
+            )
             if improving:
                 batch = [(Queued(Improve(IMPROVE_SECONDS)), loop.create_future())]
-            elif self._carry:
+            elif carried:
                 batch = [self._carry.popleft() for _ in range(min(len(self._carry), MAX_BATCH))]
             else:
                 batch = [await queue.get()]
@@ -239,7 +248,7 @@ class Coordinator:
                 if self.failed is not None or self._stopping:
                     self._refuse_batch(batch)
                     return
-                if not improving:
+                if not improving and not carried:
                     await self._gather(batch)
                 await self._recall_keys(batch)
                 outcomes = self._apply(batch)

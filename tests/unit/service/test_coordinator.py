@@ -569,3 +569,61 @@ def test_commands_carried_to_the_next_batch_are_not_starved_by_a_long_compressio
 
     assert asyncio.run(scenario()) == list(range(1, 7))  # all six applied, in order
 
+
+def test_commands_carried_over_a_batch_go_next_before_any_slice_and_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch over its time carries its other commands; they are applied next, before
+    the slice of plan improvement that is due and without the commands that arrived
+    since (a store that commits on the loop would otherwise linger and take those too):
+    behind a slice and a full batch, a carried submission waited three batches."""
+    from berth.service import coordinator as module
+
+    monkeypatch.setattr(module, "BATCH_SECONDS", 0.0)  # each batch applies one command
+    monkeypatch.setattr(Engine, "improvement_due", property(lambda self: True))
+    happened: list[str] = []
+
+    def endless_slice(self: Engine, now: int, stop: object) -> bool:
+        happened.append("slice")
+        return False  # a compression longer than the test
+
+    monkeypatch.setattr(Engine, "improve", endless_slice)
+    submit = SubmitJob.apply
+
+    async def scenario() -> list[int]:
+        store = MemoryStore()  # commits on the loop, as SQLite does
+        clock = ManualClock(1000)
+        engine = restore_engine(
+            Snapshot(), EmulatedNodes(), clock.now(), nodes(4), "conservative", {}
+        )
+        coordinator = Coordinator(engine, store, clock)
+        later: list[asyncio.Task[int]] = []
+
+        def recorded(self: SubmitJob, engine: Engine, now: int) -> tuple[JobRecord, bool]:
+            made = submit(self, engine, now)
+            happened.append(f"submit {made[0].id}")
+            if not later:  # one more arrives while the first batch is applied
+                later.append(
+                    asyncio.ensure_future(coordinator.call(SubmitJob(request(1)), first_id))
+                )
+            return made
+
+        def first_id(made: tuple[JobRecord, bool]) -> int:
+            return made[0].id
+
+        monkeypatch.setattr(SubmitJob, "apply", recorded)
+        await coordinator.start()
+        first = [SubmitJob(request(1, limit=5)) for _ in range(3)]
+        ids = await asyncio.wait_for(
+            asyncio.gather(*(coordinator.call(s, first_id) for s in first)), 5
+        )
+        ids.append(await asyncio.wait_for(later[0], 5))
+        await coordinator.stop()
+        return list(ids)
+
+    assert asyncio.run(scenario()) == [1, 2, 3, 4]
+    commands = [event for event in happened if event != "slice"]
+    assert commands == ["submit 1", "submit 2", "submit 3", "submit 4"]
+    first, third = happened.index("submit 1"), happened.index("submit 3")
+    assert happened[first : third + 1] == commands[:3]  # the carried two at once
+    assert "slice" in happened[third : happened.index("submit 4")]  # not with them
