@@ -49,6 +49,8 @@ class StoreUnavailable(RuntimeError):
 
 @dataclass(slots=True)
 class Stats:
+    """The writer's running totals since start-up, for ``/metrics``."""
+
     batches: int = 0
     commands: int = 0
     last_pass_seconds: float = 0.0
