@@ -4,7 +4,7 @@ A queued change (:class:`Queued`: the command, how to render its answer, who ask
 writer's running totals (:class:`Stats`, read by ``/metrics``), and what a caller is
 told when no writer will apply its command (:class:`StoreUnavailable`: the store
 failed, or the daemon stops). Apart from the coordinator so that the API's error
-handlers and the metrics name them without the writer's protocol. Pure: no I/O.
+handlers and its health route name them without the writer's protocol. Pure: no I/O.
 """
 
 from __future__ import annotations
