@@ -59,11 +59,9 @@ from benchmarks.bench_api import (
 )
 from tests.integration.conftest import ALICE, DaemonProcess
 
-#: The issue's targets, for the summary line.
-TARGETS = ("targets: /healthz and start-query p99 < 50 ms, max < 250 ms; submit p99 < 50 ms; "
-           "start lag p99 < 1 s; 0 guarantees broken; >= 20 ends/s; RSS < 2 GB at 4,096 nodes")  # fmt: skip
-
-#: The same targets per figure, checked on the median of the runs: (test, bound).
+#: The issue's targets per figure, checked on the median of the runs: (test, bound). RSS's
+#: is set at 4,096 nodes; ends a second are the planner's only when the workload asks
+#: for that many (:func:`ends_note`).
 LIMITS: dict[str, tuple[str, float]] = {
     "submit_p99_ms": ("<", 50),
     "healthz_p99_ms": ("<", 50),
@@ -396,7 +394,6 @@ def main() -> None:
             said += ends_note(median, medians["cpus_busy_pct"])
         print(f"  {key:22} {median:10.2f}   (runs: "
               + ", ".join(f"{run[key]:.2f}" for run in runs) + f")   {said}".rstrip())  # fmt: skip
-    print(f"  {TARGETS}")
 
 
 if __name__ == "__main__":
