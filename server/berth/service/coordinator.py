@@ -227,11 +227,10 @@ class Coordinator:
             # the next full batch they waited three batches (all the submit latencies
             # over 100 ms at 1,024 nodes x 20,000 queued were carried commands).
             carried = bool(self._carry)
-            commands_wait = carried or not queue.empty()
             improving = (
                 self.engine.improvement_due
                 and not carried
-                and (self._improve_next or not commands_wait)
+                and (self._improve_next or queue.empty())
             )
             if improving:
                 batch = [(Queued(Improve(IMPROVE_SECONDS)), loop.create_future())]
