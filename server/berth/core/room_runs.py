@@ -2,7 +2,7 @@
 
 A search for a job's earliest start asks each node's profile, again and again, for the
 first start from a step on at which a slot of ``demand`` has room during a whole window
-of the job's ``duration`` (:meth:`Profile._long_run`, for a node with no room at the
+of the job's ``duration`` (:meth:`RoomWalks._long_run`, for a node with no room at the
 start asked). In a plan thousands of reservations deep whose jobs end early, a node's
 room comes in short runs between reservations, and the answer was a walk over the steps
 of every run too short for the window: on 4,096 nodes, half of a daemon's time during
