@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+READY  := $(VENV)/.native
 
 .PHONY: run run-emulated test docs docs-build browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
 
@@ -14,23 +15,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,experiments]'
 	touch $(STAMP)
 
+# The C availability profile (server/berth/core/_profile_native.c), compiled in place
+# for this Python; without a C compiler Berth plans with the Python profile (the same
+# schedules, slower) and this says so. BERTH_NATIVE=0 chooses the Python one anyway.
+$(READY): $(STAMP) server/berth/core/_profile_native.c tools/build_native.py
+	$(BIN)/python tools/build_native.py
+	touch $(READY)
+
 # The daemon with its embedded default (SQLite in berth-data/cluster/) and two local node
 # agents running real commands: a short demo, then it serves until Ctrl-C.
-run: $(STAMP)
+run: $(READY)
 	$(BIN)/berth serve --agents --demo --data-dir berth-data/cluster
 
 # The emulated cluster instead (16 nodes, a minute of cluster time per second).
-run-emulated: $(STAMP)
+run-emulated: $(READY)
 	$(BIN)/berth serve --demo --time-scale 60
 
-lint: $(STAMP)
+lint: $(READY)
 	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments tools
 	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools
 
-typecheck: $(STAMP)
+typecheck: $(READY)
 	$(BIN)/mypy server/berth clients/berth_client tools tests benchmarks experiments
 
-contracts: $(STAMP)
+contracts: $(READY)
 	$(BIN)/lint-imports --no-cache
 
 test: lint typecheck contracts docs-build browser-deps
@@ -40,10 +48,10 @@ test: lint typecheck contracts docs-build browser-deps
 # on http://127.0.0.1:8000, or built into site/ with --strict (a broken link, a missing
 # anchor or a page left out of the nav fails the build; make test runs it).
 export NO_MKDOCS_2_WARNING := 1
-docs: $(STAMP)
+docs: $(READY)
 	$(BIN)/mkdocs serve
 
-docs-build: $(STAMP)
+docs-build: $(READY)
 	$(BIN)/mkdocs build --strict
 
 # The browser tests drive Debian's headless Chromium (never a downloaded build). As root
@@ -57,13 +65,13 @@ browser-deps:
 	else echo "no chromium and not root: browser tests will skip"; fi
 
 # The README's pictures of the dashboard, taken by the browser tests.
-screenshots: $(STAMP) browser-deps
+screenshots: $(READY) browser-deps
 	BERTH_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q tests/browser
 
-chaos: $(STAMP)
+chaos: $(READY)
 	$(BIN)/python benchmarks/chaos/failover.py
 
-bench: $(STAMP)
+bench: $(READY)
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_admission.py
 	$(BIN)/python benchmarks/bench_nodes.py
@@ -78,38 +86,38 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_forecast.py
 
 # Every page and plot in docs/results/, every run made again (it says how long first).
-reproduce: $(STAMP)
+reproduce: $(READY)
 	$(BIN)/python experiments/reproduce.py --fresh
 
 # The same from the cached runs: only what is missing is run.
-reproduce-cached: $(STAMP)
+reproduce-cached: $(READY)
 	$(BIN)/python experiments/reproduce.py
 
-reproduce-feitelson-weil: $(STAMP)
+reproduce-feitelson-weil: $(READY)
 	$(BIN)/python experiments/feitelson_weil.py
 
 # About 1.5 CPU-hours for five seeds (MSB dominates); runs are cached in experiments/results/qops.json.
-reproduce-qops: $(STAMP)
+reproduce-qops: $(READY)
 	$(BIN)/python experiments/qops.py
 
 # QoPS, MSB and MRT on named nodes beside the pool (36 runs, about two minutes).
-reproduce-qops-nodes: $(STAMP)
+reproduce-qops-nodes: $(READY)
 	$(BIN)/python experiments/qops_nodes.py
 
 # Results are cached per run in experiments/results/; a re-run only redraws the page.
-reproduce-talby: $(STAMP)
+reproduce-talby: $(READY)
 	$(BIN)/python experiments/talby_feitelson.py
 
-reproduce-leinberger: $(STAMP)
+reproduce-leinberger: $(READY)
 	$(BIN)/python experiments/leinberger.py
 
 # BL and BB on 100 nodes of K resources (20 runs, about ten minutes on two cores).
-reproduce-leinberger-nodes: $(STAMP)
+reproduce-leinberger-nodes: $(READY)
 	$(BIN)/python experiments/leinberger_nodes.py
 
 # About half an hour of CPU (the 20,000-job replays); cached per run.
-reproduce-zhou: $(STAMP)
+reproduce-zhou: $(READY)
 	$(BIN)/python experiments/zhou_brent_walsh.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis server/berth/core/_profile_native*.so

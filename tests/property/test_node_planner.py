@@ -224,28 +224,39 @@ def test_a_shape_no_node_can_hold_is_refused_naming_the_field() -> None:
     assert "nodes.count" in getattr(too_many, "reason", "")
 
 
-@pytest.mark.parametrize(("walk", "walks"), [(None, None), (1, None), (None, 0.0)])
+@pytest.mark.parametrize(
+    ("walk", "walks", "python"),
+    [(None, None, False), (None, None, True), (1, None, True), (None, 0.0, True)],
+)
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_earliest_start_is_the_first_candidate_that_fits(
-    walk: int | None, walks: float | None, data: st.DataObject
+    walk: int | None, walks: float | None, python: bool, data: st.DataObject
 ) -> None:
     """The search that carries each node's answer from one candidate start to the next
     finds what trying every candidate (``after`` and each reservation end) in turn
     with :meth:`NodePlan.place` finds; also when each node's walk to a run of room long
     enough stops after ``walk`` steps (it answers a start no later, and is asked again),
     and when a node indexes its runs of room as soon as a walk passes a run too short
-    (``walks`` 0: exact answers from the index)."""
-    from berth.core.profile import Profile
+    (``walks`` 0: exact answers from the index). With the C profile where built, and
+    with the Python one (``python``), whose walks the other cases steer."""
+    from berth.core.profile import PythonProfile
+    from tests.profile_classes import python_profiles
     from tests.unit.core.test_profile import runs_indexed_after
 
-    whole = Profile._LONG_WALK_STEPS
-    Profile._LONG_WALK_STEPS = walk or whole
+    if not python:
+        _earliest_is_the_first_fit(data)
+        return
+    whole = PythonProfile._LONG_WALK_STEPS
+    PythonProfile._LONG_WALK_STEPS = walk or whole
     try:
-        with runs_indexed_after(Profile._WALKS_BEFORE_RUNS if walks is None else walks):
+        with (
+            python_profiles(),
+            runs_indexed_after(PythonProfile._WALKS_BEFORE_RUNS if walks is None else walks),
+        ):
             _earliest_is_the_first_fit(data)
     finally:
-        Profile._LONG_WALK_STEPS = whole
+        PythonProfile._LONG_WALK_STEPS = whole
 
 
 def _earliest_is_the_first_fit(data: st.DataObject) -> None:

@@ -17,17 +17,27 @@ caller; the profile never reads a clock and does no I/O.
 The walks to where a demand has room again, with what they remember between two
 changes, are the base class's (:class:`~berth.core.room_walks.RoomWalks`); every change
 here forgets what they remember.
+
+Where it is built (``tools/build_native.py``, run by ``make``), ``Profile`` is the same
+class written in C (``_profile_native.c``): the same methods and answers, each step's
+resources as machine integers. This class stays as the reference the C one is tested
+against (:data:`PythonProfile`) and as the fallback where no compiler was found or
+``BERTH_NATIVE=0`` is set.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from contextlib import suppress
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from berth.core.resources import copies_in, parts_of
 from berth.core.room_runs import NEVER
 from berth.core.room_walks import RoomWalks
 
-__all__ = ["NEVER", "Profile"]
+__all__ = ["NATIVE", "NEVER", "Profile", "PythonProfile"]
 
 
 class Profile(RoomWalks):
@@ -52,7 +62,7 @@ class Profile(RoomWalks):
 
     def copy(self) -> Profile:
         """An independent copy (O(n)), for what-if evaluation."""
-        twin = Profile.__new__(Profile)
+        twin = PythonProfile.__new__(PythonProfile)
         twin.capacity = self.capacity
         twin._guard = self._guard
         twin._times = self._times.copy()
@@ -60,8 +70,27 @@ class Profile(RoomWalks):
         twin._forget_rooms()
         return twin
 
+    @classmethod
+    def from_steps(cls, capacity: int, guard: int, steps: Sequence[tuple[int, int]]) -> Profile:
+        """A profile of the ``(from_time, packed_free)`` steps given (as :meth:`steps`
+        returns them: times increasing, the last step the full capacity)."""
+        profile = cls(capacity, guard, steps[0][0])
+        profile._times = [time for time, _ in steps]
+        profile._free = [free | guard for _, free in steps]
+        return profile
+
+    @property
+    def guard(self) -> int:
+        """The packed guard bits of the profile's resource space."""
+        return self._guard
+
     def __len__(self) -> int:
         return len(self._times)
+
+    def has_past(self, now: int) -> bool:
+        """Whether a step ended at or before ``now`` (:meth:`forget_before` drops it)."""
+        times = self._times
+        return len(times) > 1 and times[1] <= now
 
     def steps(self) -> list[tuple[int, int]]:
         """The step function as ``(from_time, packed_free)`` pairs, in time order."""
@@ -358,3 +387,16 @@ class Profile(RoomWalks):
                 self._forget_rooms()
             del self._times[:i]
             del self._free[:i]
+
+
+#: The profile written in Python: the reference and the fallback (named so that its
+#: objects pickle under a name that stays its own when ``Profile`` is the C one).
+PythonProfile = Profile
+PythonProfile.__name__ = PythonProfile.__qualname__ = "PythonProfile"
+
+if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/__init__``)
+    with suppress(ImportError):  # (by name: the import graph knows Python modules only)
+        Profile = import_module("berth.core._profile_native").Profile
+
+#: Whether ``Profile`` is the C one.
+NATIVE: bool = Profile is not PythonProfile

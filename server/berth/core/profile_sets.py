@@ -2,9 +2,10 @@
 
 A node plan keeps one :class:`~berth.core.profile.Profile` per node and summed profiles
 over groups of nodes (the nodes able to hold a slot, the blocks of
-:mod:`berth.core.node_blocks`). These functions read and write the profiles' steps
-directly, as friends of the class: one pass over every profile, without a call per
-profile that has nothing to do. Pure: no clock, no I/O.
+:mod:`berth.core.node_blocks`). These functions work through the profiles' methods
+only (the class may be the C one, :mod:`berth.core.profile`): the sum is built from
+the parts' steps, and forgetting calls only the profiles with a step to drop. Pure: no
+clock, no I/O.
 """
 
 from __future__ import annotations
@@ -15,23 +16,20 @@ from berth.core.profile import Profile
 def summed(parts: list[Profile]) -> Profile:
     """One profile of the free resources of ``parts`` together (each keeps its own;
     the sum is a new profile that the caller keeps up to date with theirs)."""
-    guard = parts[0]._guard
-    times = sorted({time for part in parts for time in part._times})
+    all_steps = [part.steps() for part in parts]
+    times = sorted({time for steps in all_steps for time, _ in steps})
     free = [0] * len(times)
-    for part in parts:
-        own_times, own_free = part._times, part._free
+    for own in all_steps:
         step = 0
         for at, time in enumerate(times):
-            while step + 1 < len(own_times) and own_times[step + 1] <= time:
+            while step + 1 < len(own) and own[step + 1][0] <= time:
                 step += 1
-            free[at] += own_free[step] ^ guard  # before its first step: that step
-    total = Profile(sum(part.capacity for part in parts), guard, times[0])
-    total._times, total._free = [times[0]], [free[0] | guard]
+            free[at] += own[step][1]  # before its first step: that step
+    steps = [(times[0], free[0])]
     for time, amount in zip(times[1:], free[1:], strict=True):
-        if amount | guard != total._free[-1]:
-            total._times.append(time)
-            total._free.append(amount | guard)
-    return total
+        if amount != steps[-1][1]:
+            steps.append((time, amount))
+    return Profile.from_steps(sum(part.capacity for part in parts), parts[0].guard, steps)
 
 
 def forget_all_before(profiles: list[Profile], now: int, owned: bytearray | None = None) -> None:
@@ -41,13 +39,11 @@ def forget_all_before(profiles: list[Profile], now: int, owned: bytearray | None
     in ``profiles`` by a copy of its own, flagged 1, before it forgets."""
     if owned is None:
         for profile in profiles:
-            times = profile._times
-            if len(times) > 1 and times[1] <= now:
+            if profile.has_past(now):
                 profile.forget_before(now)
         return
     for index, profile in enumerate(profiles):
-        times = profile._times
-        if len(times) > 1 and times[1] <= now:
+        if profile.has_past(now):
             if not owned[index]:
                 profile = profiles[index] = profile.copy()
                 owned[index] = 1

@@ -3,14 +3,27 @@ the search goes on past that start (the walk to a long enough run is what costs)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from unittest import mock
 
+import pytest
+
 from berth.core.nodes import NodePlan
-from berth.core.profile import Profile
+from berth.core.profile import PythonProfile
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape
+from tests.profile_classes import python_profiles
 
 SPACE = ResourceSpace({"cpus": 4})
+
+
+@pytest.fixture(autouse=True)
+def _python_profiles() -> Iterator[None]:
+    """These tests count the Python profile's calls: the plans are made of it."""
+    with python_profiles():
+        yield
+
+
 FOUR = SPACE.pack({"cpus": 4})
 
 
@@ -19,7 +32,7 @@ def asked(plan: NodePlan, shape: Shape, duration: int) -> tuple[object, list[int
     slots was asked (``copies_until``), in order."""
     demand = SPACE.pack(dict(shape.per_slot))
     with mock.patch.object(
-        Profile, "copies_until", autospec=True, side_effect=Profile.copies_until
+        PythonProfile, "copies_until", autospec=True, side_effect=PythonProfile.copies_until
     ) as spy:
         found = plan.earliest(shape, demand, duration, 0)
     nodes = [plan.profiles.index(call.args[0]) for call in spy.call_args_list]

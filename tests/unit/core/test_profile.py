@@ -1,4 +1,6 @@
-"""The availability profile against a per-second brute-force model."""
+"""The availability profile written in Python against a per-second brute-force model.
+
+The C profile is compared with this one in ``tests/property/test_native_profile.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.profile import NEVER, Profile
+from berth.core.profile import NEVER
+from berth.core.profile import PythonProfile as Profile
 from berth.core.profile_sets import summed
 from berth.core.resources import ResourceSpace
 

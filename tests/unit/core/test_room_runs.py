@@ -12,7 +12,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.core.profile import NEVER, Profile
+from berth.core.profile import NEVER
+from berth.core.profile import PythonProfile as Profile
 from berth.core.room_runs import RoomRuns
 from tests.unit.core.test_profile import (
     SLOTS,

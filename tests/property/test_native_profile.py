@@ -1,0 +1,168 @@
+"""The C availability profile answers as the Python one, question for question.
+
+Both profiles go through the same random changes (reservations, releases, packed
+changes, forgetting the past, copies, pickling); after each, their steps and every
+question the planners ask are compared. ``copies_until``'s second answer (when the
+count may change) is not the same by design: the Python walk to a run of room stops
+after a few dozen steps and answers a bound, the C one walks on; both must hold their
+count until the time they give, which is checked second by second.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.core.profile import NATIVE, NEVER, Profile, PythonProfile
+from berth.core.resources import ResourceSpace
+
+pytestmark = pytest.mark.skipif(
+    not NATIVE, reason="the C profile is not built (tools/build_native.py) or BERTH_NATIVE=0"
+)
+
+SPACES = [
+    ResourceSpace({"cpus": 8}),
+    ResourceSpace({"cpus": 6, "mem": 5}),
+    ResourceSpace({"cpus": 4, "mem": 3, "gpus": 2}),
+]
+HORIZON = 60
+
+#: A change: ``(kind, start, length, amounts)``; kind 0 reserves at the earliest start
+#: from ``start``, 1 releases an earlier reservation, 2 forgets the past before
+#: ``start``, 3 replaces the profiles by copies (and a pickled round trip).
+changes = st.lists(
+    st.tuples(
+        st.sampled_from([0, 0, 0, 1, 2, 3]),
+        st.integers(0, HORIZON),
+        st.integers(1, 20),
+        st.lists(st.integers(0, 8), min_size=3, max_size=3),
+    ),
+    max_size=30,
+)
+
+
+def _demand(space: ResourceSpace, amounts: list[int]) -> int:
+    """A packed demand within the space's capacity, asking for something."""
+    named = {
+        name: min(a, space.capacity[name]) for name, a in zip(space.names, amounts, strict=False)
+    }
+    if not any(named.values()):
+        named[space.names[0]] = 1
+    return space.pack(named)
+
+
+def _questions(py: PythonProfile, c: Profile, space: ResourceSpace, data: st.DataObject) -> None:
+    """Ask both the same questions; the answers must agree."""
+    assert c.steps() == py.steps()
+    assert len(c) == len(py)
+    first = py.steps()[0][0]
+    for _ in range(4):
+        demand = _demand(space, data.draw(st.lists(st.integers(0, 8), min_size=3, max_size=3)))
+        at = data.draw(st.integers(first, HORIZON * 2))
+        duration = data.draw(st.integers(1, 25))
+        most = data.draw(st.integers(0, 6))
+        limit = data.draw(st.none() | st.integers(first, HORIZON * 2))
+        before = data.draw(st.none() | st.integers(first, HORIZON * 2))
+        steps = data.draw(st.integers(0, 5))
+        assert c.free_at(at) == py.free_at(at)
+        assert c.has_past(at) == py.has_past(at)
+        assert c.breakpoints(at, at + duration) == py.breakpoints(at, at + duration)
+        assert c.min_free(at, at + duration) == py.min_free(at, at + duration)
+        assert c.fits_during(demand, at, duration) == py.fits_during(demand, at, duration)
+        assert c.first_fit(demand, at) == py.first_fit(demand, at)
+        assert c.slots_at(demand, at, most) == py.slots_at(demand, at, most)
+        assert c.copies_from(demand, at, duration, most) == py.copies_from(
+            demand, at, duration, most
+        )
+        assert c.copies_during(demand, at, at + duration, most) == py.copies_during(
+            demand, at, at + duration, most
+        )
+        assert c.earliest_start(demand, duration, at, limit, before) == py.earliest_start(
+            demand, duration, at, limit, before
+        )
+        assert c.earliest_start(demand, duration, at, limit=limit) == py.earliest_start(
+            demand, duration, at, limit=limit
+        )
+        assert c.earliest_or_bound(demand, duration, at, steps) == py.earliest_or_bound(
+            demand, duration, at, steps
+        )
+        assert c.earliest_growing(demand, duration, at, limit) == py.earliest_growing(
+            demand, duration, at, limit
+        )
+        count, until = c.copies_until(demand, at, duration, max(most, 1), limit)
+        py_count, _ = py.copies_until(demand, at, duration, max(most, 1), limit)
+        assert count == py_count
+        assert until > at
+        for later in range(at, min(until, HORIZON * 3)):
+            assert c.copies_during(demand, later, later + duration, max(most, 1)) == count
+        bound = NEVER if limit is None else limit
+        if count == 0 and until < bound and until < NEVER:
+            assert c.copies_during(demand, until, until + duration, 1) > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(space_at=st.integers(0, len(SPACES) - 1), script=changes, data=st.data())
+def test_the_c_profile_answers_as_the_python_one(
+    space_at: int, script: list[tuple[int, int, int, list[int]]], data: st.DataObject
+) -> None:
+    space = SPACES[space_at]
+    py = PythonProfile(space.packed_capacity, space.guard, 0)
+    c = Profile(space.packed_capacity, space.guard, 0)
+    held: list[tuple[int, int, int]] = []
+    now = 0
+    for kind, start, length, amounts in script:
+        demand = _demand(space, amounts)
+        if kind == 0:
+            at = py.earliest_start(demand, length, max(start, now))
+            assert at is not None
+            assert c.earliest_start(demand, length, max(start, now)) == at
+            py.reserve(at, length, demand)
+            c.reserve(at, length, demand)
+            held.append((at, length, demand))
+        elif kind == 1 and held:
+            at, length, demand = held.pop(start % len(held))
+            if at >= now:
+                py.release(at, length, demand)
+                c.add(at, at + length, demand)  # (release as a packed change)
+        elif kind == 2:
+            now = max(now, min(start, HORIZON))
+            py.forget_before(now)
+            c.forget_before(now)
+            held = [h for h in held if h[0] >= now]
+        elif kind == 3:
+            py = py.copy()
+            c = pickle.loads(pickle.dumps(copy.deepcopy(c.copy())))
+        _questions(py, c, space, data)
+
+
+def test_a_change_before_the_origin_is_refused_as_in_python() -> None:
+    space = SPACES[1]
+    for profile in (PythonProfile(space.packed_capacity, space.guard, 10),
+                    Profile(space.packed_capacity, space.guard, 10)):  # fmt: skip
+        with pytest.raises(ValueError, match="before the profile's origin 10"):
+            profile.reserve(5, 10, space.pack({"cpus": 1}))
+
+
+def test_a_vector_wider_than_the_space_is_refused() -> None:
+    space = SPACES[0]
+    profile = Profile(space.packed_capacity, space.guard, 0)
+    with pytest.raises(ValueError, match="more fields"):
+        profile.fits_during(SPACES[1].pack({"mem": 1}), 0, 1)
+
+
+def test_a_summed_profile_is_the_same_from_either_class() -> None:
+    from berth.core.profile_sets import summed
+
+    space = SPACES[2]
+    parts_py = [PythonProfile(space.packed_capacity, space.guard, 0) for _ in range(3)]
+    parts_c = [Profile(space.packed_capacity, space.guard, 0) for _ in range(3)]
+    for index, (py, c) in enumerate(zip(parts_py, parts_c, strict=True)):
+        demand = space.pack({"cpus": index + 1, "gpus": 1})
+        for profile in (py, c):
+            profile.reserve(index * 5, 10, demand)
+    assert summed(parts_c).steps() == summed(parts_py).steps()
+    assert summed(parts_c).capacity == 3 * space.packed_capacity
