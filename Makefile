@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 # The C availability profile (server/berth/core/_profile_native.c), compiled in place
 # for this Python; without a C compiler Berth plans with the Python profile (the same
 # schedules, slower) and this says so. BERTH_NATIVE=0 chooses the Python one anyway.
-$(READY): $(STAMP) server/berth/core/_profile_native.c tools/build_native.py
+$(READY): $(STAMP) server/berth/core/_profile_native.c server/berth/core/_profile_*.h tools/build_native.py
 	$(BIN)/python tools/build_native.py
 	touch $(READY)
 
@@ -32,11 +32,11 @@ run-emulated: $(READY)
 	$(BIN)/berth serve --demo --time-scale 60
 
 lint: $(READY)
-	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments tools
-	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools
+	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments tools hatch_build.py
+	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools hatch_build.py
 
 typecheck: $(READY)
-	$(BIN)/mypy server/berth clients/berth_client tools tests benchmarks experiments
+	$(BIN)/mypy server/berth clients/berth_client tools tests benchmarks experiments hatch_build.py
 
 contracts: $(READY)
 	$(BIN)/lint-imports --no-cache

@@ -2,7 +2,8 @@
 
 ``make`` runs this after installing the package: it compiles the module with the C
 compiler and headers of the Python that runs it, next to its source, where
-``berth.core.profile`` finds it. Without a compiler or headers it says so and stops
+``berth.core.profile`` finds it (a wheel gets it from ``hatch_build.py``, which calls
+:func:`build`). Without a compiler or headers it says so and stops
 with status 0 (``--require``: status 1): Berth then plans with the profile written in
 Python, which gives the same schedules, slower. ``BERTH_NATIVE=0`` chooses the Python
 profile even where the module is built.
@@ -23,6 +24,11 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parent.parent / "server/berth/core/_profile_native.c"
 
 
+def sources() -> list[Path]:
+    """The module's C source and the headers it includes."""
+    return [SOURCE, *sorted(SOURCE.parent.glob("_profile_*.h"))]
+
+
 def target() -> Path:
     """Where the built module goes: beside its source, with this Python's suffix."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
@@ -39,10 +45,12 @@ def command(output: Path) -> list[str]:
     return [*compiler, *flags, "-o", str(output), str(SOURCE)]
 
 
-def build() -> str | None:
-    """Compile the module (only when its source is newer); why not, or ``None``."""
-    output = target()
-    if output.exists() and output.stat().st_mtime >= SOURCE.stat().st_mtime:
+def build(output: Path | None = None) -> str | None:
+    """Compile the module to ``output`` (beside its source by default; only when the
+    source is newer); why not, or ``None`` once it is there."""
+    output = output or target()
+    newest = max(path.stat().st_mtime for path in sources())
+    if output.exists() and output.stat().st_mtime >= newest:
         return None
     if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
         return f"no Python.h under {sysconfig.get_paths()['include']}"

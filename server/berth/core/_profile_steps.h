@@ -1,0 +1,268 @@
+/* The steps of the C availability profile and the walks over them: storage (times and
+ * per-resource amounts), bisection, the fit and count tests, the walks to room, the
+ * earliest start and the change of a window. The Python type (_profile_native.c) parses
+ * arguments and calls these; they follow berth/core/profile.py and room_walks.py line
+ * for line, where the docstrings say why. Pure: no I/O.
+ */
+#ifndef BERTH_PROFILE_STEPS_H
+#define BERTH_PROFILE_STEPS_H
+
+#include "_profile_packed.h"
+
+#define NEVER ((int64_t)1 << 62)
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *capacity; /* the packed capacity, as given */
+    PyObject *guard;    /* the packed guard bits, as given */
+    int k;              /* resources (fields) */
+    Py_ssize_t n;       /* steps */
+    Py_ssize_t room;    /* steps allocated */
+    int64_t *times;     /* n breakpoints, strictly increasing */
+    int64_t *free;      /* n * k amounts: step i, resource r at i * k + r */
+} NativeProfile;
+
+/* ---- steps ------------------------------------------------------------------------- */
+
+#define STEP(p, i) ((p)->free + (Py_ssize_t)(i) * (p)->k)
+
+static inline int fits(const int64_t *step, const int64_t *demand, int k) {
+    for (int r = 0; r < k; r++)
+        if (step[r] < demand[r]) return 0;
+    return 1;
+}
+
+/* Whether ``times`` copies of ``demand`` fit in ``step``. */
+static inline int fits_times(const int64_t *step, const int64_t *demand, int k, int64_t times) {
+    for (int r = 0; r < k; r++)
+        if ((__int128)step[r] < (__int128)demand[r] * times) return 0;
+    return 1;
+}
+
+/* Copies of ``demand`` in ``step``, at most ``most``. */
+static inline int64_t copies(const int64_t *step, const int64_t *demand, int k, int64_t most) {
+    int64_t least = most;
+    for (int r = 0; r < k; r++) {
+        if (demand[r] <= 0) continue;
+        int64_t room = step[r] >= 0 ? step[r] / demand[r] : -1;
+        if (room < least) least = room;
+    }
+    return least < 0 ? 0 : least;
+}
+
+/* First index with times[index] > time (bisect_right), from ``lo``. */
+static inline Py_ssize_t after_time(const NativeProfile *p, int64_t time, Py_ssize_t lo) {
+    Py_ssize_t hi = p->n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (time < p->times[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* First index with times[index] >= time (bisect_left), from ``lo``. */
+static inline Py_ssize_t at_time(const NativeProfile *p, int64_t time, Py_ssize_t lo) {
+    Py_ssize_t hi = p->n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (p->times[mid] < time) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The step holding ``time`` (the first step for a time before it). */
+static inline Py_ssize_t step_of(const NativeProfile *p, int64_t time) {
+    Py_ssize_t at = after_time(p, time, 0) - 1;
+    return at < 0 ? 0 : at;
+}
+
+static inline int64_t plus(int64_t a, int64_t b) {
+    int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum)) return a > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
+static int grow(NativeProfile *p, Py_ssize_t need) {
+    if (need <= p->room) return 0;
+    Py_ssize_t room = p->room ? p->room : 4;
+    while (room < need) room *= 2;
+    int64_t *times = PyMem_Realloc(p->times, sizeof(int64_t) * (size_t)room);
+    if (times == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    p->times = times;
+    int64_t *free = PyMem_Realloc(p->free, sizeof(int64_t) * (size_t)(room * p->k));
+    if (free == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    p->free = free;
+    p->room = room;
+    return 0;
+}
+
+/* Insert a step at ``index`` beginning at ``time``, a copy of the step before it. */
+static int insert_step(NativeProfile *p, Py_ssize_t index, int64_t time) {
+    if (index == 0) {
+        PyErr_SetString(PyExc_ValueError, "a change must end after it starts");
+        return -1;
+    }
+    if (grow(p, p->n + 1) < 0) return -1;
+    int k = p->k;
+    memmove(p->times + index + 1, p->times + index, sizeof(int64_t) * (size_t)(p->n - index));
+    memmove(STEP(p, index + 1), STEP(p, index), sizeof(int64_t) * (size_t)((p->n - index) * k));
+    p->times[index] = time;
+    memcpy(STEP(p, index), STEP(p, index - 1), sizeof(int64_t) * (size_t)k);
+    p->n++;
+    return 0;
+}
+
+static void delete_step(NativeProfile *p, Py_ssize_t index) {
+    int k = p->k;
+    memmove(p->times + index, p->times + index + 1,
+            sizeof(int64_t) * (size_t)(p->n - index - 1));
+    memmove(STEP(p, index), STEP(p, index + 1), sizeof(int64_t) * (size_t)((p->n - index - 1) * k));
+    p->n--;
+}
+
+static inline int same_step(const NativeProfile *p, Py_ssize_t a, Py_ssize_t b) {
+    return memcmp(STEP(p, a), STEP(p, b), sizeof(int64_t) * (size_t)p->k) == 0;
+}
+
+/* ---- the walks --------------------------------------------------------------------- */
+
+/* The first step at or after ``index`` with room for ``demand`` (n if none). */
+static inline Py_ssize_t room_from(const NativeProfile *p, const int64_t *demand, Py_ssize_t index) {
+    int k = p->k;
+    while (index < p->n && !fits(STEP(p, index), demand, k)) index++;
+    return index;
+}
+
+/* The start of the first step at or after ``index`` (a step with room, or n) that starts
+ * a run of room at least ``duration`` long; the walk stops at the first step from
+ * ``limit`` on and answers its time. NEVER past the last step. */
+static int64_t long_run(const NativeProfile *p, const int64_t *demand, Py_ssize_t index,
+                        int64_t duration, int64_t limit) {
+    Py_ssize_t n = p->n;
+    int k = p->k;
+    while (index < n && p->times[index] < limit) {
+        int64_t reach = plus(p->times[index], duration);
+        Py_ssize_t end = index + 1;
+        while (end < n && p->times[end] < reach && fits(STEP(p, end), demand, k)) end++;
+        if (end == n || p->times[end] >= reach) break;
+        index = end + 1;
+        while (index < n && !fits(STEP(p, index), demand, k)) index++;
+    }
+    return index < n ? p->times[index] : NEVER;
+}
+
+/* Copies of ``demand`` (at most ``most``) in steps first .. last - 1, and the index of
+ * the first step with room for none (then 0 copies), or -1. */
+static inline int64_t copies_in_steps(const NativeProfile *p, const int64_t *demand,
+                                      Py_ssize_t first, Py_ssize_t last, int64_t most,
+                                      Py_ssize_t *empty) {
+    int k = p->k;
+    int64_t held = most;
+    for (Py_ssize_t i = first; i < last; i++) {
+        const int64_t *step = STEP(p, i);
+        if (!fits_times(step, demand, k, held)) {
+            held = copies(step, demand, k, held);
+            if (held == 0) {
+                *empty = i;
+                return 0;
+            }
+        }
+    }
+    *empty = -1;
+    return held;
+}
+
+/* slots_at's three answers. */
+static void slots_at(const NativeProfile *p, const int64_t *demand, int64_t start, int64_t most,
+                     int64_t *slots, int64_t *since, int64_t *until) {
+    Py_ssize_t at = step_of(p, start);
+    const int64_t *step = STEP(p, at);
+    *slots = fits(step, demand, p->k) ? copies(step, demand, p->k, most) : 0;
+    *since = p->times[at];
+    *until = (*slots >= most || at + 1 >= p->n) ? NEVER : p->times[at + 1];
+}
+
+/* earliest_start; 1 with ``found`` set, 0 for none. */
+static int earliest(const NativeProfile *p, const int64_t *demand, int64_t duration,
+                    int64_t after, int64_t limit, int has_limit, int64_t before, int has_before,
+                    int64_t *found) {
+    Py_ssize_t n = p->n;
+    int k = p->k;
+    int64_t last;
+    int has_last;
+    if (!has_before || (has_limit && limit <= before)) {
+        last = limit;
+        has_last = has_limit;
+    } else {
+        last = before;
+        has_last = 1;
+    }
+    Py_ssize_t stop;
+    int64_t cut;
+    if (!has_last) {
+        stop = n;
+        cut = NEVER;
+    } else if (last <= after) {
+        return 0;
+    } else {
+        stop = at_time(p, last, 0);
+        cut = has_limit ? limit : NEVER;
+    }
+    Py_ssize_t i = (n == 1 || p->times[1] > after) ? 0 : after_time(p, after, 0) - 1;
+    for (;;) {
+        while (i < stop && !fits(STEP(p, i), demand, k)) i++;
+        if (i >= stop) return 0;
+        int64_t start = p->times[i] > after ? p->times[i] : after;
+        int64_t end = plus(start, duration);
+        if (end > cut) end = cut;
+        Py_ssize_t j = i + 1;
+        int broke = 0;
+        while (j < n && p->times[j] < end) {
+            if (!fits(STEP(p, j), demand, k)) {
+                broke = 1;
+                break;
+            }
+            j++;
+        }
+        if (!broke) {
+            *found = start;
+            return 1;
+        }
+        i = j + 1;
+    }
+}
+
+/* Add ``sign`` times ``amount`` during [start, end). */
+static int add(NativeProfile *p, int64_t start, int64_t end, const int64_t *amount, int sign) {
+    int k = p->k;
+    Py_ssize_t first = at_time(p, start, 0);
+    if (first == p->n || p->times[first] != start) {
+        if (first == 0) {
+            PyErr_Format(PyExc_ValueError, "time %lld is before the profile's origin %lld",
+                         (long long)start, (long long)p->times[0]);
+            return -1;
+        }
+        if (insert_step(p, first, start) < 0) return -1;
+    }
+    Py_ssize_t last = at_time(p, end, first);
+    if (last == p->n || p->times[last] != end) {
+        if (insert_step(p, last, end) < 0) return -1;
+    }
+    for (Py_ssize_t i = first; i < last; i++) {
+        int64_t *step = STEP(p, i);
+        for (int r = 0; r < k; r++) step[r] += sign * amount[r];
+    }
+    if (0 < last && last < p->n && same_step(p, last, last - 1)) delete_step(p, last);
+    if (0 < first && first < p->n && same_step(p, first, first - 1)) delete_step(p, first);
+    return 0;
+}
+
+#endif
