@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from berth.core.profile import Profile
-from berth.core.resources import copies_in, parts_of
 
 if TYPE_CHECKING:
     from berth.core.node_blocks import NodeBlocks
@@ -239,7 +238,6 @@ def choose_ranked(
     node order breaks ties. ``known`` (:meth:`NodePlan.instant_slots`, each node's entry
     holding at ``start``) gives a node's room before ``start`` when its step began
     earlier."""
-    parts = parts_of(demand)
     count = shape.count
     before = start - 1
     ranked = []
@@ -247,8 +245,8 @@ def choose_ranked(
         entry = None if known is None else known[index]
         if entry is not None and entry[1] <= before:
             ranked.append((entry[0], index, k))
-        else:
-            ranked.append((copies_in(profiles[index].free_at(before), parts, count), index, k))
+        else:  # (the copies free at ``before``: one call, no packed vector made)
+            ranked.append((profiles[index].slots_at(demand, before, count)[0], index, k))
     ranked.sort()
     return _choose([(index, k) for _, index, k in ranked], shape)
 
