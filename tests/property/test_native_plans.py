@@ -20,7 +20,7 @@ from berth.core.profile import NATIVE
 from berth.emulate.records import JobRecord
 from berth.emulate.replay import replay
 from tests.profile_classes import python_profiles
-from tests.property.test_node_blocks import _replay, blocky_clusters
+from tests.property.test_node_blocks import _replay, blocky_workloads
 from tests.property.test_node_planner import node_clusters, node_jobs
 
 pytestmark = pytest.mark.skipif(
@@ -60,8 +60,7 @@ def test_every_node_policy_plans_alike_on_both_profiles(
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), policy=st.sampled_from(sorted(NODE_POLICIES)))
 def test_blocks_of_nodes_plan_alike_on_both_profiles(data: st.DataObject, policy: str) -> None:
-    nodes = data.draw(blocky_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = data.draw(blocky_workloads())
     on_c = _replay(jobs, policy, nodes, blocks_from=1)
     with python_profiles():
         on_python = _replay(jobs, policy, nodes, blocks_from=1)

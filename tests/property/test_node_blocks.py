@@ -41,6 +41,15 @@ def blocky_clusters(draw: st.DrawFn, least: int = 2, most: int = 9) -> dict[str,
     return {f"n{i:03d}": dict(draw(st.sampled_from(shapes))) for i in range(count)}
 
 
+@st.composite
+def blocky_workloads(
+    draw: st.DrawFn,
+) -> tuple[dict[str, dict[str, int]], list[TraceJob]]:
+    """A cluster of :func:`blocky_clusters` and up to 30 node-shaped jobs on it."""
+    nodes = draw(blocky_clusters())
+    return nodes, draw(node_jobs(nodes, 30))
+
+
 def _replay(jobs: list[TraceJob], policy: str, nodes: dict[str, dict[str, int]],
             blocks_from: int, block_steps: int = node_search.BLOCK_STEPS,
             ) -> list[JobRecord]:  # fmt: skip
@@ -54,8 +63,7 @@ def _replay(jobs: list[TraceJob], policy: str, nodes: dict[str, dict[str, int]],
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), policy=st.sampled_from(sorted(NODE_POLICIES)))
 def test_blocks_give_the_schedule_of_every_node_asked(data: st.DataObject, policy: str) -> None:
-    nodes = data.draw(blocky_clusters())
-    jobs = data.draw(node_jobs(nodes, 30))
+    nodes, jobs = data.draw(blocky_workloads())
     pruned = _replay(jobs, policy, nodes, blocks_from=1)
     every_node = _replay(jobs, policy, nodes, blocks_from=1 << 30)
     # A block's summed profile read one step at a time: each time it gives is a bound.

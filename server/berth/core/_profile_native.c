@@ -267,24 +267,31 @@ static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args
     return Py_BuildValue("(LL)", (long long)held, (long long)(rise < fall ? rise : fall));
 }
 
-static PyObject *profile_slots_at(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, most, slots, since, until;
-    if (check_args("slots_at", nargs, 3, 3) < 0) return NULL;
+/* slots_at's answers (copies, since, until) for a call of ``least`` to ``most_args``
+ * arguments: the demand first, the start second, the most at ``most_at``; -1 on error. */
+static int slots_asked(NativeProfile *self, const char *name, PyObject *const *args,
+                       Py_ssize_t nargs, Py_ssize_t least, Py_ssize_t most_args,
+                       Py_ssize_t most_at, int64_t *out) {
+    int64_t start, most;
+    if (check_args(name, nargs, least, most_args) < 0) return -1;
     const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &most) < 0)
-        return NULL;
-    slots_at(self, demand, start, most, &slots, &since, &until);
-    return Py_BuildValue("(LLL)", (long long)slots, (long long)since, (long long)until);
+    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[most_at], &most) < 0)
+        return -1;
+    slots_at(self, demand, start, most, &out[0], &out[1], &out[2]);
+    return 0;
 }
 
+static PyObject *profile_slots_at(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t out[3];
+    if (slots_asked(self, "slots_at", args, nargs, 3, 3, 2, out) < 0) return NULL;
+    return Py_BuildValue("(LLL)", (long long)out[0], (long long)out[1], (long long)out[2]);
+}
+
+/* (copies_from takes copies_until's arguments: duration and limit are not read.) */
 static PyObject *profile_copies_from(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, most, slots, since, until;
-    if (check_args("copies_from", nargs, 4, 5) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[3], &most) < 0)
-        return NULL;
-    slots_at(self, demand, start, most, &slots, &since, &until);
-    return Py_BuildValue("(LL)", (long long)slots, (long long)until);
+    int64_t out[3];
+    if (slots_asked(self, "copies_from", args, nargs, 4, 5, 3, out) < 0) return NULL;
+    return Py_BuildValue("(LL)", (long long)out[0], (long long)out[2]);
 }
 
 static PyObject *profile_earliest_start(NativeProfile *self, PyObject *args, PyObject *kwds) {
@@ -383,24 +390,24 @@ static PyObject *profile_add(NativeProfile *self, PyObject *const *args, Py_ssiz
     Py_RETURN_NONE;
 }
 
-static PyObject *profile_reserve(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
+/* reserve (``sign`` -1) or release (1): ``demand`` during [start, start + duration). */
+static PyObject *book(NativeProfile *self, const char *name, PyObject *const *args,
+                      Py_ssize_t nargs, int sign) {
     int64_t start, duration;
-    if (check_args("reserve", nargs, 3, 3) < 0 || as_time(args[0], &start) < 0 ||
+    if (check_args(name, nargs, 3, 3) < 0 || as_time(args[0], &start) < 0 ||
         as_time(args[1], &duration) < 0)
         return NULL;
     const int64_t *demand = demand_of(args[2], self->k);
-    if (demand == NULL || add(self, start, start + duration, demand, -1) < 0) return NULL;
+    if (demand == NULL || add(self, start, start + duration, demand, sign) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
+static PyObject *profile_reserve(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
+    return book(self, "reserve", args, nargs, -1);
+}
+
 static PyObject *profile_release(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, duration;
-    if (check_args("release", nargs, 3, 3) < 0 || as_time(args[0], &start) < 0 ||
-        as_time(args[1], &duration) < 0)
-        return NULL;
-    const int64_t *demand = demand_of(args[2], self->k);
-    if (demand == NULL || add(self, start, start + duration, demand, 1) < 0) return NULL;
-    Py_RETURN_NONE;
+    return book(self, "release", args, nargs, 1);
 }
 
 static PyObject *profile_forget_before(NativeProfile *self, PyObject *arg) {
