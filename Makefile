@@ -5,9 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-READY  := $(VENV)/.native
 
-.PHONY: run run-emulated test docs docs-build browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
+.PHONY: native run run-emulated test docs docs-build browser-deps screenshots lint typecheck contracts bench chaos reproduce reproduce-cached reproduce-feitelson-weil reproduce-qops reproduce-qops-nodes reproduce-talby reproduce-leinberger reproduce-leinberger-nodes reproduce-zhou clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,29 +15,29 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The C availability profile (server/berth/core/_profile_native.c), compiled in place
-# for this Python; without a C compiler Berth plans with the Python profile (the same
-# schedules, slower) and this says so. BERTH_NATIVE=0 chooses the Python one anyway.
-$(READY): $(STAMP) server/berth/core/_profile_native.c server/berth/core/_profile_*.h tools/build_native.py
-	$(BIN)/python tools/build_native.py
-	touch $(READY)
+# for this Python when it is missing or older than its sources (asked every time: a
+# check of three dates); without a C compiler Berth plans with the Python profile (the
+# same schedules, slower) and this says so. BERTH_NATIVE=0 chooses the Python one anyway.
+native: $(STAMP)
+	@$(BIN)/python tools/build_native.py
 
 # The daemon with its embedded default (SQLite in berth-data/cluster/) and two local node
 # agents running real commands: a short demo, then it serves until Ctrl-C.
-run: $(READY)
+run: native
 	$(BIN)/berth serve --agents --demo --data-dir berth-data/cluster
 
 # The emulated cluster instead (16 nodes, a minute of cluster time per second).
-run-emulated: $(READY)
+run-emulated: native
 	$(BIN)/berth serve --demo --time-scale 60
 
-lint: $(READY)
+lint: native
 	$(BIN)/ruff format --check server clients migrations tests benchmarks experiments tools hatch_build.py
 	$(BIN)/ruff check server clients migrations tests benchmarks experiments tools hatch_build.py
 
-typecheck: $(READY)
+typecheck: native
 	$(BIN)/mypy server/berth clients/berth_client tools tests benchmarks experiments hatch_build.py
 
-contracts: $(READY)
+contracts: native
 	$(BIN)/lint-imports --no-cache
 
 test: lint typecheck contracts docs-build browser-deps
@@ -48,10 +47,10 @@ test: lint typecheck contracts docs-build browser-deps
 # on http://127.0.0.1:8000, or built into site/ with --strict (a broken link, a missing
 # anchor or a page left out of the nav fails the build; make test runs it).
 export NO_MKDOCS_2_WARNING := 1
-docs: $(READY)
+docs: native
 	$(BIN)/mkdocs serve
 
-docs-build: $(READY)
+docs-build: native
 	$(BIN)/mkdocs build --strict
 
 # The browser tests drive Debian's headless Chromium (never a downloaded build). As root
@@ -65,13 +64,13 @@ browser-deps:
 	else echo "no chromium and not root: browser tests will skip"; fi
 
 # The README's pictures of the dashboard, taken by the browser tests.
-screenshots: $(READY) browser-deps
+screenshots: native browser-deps
 	BERTH_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q tests/browser
 
-chaos: $(READY)
+chaos: native
 	$(BIN)/python benchmarks/chaos/failover.py
 
-bench: $(READY)
+bench: native
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_admission.py
 	$(BIN)/python benchmarks/bench_nodes.py
@@ -86,37 +85,37 @@ bench: $(READY)
 	$(BIN)/python benchmarks/bench_forecast.py
 
 # Every page and plot in docs/results/, every run made again (it says how long first).
-reproduce: $(READY)
+reproduce: native
 	$(BIN)/python experiments/reproduce.py --fresh
 
 # The same from the cached runs: only what is missing is run.
-reproduce-cached: $(READY)
+reproduce-cached: native
 	$(BIN)/python experiments/reproduce.py
 
-reproduce-feitelson-weil: $(READY)
+reproduce-feitelson-weil: native
 	$(BIN)/python experiments/feitelson_weil.py
 
 # About 1.5 CPU-hours for five seeds (MSB dominates); runs are cached in experiments/results/qops.json.
-reproduce-qops: $(READY)
+reproduce-qops: native
 	$(BIN)/python experiments/qops.py
 
 # QoPS, MSB and MRT on named nodes beside the pool (36 runs, about two minutes).
-reproduce-qops-nodes: $(READY)
+reproduce-qops-nodes: native
 	$(BIN)/python experiments/qops_nodes.py
 
 # Results are cached per run in experiments/results/; a re-run only redraws the page.
-reproduce-talby: $(READY)
+reproduce-talby: native
 	$(BIN)/python experiments/talby_feitelson.py
 
-reproduce-leinberger: $(READY)
+reproduce-leinberger: native
 	$(BIN)/python experiments/leinberger.py
 
 # BL and BB on 100 nodes of K resources (20 runs, about ten minutes on two cores).
-reproduce-leinberger-nodes: $(READY)
+reproduce-leinberger-nodes: native
 	$(BIN)/python experiments/leinberger_nodes.py
 
 # About half an hour of CPU (the 20,000-job replays); cached per run.
-reproduce-zhou: $(READY)
+reproduce-zhou: native
 	$(BIN)/python experiments/zhou_brent_walsh.py
 
 clean:

@@ -75,10 +75,12 @@ def main() -> int:
     why_not = build()
     if why_not is None:
         return 0
-    print(
-        f"berth: the C profile was not built ({why_not}); Berth plans with the Python one",
-        file=sys.stderr,
+    fallback = (
+        f"Berth keeps the one built before ({target().name}), older than its sources"
+        if target().exists()
+        else "Berth plans with the Python one"
     )
+    print(f"berth: the C profile was not built ({why_not}); {fallback}", file=sys.stderr)
     return 1 if require else 0
 
 
