@@ -8,31 +8,40 @@ steer the Python profile's own walks (its memos, its class constants) plan insid
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import cache
+from types import ModuleType
 from unittest import mock
 
-from berth.core import (
-    filler,
-    node_blocks,
-    node_search,
-    node_selection,
-    nodes,
-    profile_sets,
-    whole_nodes,
-)
-from berth.core.policies import boards, conservative
+import berth.core
+from berth.core import profile
 from berth.core.profile import PythonProfile
 
-#: Every module of the core that names ``Profile``.
-USERS = (filler, node_blocks, node_search, node_selection, nodes, profile_sets, whole_nodes,
-         boards, conservative)  # fmt: skip
+#: The modules that define the class in use rather than use it.
+HOMES = {profile.__name__, "berth.core._profile_native"}
+
+
+@cache
+def users() -> list[ModuleType]:
+    """Every module of the core that binds the name ``Profile`` to the class in use
+    (found, not listed: a module that starts using profiles is patched too)."""
+    found = []
+    for info in pkgutil.walk_packages(berth.core.__path__, "berth.core."):
+        if info.name in HOMES:
+            continue
+        module = importlib.import_module(info.name)
+        if getattr(module, "Profile", None) is profile.Profile:
+            found.append(module)
+    return found
 
 
 @contextmanager
 def python_profiles() -> Iterator[None]:
     """Inside, the core makes and calls the Python profile (outside, the C one if built)."""
     with ExitStack() as stack:
-        for module in USERS:
+        for module in users():
             stack.enter_context(mock.patch.object(module, "Profile", PythonProfile))
         yield
