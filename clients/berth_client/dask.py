@@ -158,7 +158,12 @@ class BerthJob(Job):
         await ProcessInterface.start(self)  # type: ignore[no-untyped-call]
 
     async def close(self) -> None:
+        """Cancel the job, then mark this worker closed as ``ProcessInterface.close``
+        does: the cluster's close asserts that every worker it made is closed, and
+        dask-jobqueue's ``Job.close`` leaves that to the garbage collector (a worker still
+        referenced somewhere failed the close with ``AssertionError: Status.running``)."""
         await asyncio.to_thread(self.cancel)
+        await ProcessInterface.close(self)  # type: ignore[no-untyped-call]
 
 
 class BerthCluster(JobQueueCluster):

@@ -20,6 +20,7 @@ from tests.support.waiting import wait_until
 pytest.importorskip("dask_jobqueue")
 
 from distributed import Client
+from distributed.core import Status
 
 from berth_client.dask import BerthCluster
 
@@ -71,7 +72,11 @@ def test_a_client_computes_on_workers_berth_started(
             workers = [j for j in jobs if j["name"] == "dask-worker"]
             assert len(workers) == 2  # each worker is a Berth job of one cpu
             assert {j["resources"]["cpus"] for j in workers} == {1}
+            # Held here, the worker objects outlive the close: it must mark them closed
+            # itself (it asserts so), not leave them to the garbage collector.
+            made = list(dask_cluster.workers.values())
         ids = [j["job_id"] for j in workers]
+    assert [w.status for w in made] == [Status.closed] * 2
     # Closing the cluster cancelled its jobs; their processes are gone.
     for job_id in ids:
         assert cluster.wait_state(job_id, "CANCELLED", seconds=30)["job_state"] == "CANCELLED"
