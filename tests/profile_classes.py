@@ -3,7 +3,9 @@
 Where the C profile is built, ``berth.core.profile.Profile`` is that class, and every
 module of the core that makes or calls profiles bound it at import. Tests that count or
 steer the Python profile's own walks (its memos, its class constants) plan inside
-:func:`python_profiles`, which gives those modules the Python class for the while.
+:func:`python_profiles`, which gives those modules the Python class for the while (and
+so the node search written in Python, the C one reading C profiles only). Inside
+:func:`python_search`, plans keep the C profiles but search with the Python code.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from types import ModuleType
 from unittest import mock
 
 import berth.core
-from berth.core import profile
+from berth.core import node_search, profile
 from berth.core.profile import PythonProfile
 
 #: The modules that define the class in use rather than use it.
@@ -44,4 +46,11 @@ def python_profiles() -> Iterator[None]:
     with ExitStack() as stack:
         for module in users():
             stack.enter_context(mock.patch.object(module, "Profile", PythonProfile))
+        yield
+
+
+@contextmanager
+def python_search() -> Iterator[None]:
+    """Inside, the node search is the Python one whatever the profiles are."""
+    with mock.patch.object(node_search, "NATIVE_SEARCH", None):
         yield

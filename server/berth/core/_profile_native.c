@@ -12,12 +12,15 @@
  * time as "ask again from here", so searches find the same starts and placements.
  *
  * This file is the Python type (arguments, answers, copies, pickling); the steps and
- * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h.
+ * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h, the
+ * node search over many such profiles (the module's earliest_shared) _profile_search.h.
  * Pure: no clock, no I/O.
  */
 #include "_profile_steps.h"
 
 static PyTypeObject NativeProfileType;
+
+#include "_profile_search.h"
 
 /* ---- the type ---------------------------------------------------------------------- */
 
@@ -230,7 +233,7 @@ static PyObject *profile_copies_during(NativeProfile *self, PyObject *const *arg
 
 static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args,
                                       Py_ssize_t nargs) {
-    int64_t start, duration, most, limit;
+    int64_t start, duration, most, limit, held, until;
     int given;
     if (check_args("copies_until", nargs, 4, 5) < 0) return NULL;
     const int64_t *demand = demand_of(args[0], self->k);
@@ -238,33 +241,8 @@ static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args
         as_time(args[3], &most) < 0 ||
         as_optional_time(nargs > 4 ? args[4] : Py_None, NEVER, &limit, &given) < 0)
         return NULL;
-    int k = self->k;
-    Py_ssize_t n = self->n;
-    Py_ssize_t first = step_of(self, start);
-    Py_ssize_t empty, last;
-    int64_t held;
-    if (!fits(STEP(self, first), demand, k)) {
-        held = 0;
-        empty = first;
-        last = first;
-    } else {
-        last = at_time(self, plus(start, duration), first);
-        held = copies_in_steps(self, demand, first, last, most, &empty);
-    }
-    if (empty >= 0) {
-        Py_ssize_t room = room_from(self, demand, empty + 1);
-        return Py_BuildValue("(iL)", 0, (long long)long_run(self, demand, room, duration, limit));
-    }
-    int64_t rise = NEVER;
-    if (held < most) {
-        Py_ssize_t least = last - 1;
-        while (least > first && fits_times(STEP(self, least), demand, k, held + 1)) least--;
-        rise = least + 1 < n ? self->times[least + 1] : NEVER;
-    }
-    Py_ssize_t after = last;
-    while (after < n && fits_times(STEP(self, after), demand, k, held)) after++;
-    int64_t fall = after < n ? self->times[after] - duration + 1 : NEVER;
-    return Py_BuildValue("(LL)", (long long)held, (long long)(rise < fall ? rise : fall));
+    copies_until(self, demand, start, duration, most, limit, &held, &until);
+    return Py_BuildValue("(LL)", (long long)held, (long long)until);
 }
 
 /* slots_at's answers (copies, since, until) for a call of ``least`` to ``most_args``
@@ -314,20 +292,13 @@ static PyObject *profile_earliest_start(NativeProfile *self, PyObject *args, PyO
 
 static PyObject *profile_earliest_or_bound(NativeProfile *self, PyObject *const *args,
                                            Py_ssize_t nargs) {
-    int64_t duration, after, steps, found;
+    int64_t duration, after, steps;
     if (check_args("earliest_or_bound", nargs, 4, 4) < 0) return NULL;
     const int64_t *demand = demand_of(args[0], self->k);
     if (demand == NULL || as_time(args[1], &duration) < 0 || as_time(args[2], &after) < 0 ||
         as_time(args[3], &steps) < 0)
         return NULL;
-    Py_ssize_t last = after_time(self, after, 0) + (Py_ssize_t)steps;
-    if (last < self->n) {
-        int64_t bound = self->times[last];
-        if (!earliest(self, demand, duration, after, 0, 0, bound, 1, &found)) found = bound;
-        return PyLong_FromLongLong(found);
-    }
-    if (!earliest(self, demand, duration, after, 0, 0, 0, 0, &found)) found = NEVER;
-    return PyLong_FromLongLong(found);
+    return PyLong_FromLongLong(earliest_or_bound(self, demand, duration, after, steps));
 }
 
 static PyObject *profile_earliest_growing(NativeProfile *self, PyObject *const *args,
@@ -372,11 +343,7 @@ static PyObject *profile_fits_during(NativeProfile *self, PyObject *const *args,
     const int64_t *demand = demand_of(args[0], self->k);
     if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &duration) < 0)
         return NULL;
-    int64_t end = plus(start, duration);
-    int k = self->k;
-    for (Py_ssize_t i = step_of(self, start); i < self->n && self->times[i] < end; i++)
-        if (!fits(STEP(self, i), demand, k)) Py_RETURN_FALSE;
-    Py_RETURN_TRUE;
+    return PyBool_FromLong(fits_during(self, demand, start, duration));
 }
 
 static PyObject *profile_add(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -495,11 +462,18 @@ static PyTypeObject NativeProfileType = {
     .tp_as_sequence = &profile_as_sequence,
 };
 
+static PyMethodDef module_functions[] = {
+    {"earliest_shared", (PyCFunction)(void (*)(void))search_shared, METH_FASTCALL,
+     "berth.core.node_search.earliest_shared over C profiles."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "berth.core._profile_native",
-    .m_doc = "The availability profile in C (see berth.core.profile).",
+    .m_doc = "The availability profile in C (see berth.core.profile) and the node search.",
     .m_size = -1,
+    .m_methods = module_functions,
 };
 
 PyMODINIT_FUNC PyInit__profile_native(void) {

@@ -180,6 +180,53 @@ static inline int64_t copies_in_steps(const NativeProfile *p, const int64_t *dem
     return held;
 }
 
+/* copies_until's answers: the copies of ``demand`` (at most ``most``) held during
+ * [start, start + duration), and a time until which that count holds (see profile.py). */
+static void copies_until(const NativeProfile *p, const int64_t *demand, int64_t start,
+                         int64_t duration, int64_t most, int64_t limit, int64_t *held_out,
+                         int64_t *until_out) {
+    int k = p->k;
+    Py_ssize_t n = p->n;
+    Py_ssize_t first = step_of(p, start);
+    Py_ssize_t empty, last;
+    int64_t held;
+    if (!fits(STEP(p, first), demand, k)) {
+        held = 0;
+        empty = first;
+        last = first;
+    } else {
+        last = at_time(p, plus(start, duration), first);
+        held = copies_in_steps(p, demand, first, last, most, &empty);
+    }
+    if (empty >= 0) {
+        Py_ssize_t room = room_from(p, demand, empty + 1);
+        *held_out = 0;
+        *until_out = long_run(p, demand, room, duration, limit);
+        return;
+    }
+    int64_t rise = NEVER;
+    if (held < most) {
+        Py_ssize_t least = last - 1;
+        while (least > first && fits_times(STEP(p, least), demand, k, held + 1)) least--;
+        rise = least + 1 < n ? p->times[least + 1] : NEVER;
+    }
+    Py_ssize_t after = last;
+    while (after < n && fits_times(STEP(p, after), demand, k, held)) after++;
+    int64_t fall = after < n ? p->times[after] - duration + 1 : NEVER;
+    *held_out = held;
+    *until_out = rise < fall ? rise : fall;
+}
+
+/* Whether ``demand`` fits in every step of [start, start + duration). */
+static int fits_during(const NativeProfile *p, const int64_t *demand, int64_t start,
+                       int64_t duration) {
+    int64_t end = plus(start, duration);
+    int k = p->k;
+    for (Py_ssize_t i = step_of(p, start); i < p->n && p->times[i] < end; i++)
+        if (!fits(STEP(p, i), demand, k)) return 0;
+    return 1;
+}
+
 /* slots_at's three answers. */
 static void slots_at(const NativeProfile *p, const int64_t *demand, int64_t start, int64_t most,
                      int64_t *slots, int64_t *since, int64_t *until) {
@@ -238,6 +285,19 @@ static int earliest(const NativeProfile *p, const int64_t *demand, int64_t durat
         }
         i = j + 1;
     }
+}
+
+/* earliest_or_bound: the earliest start from ``after`` on, or the time of the step
+ * ``steps`` past it when none comes before (a bound); NEVER when none at all. */
+static int64_t earliest_or_bound(const NativeProfile *p, const int64_t *demand, int64_t duration,
+                                 int64_t after, int64_t steps) {
+    int64_t found;
+    Py_ssize_t last = after_time(p, after, 0) + (Py_ssize_t)steps;
+    if (last < p->n) {
+        int64_t bound = p->times[last];
+        return earliest(p, demand, duration, after, 0, 0, bound, 1, &found) ? found : bound;
+    }
+    return earliest(p, demand, duration, after, 0, 0, 0, 0, &found) ? found : NEVER;
 }
 
 /* Add ``sign`` times ``amount`` during [start, end). */

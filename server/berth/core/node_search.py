@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from berth.core import profile as _profiles
 from berth.core.profile import Profile
 
 if TYPE_CHECKING:
@@ -28,6 +29,13 @@ if TYPE_CHECKING:
 #: Steps of a block's summed profile read to find when it may hold a slot, before the
 #: search takes the time reached as a bound and asks the block again there.
 BLOCK_STEPS = 64
+
+#: The search in C (``_profile_search.h``), for plans of C profiles whose windows are
+#: counted over their length; ``None``: this module's search for every plan (the tests
+#: set it so to compare the two).
+NATIVE_SEARCH = _profiles.NATIVE_SEARCH
+#: The C profile's class (``None`` where it is not built).
+NativeProfile: type = _profiles.NativeProfile or type(None)
 
 #: A search's ``stop()``: whether the caller's slice of time is over.
 Stop = Callable[[], bool]
@@ -93,6 +101,28 @@ def earliest_shared(
     ends = plan._ends
     total = demand * shape.count
     summed = plan._room(demand)
+    if NATIVE_SEARCH is not None and not plan.grows_only and isinstance(summed, NativeProfile):
+        blocks = plan._blocks
+        found = NATIVE_SEARCH(
+            plan.profiles,
+            plan._able(demand),
+            None if blocks is None else blocks.of_able(demand, plan._able(demand)),
+            summed,
+            ends,
+            demand,
+            total,
+            shape.count,
+            shape.nodes or 0,
+            duration,
+            after,
+            limit,
+            stop,
+            before_nodes,
+            BLOCK_STEPS,
+        )
+        if isinstance(found, int):
+            raise SearchStopped(found)
+        return found  # type: ignore[return-value]
     profiles = plan.profiles
     count = shape.count
     # Where the nodes have room together: found by bisection in a plan that only grows.

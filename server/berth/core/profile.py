@@ -28,7 +28,7 @@ against (:data:`PythonProfile`) and as the fallback where no compiler was found 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -37,7 +37,7 @@ from berth.core.resources import copies_in, parts_of
 from berth.core.room_runs import NEVER
 from berth.core.room_walks import RoomWalks
 
-__all__ = ["NATIVE", "NEVER", "Profile", "PythonProfile"]
+__all__ = ["NATIVE", "NATIVE_SEARCH", "NEVER", "NativeProfile", "Profile", "PythonProfile"]
 
 
 class Profile(RoomWalks):
@@ -394,9 +394,16 @@ class Profile(RoomWalks):
 PythonProfile = Profile
 PythonProfile.__name__ = PythonProfile.__qualname__ = "PythonProfile"
 
+#: The node search over C profiles (:func:`berth.core.node_search.earliest_shared` in C),
+#: where the C profile is built; and the C profile's class, which it reads.
+NATIVE_SEARCH: Callable[..., object] | None = None
+NativeProfile: type | None = None
+
 if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/__init__``)
     with suppress(ImportError):  # (by name: the import graph knows Python modules only)
-        Profile = import_module("berth.core._profile_native").Profile
+        _native = import_module("berth.core._profile_native")
+        Profile = NativeProfile = _native.Profile
+        NATIVE_SEARCH = _native.earliest_shared
 
 #: Whether ``Profile`` is the C one.
 NATIVE: bool = Profile is not PythonProfile

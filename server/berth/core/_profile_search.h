@@ -1,0 +1,498 @@
+/* The node search in C: berth.core.node_search.earliest_shared, NodeBlocks.floor and
+ * choose_ranked for a plan whose profiles are all C profiles and whose windows are
+ * counted over their length (not a plan that only grows). It reads the profiles' steps
+ * directly: a search on 256 nodes asked them about 200 questions through Python calls,
+ * and the calls, the tuples and the heap of tuples were most of a QoPS decision. The
+ * Python functions stay the reference (the property tests compare the two on every
+ * policy) and the path for Python profiles. Same walk, same answers; only the order in
+ * which nodes due at one start are asked again may differ, and no answer depends on it
+ * (each node's count is its own; the ranking orders by room, then node). Pure: no I/O.
+ */
+#ifndef BERTH_PROFILE_SEARCH_H
+#define BERTH_PROFILE_SEARCH_H
+
+#include "_profile_steps.h"
+
+/* ---- a heap of (time, index): who is due to be asked again, and when --------------- */
+
+typedef struct {
+    int64_t time;
+    Py_ssize_t index; /* a node (>= 0) or a block (-1 - its position) */
+} Due;
+
+typedef struct {
+    Due *items;
+    Py_ssize_t n;
+} Heap;
+
+static inline int due_before(Due a, Due b) {
+    return a.time < b.time || (a.time == b.time && a.index < b.index);
+}
+
+static void sift_down(Heap *h, Py_ssize_t i) {
+    Due item = h->items[i];
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= h->n) break;
+        if (child + 1 < h->n && due_before(h->items[child + 1], h->items[child])) child++;
+        if (!due_before(h->items[child], item)) break;
+        h->items[i] = h->items[child];
+        i = child;
+    }
+    h->items[i] = item;
+}
+
+static void heap_push(Heap *h, int64_t time, Py_ssize_t index) {
+    Due item = {time, index};
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (!due_before(item, h->items[parent])) break;
+        h->items[i] = h->items[parent];
+        i = parent;
+    }
+    h->items[i] = item;
+}
+
+static void heap_pop(Heap *h) {
+    if (--h->n > 0) {
+        h->items[0] = h->items[h->n];
+        sift_down(h, 0);
+    }
+}
+
+static void heap_replace(Heap *h, int64_t time, Py_ssize_t index) {
+    h->items[0] = (Due){time, index};
+    sift_down(h, 0);
+}
+
+/* ---- the plan's ends (a sorted Python list of ints) --------------------------------- */
+
+static int64_t end_at(PyObject *ends, Py_ssize_t i) {
+    return PyLong_AsLongLong(PyList_GET_ITEM(ends, i));
+}
+
+/* bisect_left(ends, time); -1 with an exception set if an end is not an int64. */
+static Py_ssize_t ends_from(PyObject *ends, int64_t time) {
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(ends);
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        int64_t end = end_at(ends, mid);
+        if (end == -1 && PyErr_Occurred()) return -1;
+        if (end < time) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Whether the candidate at ``at`` of ``ends`` exists (and is before the limit): 1, 0, or
+ * -1 on error; its time in ``*start``. */
+static int candidate(PyObject *ends, Py_ssize_t at, int64_t limit, int has_limit,
+                     int64_t *start) {
+    if (at < 0) return -1;
+    if (at >= PyList_GET_SIZE(ends)) return 0;
+    *start = end_at(ends, at);
+    if (*start == -1 && PyErr_Occurred()) return -1;
+    return !(has_limit && *start >= limit);
+}
+
+/* stop(): 1 when it says the caller's slice is over, 0 when not (or none), -1 on error. */
+static int stopped(PyObject *stop) {
+    if (stop == Py_None) return 0;
+    PyObject *said = PyObject_CallNoArgs(stop);
+    if (said == NULL) return -1;
+    int over = PyObject_IsTrue(said);
+    Py_DECREF(said);
+    return over;
+}
+
+/* ---- the blocks' floor ---------------------------------------------------------------- */
+
+/* NodeBlocks.floor over ``blocks`` (nb C profiles): 1 with the first candidate at which
+ * they may hold ``count`` slots in ``*found`` (or the next candidate once stop() says so),
+ * 0 when none can, -1 on error. Scratch: slots and deferred (nb each), heap (nb). */
+static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *demand,
+                        int64_t count, int64_t duration, int64_t start, int64_t limit,
+                        int has_limit, PyObject *ends, PyObject *stop, int64_t *slots,
+                        Py_ssize_t *deferred, Heap *due, int64_t *found) {
+    int lazy = !has_limit; /* as the node search: see earliest_shared */
+    int64_t ask_limit = has_limit ? limit : NEVER;
+    Py_ssize_t waiting = 0;
+    int64_t held = 0, k, until;
+    due->n = 0;
+    for (Py_ssize_t at = 0; at < nb; at++) {
+        slots[at] = 0;
+        if (lazy && !fits_during(blocks[at], demand, start, 1)) {
+            deferred[waiting++] = at;
+            continue;
+        }
+        copies_until(blocks[at], demand, start, duration, count, ask_limit, &k, &until);
+        slots[at] = k;
+        held += k;
+        heap_push(due, until, at);
+    }
+    for (;;) {
+        while (due->n && due->items[0].time <= start) {
+            Py_ssize_t at = due->items[0].index;
+            if (lazy && !fits_during(blocks[at], demand, start, 1)) {
+                held -= slots[at];
+                slots[at] = 0;
+                deferred[waiting++] = at;
+                heap_pop(due);
+                continue;
+            }
+            copies_until(blocks[at], demand, start, duration, count, ask_limit, &k, &until);
+            held += k - slots[at];
+            slots[at] = k;
+            heap_replace(due, until, at);
+        }
+        if (held >= count) {
+            *found = start;
+            return 1;
+        }
+        for (Py_ssize_t i = 0; i < waiting; i++) {
+            copies_until(blocks[deferred[i]], demand, start, duration, count, ask_limit, &k,
+                         &until);
+            heap_push(due, until, deferred[i]);
+        }
+        waiting = 0;
+        Py_ssize_t at = due->n ? ends_from(ends, due->items[0].time) : PyList_GET_SIZE(ends);
+        int more = candidate(ends, at, limit, has_limit, &start);
+        if (more <= 0) return more;
+        int over = stopped(stop);
+        if (over != 0) {
+            *found = start;
+            return over < 0 ? -1 : 1;
+        }
+    }
+}
+
+/* ---- the choice among the nodes with room --------------------------------------------- */
+
+typedef struct {
+    int64_t before; /* slots free just before the start (the ranking's key) */
+    Py_ssize_t index;
+    int64_t slots;   /* slots it holds during the window */
+    Py_ssize_t rank; /* its place in the ranking */
+} Ranked;
+
+static int by_room_before(const void *a, const void *b) {
+    const Ranked *x = a, *y = b;
+    if (x->before != y->before) return x->before < y->before ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Most slots first, ties in ranking order (as Python's stable ``sorted``). */
+static int by_most_slots(const void *a, const void *b) {
+    const Ranked *x = a, *y = b;
+    if (x->slots != y->slots) return x->slots > y->slots ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int set_slots(PyObject *placement, Py_ssize_t index, int64_t take) {
+    PyObject *key = PyLong_FromSsize_t(index);
+    PyObject *value = PyLong_FromLongLong(take);
+    int failed = key == NULL || value == NULL || PyDict_SetItem(placement, key, value) < 0;
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return failed ? -1 : 0;
+}
+
+/* choose_ranked and _choose: the placement (a new dict, node -> slots) among the ``n``
+ * nodes of ``room`` (``before`` not yet set), or Py_None (a new reference); NULL on
+ * error. ``nodes`` 0: no node count. */
+static PyObject *choose(PyObject *profiles, Ranked *room, Py_ssize_t n, const int64_t *demand,
+                        int64_t count, int64_t nodes, int64_t start) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t since, until;
+        NativeProfile *p = (NativeProfile *)PyList_GET_ITEM(profiles, room[i].index);
+        slots_at(p, demand, start - 1, count, &room[i].before, &since, &until);
+    }
+    qsort(room, (size_t)n, sizeof(Ranked), by_room_before);
+    PyObject *placement = PyDict_New();
+    if (placement == NULL) return NULL;
+    if (nodes == 0) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t take = room[i].slots < count ? room[i].slots : count;
+            if (set_slots(placement, room[i].index, take) < 0) goto failed;
+            count -= take;
+            if (count == 0) return placement;
+        }
+        Py_DECREF(placement);
+        Py_RETURN_NONE;
+    }
+    if (n < nodes) {
+        Py_DECREF(placement);
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) room[i].rank = i;
+    qsort(room, (size_t)n, sizeof(Ranked), by_most_slots);
+    int64_t together = 0;
+    for (Py_ssize_t i = 0; i < nodes; i++) together += room[i].slots;
+    if (together < count) {
+        Py_DECREF(placement);
+        Py_RETURN_NONE;
+    }
+    count -= nodes;
+    for (Py_ssize_t i = 0; i < nodes; i++) {
+        int64_t take = room[i].slots - 1 < count ? room[i].slots - 1 : count;
+        if (set_slots(placement, room[i].index, 1 + take) < 0) goto failed;
+        count -= take;
+    }
+    return placement;
+failed:
+    Py_DECREF(placement);
+    return NULL;
+}
+
+/* ---- the search ------------------------------------------------------------------------ */
+
+/* The node profile at ``index`` of ``profiles``, or NULL with an exception set. */
+static NativeProfile *node_at(PyObject *profiles, Py_ssize_t index, int k) {
+    if (index < 0 || index >= PyList_GET_SIZE(profiles)) {
+        PyErr_Format(PyExc_IndexError, "no node %zd", index);
+        return NULL;
+    }
+    PyObject *item = PyList_GET_ITEM(profiles, index);
+    if (Py_TYPE(item) != &NativeProfileType || ((NativeProfile *)item)->k != k) {
+        PyErr_SetString(PyExc_TypeError, "the native search reads C profiles of one space");
+        return NULL;
+    }
+    return (NativeProfile *)item;
+}
+
+static NativeProfile *profile_arg(PyObject *value, int k) {
+    if (Py_TYPE(value) != &NativeProfileType || (k >= 0 && ((NativeProfile *)value)->k != k)) {
+        PyErr_SetString(PyExc_TypeError, "the native search reads C profiles of one space");
+        return NULL;
+    }
+    return (NativeProfile *)value;
+}
+
+/* What one search holds: its arguments, read once, and its scratch. */
+typedef struct {
+    PyObject *profiles, *ends, *stop;
+    int k;
+    int64_t demand[MAX_FIELDS], total[MAX_FIELDS];
+    int64_t count, nodes, duration, limit, ask_limit;
+    int has_limit, lazy;
+    int64_t *slots;         /* per node: the slots it holds at the start (0: not asked) */
+    Py_ssize_t *deferred;   /* nodes with no room at the start, asked when passed */
+    Py_ssize_t waiting;
+    Heap due;
+    int64_t held, with_room;
+} Search;
+
+/* Ask node ``index`` at ``start``: its count and when to ask again (or defer it). */
+static int ask_node(Search *s, Py_ssize_t index, int64_t start, int in_heap) {
+    NativeProfile *p = node_at(s->profiles, index, s->k);
+    if (p == NULL) return -1;
+    int64_t *slot = &s->slots[index];
+    if (s->lazy && !fits_during(p, s->demand, start, 1)) {
+        s->held -= *slot;
+        s->with_room -= *slot > 0;
+        *slot = 0;
+        s->deferred[s->waiting++] = index;
+        if (in_heap) heap_pop(&s->due);
+        return 0;
+    }
+    int64_t k, until;
+    copies_until(p, s->demand, start, s->duration, s->count, s->ask_limit, &k, &until);
+    s->held += k - *slot;
+    s->with_room += (k > 0) - (*slot > 0);
+    *slot = k;
+    if (in_heap) heap_replace(&s->due, until, index);
+    else heap_push(&s->due, until, index);
+    return 0;
+}
+
+/* The members (a list of node indices) of a block, asked at ``start``. */
+static int ask_members(Search *s, PyObject *members, int64_t start) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(members); i++) {
+        Py_ssize_t index = PyLong_AsSsize_t(PyList_GET_ITEM(members, i));
+        if (index == -1 && PyErr_Occurred()) return -1;
+        if (ask_node(s, index, start, 0) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The placement at ``start`` when the nodes asked hold the job there, else Py_None. */
+static PyObject *placement_at(Search *s, PyObject *able, int64_t start, Ranked *room) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(able); i++) {
+        Py_ssize_t index = PyLong_AsSsize_t(PyList_GET_ITEM(able, i));
+        if (index == -1 && PyErr_Occurred()) return NULL;
+        if (s->slots[index] > 0) {
+            room[n].index = index;
+            room[n++].slots = s->slots[index];
+        }
+    }
+    return choose(s->profiles, room, n, s->demand, s->count, s->nodes, start);
+}
+
+/* earliest_shared(profiles, able, blocks, summed, ends, demand, total, count, nodes,
+ * duration, after, limit, stop, before_nodes, block_steps): None when no start holds the
+ * job, the candidate it stopped at (an int) when stop() said so, else (start, placement).
+ * ``blocks``: None or the (summed profile, member list) of each block with able nodes;
+ * ``nodes`` 0: no node count. See node_search.earliest_shared, which this follows. */
+static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_args("earliest_shared", nargs, 15, 15) < 0) return NULL;
+    Search s = {.profiles = args[0], .ends = args[4], .stop = args[12]};
+    PyObject *able = args[1], *blocks = args[2], *before_nodes = args[13];
+    int64_t after, block_steps, start, k, until;
+    if (!PyList_Check(s.profiles) || !PyList_Check(able) || !PyList_Check(s.ends) ||
+        (blocks != Py_None && !PyList_Check(blocks))) {
+        PyErr_SetString(PyExc_TypeError, "earliest_shared() takes lists");
+        return NULL;
+    }
+    NativeProfile *summed = profile_arg(args[3], -1);
+    if (summed == NULL) return NULL;
+    s.k = summed->k;
+    const int64_t *unpacked = demand_of(args[5], s.k);
+    if (unpacked == NULL) return NULL;
+    memcpy(s.demand, unpacked, sizeof(int64_t) * (size_t)s.k);
+    if ((unpacked = demand_of(args[6], s.k)) == NULL) return NULL;
+    memcpy(s.total, unpacked, sizeof(int64_t) * (size_t)s.k);
+    if (as_time(args[7], &s.count) < 0 || as_time(args[8], &s.nodes) < 0 ||
+        as_time(args[9], &s.duration) < 0 || as_time(args[10], &after) < 0 ||
+        as_optional_time(args[11], 0, &s.limit, &s.has_limit) < 0 ||
+        as_time(args[14], &block_steps) < 0)
+        return NULL;
+    s.ask_limit = s.has_limit ? s.limit : NEVER;
+    s.lazy = !s.has_limit;
+    if (PyList_GET_SIZE(able) == 0) Py_RETURN_NONE;
+    if (!earliest(summed, s.total, s.duration, after, s.limit, s.has_limit, 0, 0, &start))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyList_GET_SIZE(s.profiles);
+    Py_ssize_t nb = blocks == Py_None ? 0 : PyList_GET_SIZE(blocks);
+    /* One allocation: per node a count and a deferral; the heap; the blocks' profiles,
+     * counts, deferrals and heap; the ranking. */
+    size_t bytes = (size_t)n * (sizeof(int64_t) + sizeof(Py_ssize_t) + sizeof(Due) + sizeof(Ranked)) +
+                   (size_t)nb * (2 * sizeof(Due) + sizeof(NativeProfile *) + sizeof(int64_t) +
+                                 sizeof(Py_ssize_t) + sizeof(Py_ssize_t));
+    char *scratch = PyMem_Calloc(1, bytes + 1);
+    if (scratch == NULL) return PyErr_NoMemory();
+    char *at = scratch;
+    s.slots = (int64_t *)at;
+    at += (size_t)n * sizeof(int64_t);
+    s.due.items = (Due *)at;
+    at += (size_t)(n + nb) * sizeof(Due);
+    Ranked *room = (Ranked *)at;
+    at += (size_t)n * sizeof(Ranked);
+    s.deferred = (Py_ssize_t *)at;
+    at += (size_t)(n + nb) * sizeof(Py_ssize_t);
+    NativeProfile **block_profiles = (NativeProfile **)at;
+    at += (size_t)nb * sizeof(NativeProfile *);
+    int64_t *block_slots = (int64_t *)at;
+    at += (size_t)nb * sizeof(int64_t);
+    Heap block_due = {(Due *)at, 0};
+    at += (size_t)nb * sizeof(Due);
+    Py_ssize_t *block_deferred = (Py_ssize_t *)at;
+    PyObject *result = NULL;
+    for (Py_ssize_t j = 0; j < nb; j++) {
+        PyObject *entry = PyList_GET_ITEM(blocks, j);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 ||
+            !PyList_Check(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "a block is a (profile, members) tuple");
+            goto done;
+        }
+        if ((block_profiles[j] = profile_arg(PyTuple_GET_ITEM(entry, 0), s.k)) == NULL)
+            goto done;
+    }
+    if (nb > 0) {
+        int64_t floor;
+        int found = blocks_floor(block_profiles, nb, s.demand, s.count, s.duration, start,
+                                 s.limit, s.has_limit, s.ends, s.stop, block_slots,
+                                 block_deferred, &block_due, &floor);
+        if (found <= 0) {
+            if (found == 0) result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (floor > start) {
+            int over = stopped(s.stop);
+            if (over < 0) goto done;
+            if (over) {
+                result = PyLong_FromLongLong(floor);
+                goto done;
+            }
+        }
+        start = floor;
+    }
+    if (before_nodes != Py_None) {
+        PyObject *called = PyObject_CallNoArgs(before_nodes);
+        if (called == NULL) goto done;
+        Py_DECREF(called);
+    }
+    if (nb == 0) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(able); i++) {
+            Py_ssize_t index = PyLong_AsSsize_t(PyList_GET_ITEM(able, i));
+            if ((index == -1 && PyErr_Occurred()) || ask_node(&s, index, start, 0) < 0)
+                goto done;
+        }
+    } else {
+        for (Py_ssize_t j = 0; j < nb; j++) {
+            int64_t free_from =
+                earliest_or_bound(block_profiles[j], s.demand, s.duration, start, block_steps);
+            if (free_from != start) heap_push(&s.due, free_from, -1 - j);
+            else if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
+                goto done;
+        }
+    }
+    for (;;) {
+        while (s.due.n && s.due.items[0].time <= start) {
+            Py_ssize_t index = s.due.items[0].index;
+            if (index >= 0) {
+                if (ask_node(&s, index, start, 1) < 0) goto done;
+                continue;
+            }
+            Py_ssize_t j = -1 - index; /* a block's sum may have room from now on */
+            int64_t free_from =
+                earliest_or_bound(block_profiles[j], s.demand, s.duration, start, block_steps);
+            if (free_from > start) { /* not yet (its time was a bound): ask again then */
+                heap_replace(&s.due, free_from, index);
+                continue;
+            }
+            heap_pop(&s.due);
+            if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
+                goto done;
+        }
+        if (s.held >= s.count && (s.nodes == 0 || s.with_room >= s.nodes)) {
+            PyObject *placement = placement_at(&s, able, start, room);
+            if (placement == NULL) goto done;
+            if (placement != Py_None) {
+                result = Py_BuildValue("(LN)", (long long)start, placement);
+                goto done;
+            }
+            Py_DECREF(placement);
+        }
+        for (Py_ssize_t i = 0; i < s.waiting; i++) { /* (none at ``start``: when may that change?) */
+            NativeProfile *p = node_at(s.profiles, s.deferred[i], s.k);
+            if (p == NULL) goto done;
+            copies_until(p, s.demand, start, s.duration, s.count, s.ask_limit, &k, &until);
+            heap_push(&s.due, until, s.deferred[i]);
+        }
+        s.waiting = 0;
+        /* No candidate before the soonest change of a node's answer can differ. */
+        Py_ssize_t next = s.due.n ? ends_from(s.ends, s.due.items[0].time) : PyList_GET_SIZE(s.ends);
+        int more = candidate(s.ends, next, s.limit, s.has_limit, &start);
+        if (more <= 0) {
+            if (more == 0) result = Py_NewRef(Py_None);
+            goto done;
+        }
+        int over = stopped(s.stop);
+        if (over < 0) goto done;
+        if (over) {
+            result = PyLong_FromLongLong(start);
+            goto done;
+        }
+        if (!earliest(summed, s.total, s.duration, start, s.limit, s.has_limit, 0, 0, &start)) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+done:
+    PyMem_Free(scratch);
+    return result;
+}
+
+#endif
