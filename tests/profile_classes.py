@@ -4,8 +4,9 @@ Where the C profile is built, ``berth.core.profile.Profile`` is that class, and 
 module of the core that makes or calls profiles bound it at import. Tests that count or
 steer the Python profile's own walks (its memos, its class constants) plan inside
 :func:`python_profiles`, which gives those modules the Python class for the while (and
-so the node search written in Python, the C one reading C profiles only). Inside
-:func:`python_search`, plans keep the C profiles but search with the Python code.
+so the node search and booking written in Python, the C ones reading C profiles only).
+Inside :func:`python_search`, plans keep the C profiles but search and book with the
+Python code.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from types import ModuleType
 from unittest import mock
 
 import berth.core
-from berth.core import node_search, profile
+from berth.core import node_search, nodes, profile
 from berth.core.profile import PythonProfile
 
 #: The modules that define the class in use rather than use it.
@@ -51,6 +52,9 @@ def python_profiles() -> Iterator[None]:
 
 @contextmanager
 def python_search() -> Iterator[None]:
-    """Inside, the node search is the Python one whatever the profiles are."""
-    with mock.patch.object(node_search, "NATIVE_SEARCH", None):
+    """Inside, the node search and booking are the Python ones whatever the profiles are."""
+    with (
+        mock.patch.object(node_search, "NATIVE_SEARCH", None),
+        mock.patch.object(nodes, "BOOK_NODES", None),
+    ):
         yield

@@ -3,11 +3,11 @@
 The C profile's answers are compared with the Python profile's one question at a time
 in ``test_native_profile.py``; this replays whole random workloads through every
 policy that plans on named nodes (FCFS, EASY, conservative, slack, QoPS, MSB, MRT, with
-each selection) three times: on C profiles with the node search in C, on C profiles
-with the search in Python, and on Python profiles (with the Python search), with the
+each selection) three times: on C profiles with the node search and booking in C, on
+C profiles with them in Python, and on Python profiles (with the Python ones), with the
 blocks of nodes both on and off, and asks for the same starts, guarantees and nodes:
 neither the one place where the two profiles' answers may differ by design (when a
-count may change next) nor the C search may move a plan.
+count may change next) nor the C search and booking may move a plan.
 """
 
 from __future__ import annotations

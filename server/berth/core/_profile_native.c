@@ -13,7 +13,8 @@
  *
  * This file is the Python type (arguments, answers, copies, pickling); the steps and
  * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h, the
- * node search over many such profiles (the module's earliest_shared) _profile_search.h.
+ * node search over many such profiles (the module's earliest_shared) _profile_search.h,
+ * the booking of a placement over them (book_nodes) _profile_books.h.
  * Pure: no clock, no I/O.
  */
 #include "_profile_steps.h"
@@ -21,6 +22,7 @@
 static PyTypeObject NativeProfileType;
 
 #include "_profile_search.h"
+#include "_profile_books.h"
 
 /* ---- the type ---------------------------------------------------------------------- */
 
@@ -465,6 +467,8 @@ static PyTypeObject NativeProfileType = {
 static PyMethodDef module_functions[] = {
     {"earliest_shared", (PyCFunction)(void (*)(void))search_shared, METH_FASTCALL,
      "berth.core.node_search.earliest_shared over C profiles."},
+    {"book_nodes", (PyCFunction)(void (*)(void))book_nodes, METH_FASTCALL,
+     "A placement booked on C profiles: the nodes, the aggregate, the blocks' sums."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -34,8 +34,8 @@ BLOCK_STEPS = 64
 #: counted over their length; ``None``: this module's search for every plan (the tests
 #: set it so to compare the two).
 NATIVE_SEARCH = _profiles.NATIVE_SEARCH
-#: The C profile's class (``None`` where it is not built).
-NativeProfile: type = _profiles.NativeProfile or type(None)
+#: The C profile's class (a class of no profile where it is not built).
+NativeProfile = _profiles.NativeProfile
 
 #: A search's ``stop()``: whether the caller's slice of time is over.
 Stop = Callable[[], bool]

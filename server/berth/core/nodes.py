@@ -25,7 +25,7 @@ from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.node_search import Instant as Instant
 from berth.core.node_search import Placement as Placement
 from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_shared
-from berth.core.profile import Profile
+from berth.core.profile import BOOK_NODES, NativeProfile, Profile
 from berth.core.profile_sets import forget_all_before, summed
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
@@ -337,12 +337,7 @@ class NodePlan:
         """Take ``held`` (packed amount per node) during ``[start, start + duration)``."""
         self.changes += 1
         self._changing(held)
-        profiles = self.profiles
-        for index, amount in held.items():
-            profiles[index].reserve(start, duration, amount)
-        self._add_summed(held, start, duration, -1)
-        if self._blocks is not None:
-            self._blocks.add(held, start, start + duration, -1)
+        self._book(held, start, duration, -1)
         insort(self._ends, start + duration)
 
     def release(self, held: Mapping[int, int], start: int, duration: int) -> None:
@@ -353,13 +348,42 @@ class NodePlan:
             return  # nothing left to give back; forget_before drops the end
         self._floors.given_back(start, start + duration)
         self._changing(held)
-        profiles = self.profiles
-        for index, amount in held.items():
-            profiles[index].release(start, duration, amount)
-        self._add_summed(held, start, duration, 1)
-        if self._blocks is not None:
-            self._blocks.add(held, start, start + duration, 1)
+        self._book(held, start, duration, 1)
         self._drop_end(start + duration)
+
+    def _book(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
+        """Give back (``sign`` 1) or take (-1) ``held`` on its nodes, in the summed
+        profiles and in the blocks: in one C call on C profiles (a dict of exactly
+        ``int`` amounts, as the plan's own ``held`` is), else method by method."""
+        blocks = self._blocks
+        if (
+            BOOK_NODES is not None
+            and isinstance(self.aggregate, NativeProfile)
+            and type(held) is dict
+        ):
+            BOOK_NODES(
+                self.profiles,
+                held,
+                start,
+                start + duration,
+                sign,
+                self.aggregate,
+                None if blocks is None else blocks.profiles,
+                None if blocks is None else blocks.block_of,
+            )
+            if self._groups:
+                self._add_groups(held, start, duration, sign)
+            return
+        profiles = self.profiles
+        if sign < 0:
+            for index, amount in held.items():
+                profiles[index].reserve(start, duration, amount)
+        else:
+            for index, amount in held.items():
+                profiles[index].release(start, duration, amount)
+        self._add_summed(held, start, duration, sign)
+        if blocks is not None:
+            blocks.add(held, start, start + duration, sign)
 
     def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
         """The summed profiles that count any node of ``held``: the aggregate, and the
@@ -377,12 +401,16 @@ class NodePlan:
         with what its nodes hold together."""
         self.aggregate.add(start, start + duration, sign * sum(held.values()))
         if self._groups:
-            together: dict[Profile, int] = {}
-            for index, amount in held.items():
-                for group in self._groups_of_node[index]:
-                    together[group] = together.get(group, 0) + amount
-            for group, amount in together.items():
-                group.add(start, start + duration, sign * amount)
+            self._add_groups(held, start, duration, sign)
+
+    def _add_groups(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
+        """:meth:`_add_summed` for the summed profiles of sets of able nodes."""
+        together: dict[Profile, int] = {}
+        for index, amount in held.items():
+            for group in self._groups_of_node[index]:
+                together[group] = together.get(group, 0) + amount
+        for group, amount in together.items():
+            group.add(start, start + duration, sign * amount)
 
     def _drop_end(self, end: int) -> None:
         ends = self._ends

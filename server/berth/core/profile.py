@@ -37,7 +37,15 @@ from berth.core.resources import copies_in, parts_of
 from berth.core.room_runs import NEVER
 from berth.core.room_walks import RoomWalks
 
-__all__ = ["NATIVE", "NATIVE_SEARCH", "NEVER", "NativeProfile", "Profile", "PythonProfile"]
+__all__ = [
+    "BOOK_NODES",
+    "NATIVE",
+    "NATIVE_SEARCH",
+    "NEVER",
+    "NativeProfile",
+    "Profile",
+    "PythonProfile",
+]
 
 
 class Profile(RoomWalks):
@@ -397,13 +405,22 @@ PythonProfile.__name__ = PythonProfile.__qualname__ = "PythonProfile"
 #: The node search over C profiles (:func:`berth.core.node_search.earliest_shared` in C),
 #: where the C profile is built; and the C profile's class, which it reads.
 NATIVE_SEARCH: Callable[..., object] | None = None
-NativeProfile: type | None = None
+
+
+class _NotBuilt:
+    """Stands for the C profile's class where it is not built: no profile is one."""
+
+
+NativeProfile: type = _NotBuilt
+#: Booking a placement on C profiles in one call (:meth:`berth.core.nodes.NodePlan.reserve`).
+BOOK_NODES: Callable[..., None] | None = None
 
 if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/__init__``)
     with suppress(ImportError):  # (by name: the import graph knows Python modules only)
         _native = import_module("berth.core._profile_native")
         Profile = NativeProfile = _native.Profile
         NATIVE_SEARCH = _native.earliest_shared
+        BOOK_NODES = _native.book_nodes
 
 #: Whether ``Profile`` is the C one.
 NATIVE: bool = Profile is not PythonProfile
