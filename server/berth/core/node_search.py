@@ -8,7 +8,10 @@ change only if the search goes on past it); among the nodes with room at the sta
 found, the ones with the least room just before it are chosen first
 (:func:`choose_ranked`). The plan's module keeps its state and bookings; this one is
 the search that reads them, as a friend of the plan (one algorithm, cut in two for
-size). Pure: no clock, no I/O.
+size). On C profiles, for plans that count windows over their length, the same search
+runs in C (``_profile_search.h``, :data:`NATIVE_SEARCH`); this one is its reference
+(``tests/property/test_native_plans.py`` compares the plans) and the path for the rest.
+Pure: no clock, no I/O.
 """
 
 from __future__ import annotations

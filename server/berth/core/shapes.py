@@ -53,8 +53,11 @@ def _shape_of_totals(totals: tuple[tuple[str, int], ...]) -> Shape:
     return Shape(count, {n: a // count for n, a in amounts.items()})
 
 
-def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int]) -> str | None:
-    """Why no node set of this cluster (node capacities, packed) could ever hold
+def shape_problem(
+    shape: Shape, space: ResourceSpace, capacities: Sequence[int] | Mapping[int, int]
+) -> str | None:
+    """Why no node set of this cluster (node capacities, packed; or how many nodes have
+    each capacity, counted once per cluster rather than per question) could ever hold
     ``shape``, or ``None``: a named field and the limit it exceeds."""
     if shape.count < 1:
         return f"slots.count must be at least 1, got {shape.count}"
@@ -63,7 +66,8 @@ def shape_problem(shape: Shape, space: ResourceSpace, capacities: Sequence[int])
         return f"slots.per_slot: {problem}"
     demand = space.pack(shape.per_slot)
     fitting = []  # slots each node could hold, most first; alike nodes are asked once
-    for cap, alike in Counter(capacities).items():
+    counts = capacities if isinstance(capacities, Mapping) else Counter(capacities)
+    for cap, alike in counts.items():
         fitting += [slots_in(cap, demand, shape.count)] * alike
     fitting.sort(reverse=True)
     usable = [k for k in fitting if k > 0]

@@ -70,13 +70,13 @@ def _check_totals(request: JobRequest, capacity: dict[str, int]) -> None:
 def _check_slots(
     request: JobRequest,
     space: ResourceSpace,
-    nodes: list[int],
+    nodes: dict[int, int],
     policy: LivePolicy,
     policy_name: str,
 ) -> None:
-    """Whether some set of the configured nodes (``nodes``, packed in ``space``) could
-    hold the request's slots (its totals as equal slots when it gave none); slots under
-    a pool policy are refused."""
+    """Whether some set of the configured nodes (``nodes``: how many have each capacity,
+    packed in ``space``) could hold the request's slots (its totals as equal slots when
+    it gave none); slots under a pool policy are refused."""
     if policy.places_on_nodes:
         shape = request.shape or shape_of(request.resources)
         problem = shape_problem(shape, space, nodes)
