@@ -398,6 +398,32 @@ static PyObject *profile_has_past(NativeProfile *self, PyObject *arg) {
     return PyBool_FromLong(self->n > 1 && self->times[1] <= now);
 }
 
+/* with_past(profiles, now): the places in the list ``profiles`` of the C profiles with a
+ * step to drop before ``now`` (a daemon's plan asks its 4,096 nodes at every advance;
+ * most have none). */
+static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t now;
+    if (check_args("with_past", nargs, 2, 2) < 0 || as_time(args[1], &now) < 0) return NULL;
+    if (!PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "with_past() takes a list of profiles");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < PyList_GET_SIZE(args[0]); i++) {
+        NativeProfile *p = profile_arg(PyList_GET_ITEM(args[0], i), -1);
+        if (p == NULL) {
+            Py_CLEAR(found);
+            break;
+        }
+        if (p->n > 1 && p->times[1] <= now) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (index == NULL || PyList_Append(found, index) < 0) Py_CLEAR(found);
+            Py_XDECREF(index);
+        }
+    }
+    return found;
+}
+
 static PyObject *get_capacity(NativeProfile *self, void *closure) {
     Py_INCREF(self->capacity);
     return self->capacity;
@@ -467,6 +493,8 @@ static PyTypeObject NativeProfileType = {
 static PyMethodDef module_functions[] = {
     {"earliest_shared", (PyCFunction)(void (*)(void))search_shared, METH_FASTCALL,
      "berth.core.node_search.earliest_shared over C profiles."},
+    {"with_past", (PyCFunction)(void (*)(void))profiles_with_past, METH_FASTCALL,
+     "The places of the profiles with a step to drop before now."},
     {"book_nodes", (PyCFunction)(void (*)(void))book_nodes, METH_FASTCALL,
      "A placement booked on C profiles: the nodes, the aggregate, the blocks' sums."},
     {NULL, NULL, 0, NULL},

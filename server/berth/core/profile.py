@@ -414,6 +414,8 @@ class _NotBuilt:
 NativeProfile: type = _NotBuilt
 #: Booking a placement on C profiles in one call (:meth:`berth.core.nodes.NodePlan.reserve`).
 BOOK_NODES: Callable[..., None] | None = None
+#: The places of the C profiles of a list with a step to drop before a time.
+WITH_PAST: Callable[[list[Profile], int], list[int]] | None = None
 
 if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/__init__``)
     with suppress(ImportError):  # (by name: the import graph knows Python modules only)
@@ -421,6 +423,7 @@ if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/_
         Profile = NativeProfile = _native.Profile
         NATIVE_SEARCH = _native.earliest_shared
         BOOK_NODES = _native.book_nodes
+        WITH_PAST = _native.with_past
 
 #: Whether ``Profile`` is the C one.
 NATIVE: bool = Profile is not PythonProfile

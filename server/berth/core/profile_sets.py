@@ -10,7 +10,7 @@ clock, no I/O.
 
 from __future__ import annotations
 
-from berth.core.profile import Profile
+from berth.core.profile import WITH_PAST, NativeProfile, Profile
 
 
 def summed(parts: list[Profile]) -> Profile:
@@ -34,17 +34,17 @@ def summed(parts: list[Profile]) -> Profile:
 
 def forget_all_before(profiles: list[Profile], now: int, owned: bytearray | None = None) -> None:
     """:meth:`Profile.forget_before` on each of ``profiles``; most of a plan's node
-    profiles have no step to drop at a given time, and are passed over without a call.
-    With ``owned``, a profile whose flag is 0 is shared (copy on write): it is replaced
-    in ``profiles`` by a copy of its own, flagged 1, before it forgets."""
-    if owned is None:
-        for profile in profiles:
-            if profile.has_past(now):
-                profile.forget_before(now)
-        return
-    for index, profile in enumerate(profiles):
-        if profile.has_past(now):
-            if not owned[index]:
-                profile = profiles[index] = profile.copy()
-                owned[index] = 1
-            profile.forget_before(now)
+    profiles have no step to drop at a given time, and are passed over without a call
+    (C profiles are asked in one C call). With ``owned``, a profile whose flag is 0 is
+    shared (copy on write): it is replaced in ``profiles`` by a copy of its own,
+    flagged 1, before it forgets."""
+    if WITH_PAST is not None and profiles and type(profiles[0]) is NativeProfile:
+        indexes = WITH_PAST(profiles, now)
+    else:
+        indexes = [i for i, profile in enumerate(profiles) if profile.has_past(now)]
+    for index in indexes:
+        profile = profiles[index]
+        if owned is not None and not owned[index]:
+            profile = profiles[index] = profile.copy()
+            owned[index] = 1
+        profile.forget_before(now)

@@ -65,26 +65,35 @@ def shape_problem(
     if problem is not None:
         return f"slots.per_slot: {problem}"
     demand = space.pack(shape.per_slot)
-    fitting = []  # slots each node could hold, most first; alike nodes are asked once
     counts = capacities if isinstance(capacities, Mapping) else Counter(capacities)
+    # (slots a node could hold, how many nodes hold that many), most first: alike nodes
+    # are asked once, and counted, not listed.
+    usable: dict[int, int] = {}
     for cap, alike in counts.items():
-        fitting += [slots_in(cap, demand, shape.count)] * alike
-    fitting.sort(reverse=True)
-    usable = [k for k in fitting if k > 0]
-    if not usable:
+        k = slots_in(cap, demand, shape.count)
+        if k > 0:
+            usable[k] = usable.get(k, 0) + alike
+    able = sum(usable.values())
+    if not able:
         return f"slots.per_slot: no node can hold one slot of {dict(shape.per_slot)}"
+    taken = able
     if shape.nodes is not None:
         if shape.nodes < 1 or shape.nodes > shape.count:
             return (
                 f"nodes.count must be between 1 and slots.count ({shape.count}), got {shape.nodes}"
             )
-        if shape.nodes > len(usable):
-            return (
-                f"nodes.count: asks for {shape.nodes} nodes but only {len(usable)} can hold a slot"
-            )
-        usable = usable[: shape.nodes]
-    if sum(usable) < shape.count:
-        return f"slots.count: asks for {shape.count} slots but the nodes hold at most {sum(usable)}"
+        if shape.nodes > able:
+            return f"nodes.count: asks for {shape.nodes} nodes but only {able} can hold a slot"
+        taken = shape.nodes
+    most = 0  # the slots the ``taken`` nodes that hold the most hold together
+    for k in sorted(usable, reverse=True):
+        alike = min(usable[k], taken)
+        most += k * alike
+        taken -= alike
+        if not taken:
+            break
+    if most < shape.count:
+        return f"slots.count: asks for {shape.count} slots but the nodes hold at most {most}"
     return None
 
 
