@@ -1,8 +1,9 @@
-/* Booking a placement in C: what NodePlan.reserve and release do to the nodes' C
- * profiles, the aggregate and the blocks' sums, in one call. A placement on a large
- * cluster is dozens to hundreds of nodes; in Python each was a method call with a packed
- * amount to unpack, and the blocks' sums a dictionary built per booking: a third of a
- * QoPS decision, which takes out and books again every waiting job. Pure: no I/O.
+/* The upkeep of many C profiles at once. Booking a placement: what NodePlan.reserve and
+ * release do to the nodes' profiles, the aggregate and the blocks' sums, in one call (a
+ * placement on a large cluster is dozens to hundreds of nodes; in Python each was a
+ * method call with a packed amount to unpack, and the blocks' sums a dictionary built
+ * per booking: a third of a QoPS decision, which takes out and books again every
+ * waiting job). And which profiles have a past to forget. Pure: no I/O.
  */
 #ifndef BERTH_PROFILE_BOOKS_H
 #define BERTH_PROFILE_BOOKS_H
@@ -93,6 +94,32 @@ done:
     PyMem_Free(touched);
     PyMem_Free(seen);
     return result;
+}
+
+/* with_past(profiles, now): the places in the list ``profiles`` of the C profiles with a
+ * step to drop before ``now`` (a daemon's plan asks its 4,096 nodes at every advance;
+ * most have none). */
+static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t now;
+    if (check_args("with_past", nargs, 2, 2) < 0 || as_time(args[1], &now) < 0) return NULL;
+    if (!PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "with_past() takes a list of profiles");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < PyList_GET_SIZE(args[0]); i++) {
+        NativeProfile *p = profile_arg(PyList_GET_ITEM(args[0], i), -1);
+        if (p == NULL) {
+            Py_CLEAR(found);
+            break;
+        }
+        if (p->n > 1 && p->times[1] <= now) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (index == NULL || PyList_Append(found, index) < 0) Py_CLEAR(found);
+            Py_XDECREF(index);
+        }
+    }
+    return found;
 }
 
 #endif

@@ -13,8 +13,9 @@
  *
  * This file is the Python type (arguments, answers, copies, pickling); the steps and
  * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h, the
- * node search over many such profiles (the module's earliest_shared) _profile_search.h,
- * the booking of a placement over them (book_nodes) _profile_books.h.
+ * node search over many such profiles (the module's earliest_shared) _profile_search.h
+ * with _profile_due.h, the booking of a placement over them (book_nodes) and the
+ * question which have a past to forget (with_past) _profile_books.h.
  * Pure: no clock, no I/O.
  */
 #include "_profile_steps.h"
@@ -396,32 +397,6 @@ static PyObject *profile_has_past(NativeProfile *self, PyObject *arg) {
     int64_t now;
     if (as_time(arg, &now) < 0) return NULL;
     return PyBool_FromLong(self->n > 1 && self->times[1] <= now);
-}
-
-/* with_past(profiles, now): the places in the list ``profiles`` of the C profiles with a
- * step to drop before ``now`` (a daemon's plan asks its 4,096 nodes at every advance;
- * most have none). */
-static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t now;
-    if (check_args("with_past", nargs, 2, 2) < 0 || as_time(args[1], &now) < 0) return NULL;
-    if (!PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "with_past() takes a list of profiles");
-        return NULL;
-    }
-    PyObject *found = PyList_New(0);
-    for (Py_ssize_t i = 0; found != NULL && i < PyList_GET_SIZE(args[0]); i++) {
-        NativeProfile *p = profile_arg(PyList_GET_ITEM(args[0], i), -1);
-        if (p == NULL) {
-            Py_CLEAR(found);
-            break;
-        }
-        if (p->n > 1 && p->times[1] <= now) {
-            PyObject *index = PyLong_FromSsize_t(i);
-            if (index == NULL || PyList_Append(found, index) < 0) Py_CLEAR(found);
-            Py_XDECREF(index);
-        }
-    }
-    return found;
 }
 
 static PyObject *get_capacity(NativeProfile *self, void *closure) {

@@ -42,6 +42,7 @@ __all__ = [
     "NATIVE",
     "NATIVE_SEARCH",
     "NEVER",
+    "WITH_PAST",
     "NativeProfile",
     "Profile",
     "PythonProfile",
