@@ -105,11 +105,11 @@ def earliest_shared(
     total = demand * shape.count
     summed = plan._room(demand)
     if NATIVE_SEARCH is not None and not plan.grows_only and isinstance(summed, NativeProfile):
-        blocks = plan._blocks
+        blocks, able = plan._blocks, plan._able(demand)
         found = NATIVE_SEARCH(
             plan.profiles,
-            plan._able(demand),
-            None if blocks is None else blocks.of_able(demand, plan._able(demand)),
+            able,
+            None if blocks is None else blocks.of_able(demand, able),
             summed,
             ends,
             demand,
