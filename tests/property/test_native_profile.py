@@ -3,9 +3,10 @@
 Both profiles go through the same random changes (reservations, releases, packed
 changes, forgetting the past, copies, pickling); after each, their steps and every
 question the planners ask are compared. ``copies_until``'s second answer (when the
-count may change) is not the same by design: the Python walk to a run of room stops
-after a few dozen steps and answers a bound, the C one walks on; both must hold their
-count until the time they give, which is checked second by second.
+count may change) is not the same by design: both walks to a run of room stop after a
+few dozen steps and answer a bound, but the Python one counts them from another step and
+may answer from its index of runs instead; both must hold their count until the time
+they give, which is checked second by second.
 """
 
 from __future__ import annotations
@@ -166,3 +167,27 @@ def test_a_summed_profile_is_the_same_from_either_class() -> None:
             profile.reserve(index * 5, 10, demand)
     assert summed(parts_c).steps() == summed(parts_py).steps()
     assert summed(parts_c).capacity == 3 * space.packed_capacity
+
+
+def test_the_c_walk_to_a_long_run_stops_with_a_bound_a_search_asks_again_from() -> None:
+    """A node free one second in two for 400 seconds, then free for good: no 10-second
+    window has room before 399. The C walk to a run long enough stops after a few dozen
+    steps and answers the time it reached (a bound: none of the starts before it has
+    room), so a search asks again from there; the questions reach 399, in more than one
+    step (walked to the end, the first question went through all 400 steps)."""
+    space = SPACES[0]
+    c = Profile(space.packed_capacity, space.guard, 0)
+    for at in range(0, 400, 2):
+        c.reserve(at, 1, space.pack({"cpus": 8}))
+    slot = space.pack({"cpus": 1})
+    asked = [0]
+    count, until = c.copies_until(slot, 0, 10, 1)
+    while count == 0:
+        assert until > asked[-1]
+        for start in range(asked[-1], until):
+            assert c.copies_during(slot, start, start + 10, 1) == 0
+        asked.append(until)
+        count, until = c.copies_until(slot, until, 10, 1)
+    assert asked[-1] == 399
+    assert (count, until) == (1, NEVER)
+    assert len(asked) > 2

@@ -17,11 +17,11 @@
 
 /* NodeBlocks.floor over ``blocks`` (nb C profiles): 1 with the first candidate at which
  * they may hold ``count`` slots in ``*found`` (or the next candidate once stop() says so),
- * 0 when none can, -1 on error. Scratch: slots and deferred (nb each), heap (nb). */
+ * 0 when none can, -1 on error. Scratch: slots, deferred and hints (nb each, hints 0), heap (nb). */
 static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *demand,
                         int64_t count, int64_t duration, int64_t start, int64_t limit,
                         int has_limit, PyObject *ends, PyObject *stop, int64_t *slots,
-                        Py_ssize_t *deferred, Heap *due, int64_t *found) {
+                        Py_ssize_t *deferred, Py_ssize_t *hints, Heap *due, int64_t *found) {
     int lazy = !has_limit; /* as the node search: see earliest_shared */
     int64_t ask_limit = has_limit ? limit : NEVER;
     Py_ssize_t waiting = 0;
@@ -30,11 +30,12 @@ static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *de
     due->n = 0;
     for (Py_ssize_t b = 0; b < nb; b++) {
         slots[b] = 0;
-        if (lazy && !fits_during(blocks[b], demand, start, 1)) {
+        Py_ssize_t first = step_near(blocks[b], start, &hints[b]);
+        if (lazy && !room_at(blocks[b], demand, start, first)) {
             deferred[waiting++] = b;
             continue;
         }
-        copies_until(blocks[b], demand, start, duration, count, ask_limit, &k, &until);
+        copies_until_from(blocks[b], demand, start, duration, count, ask_limit, first, &k, &until);
         slots[b] = k;
         held += k;
         heap_push(due, until, b);
@@ -42,14 +43,16 @@ static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *de
     for (;;) {
         while (due->n && due->items[0].time <= start) {
             Py_ssize_t b = due->items[0].index;
-            if (lazy && !fits_during(blocks[b], demand, start, 1)) {
+            Py_ssize_t first = step_near(blocks[b], start, &hints[b]);
+            if (lazy && !room_at(blocks[b], demand, start, first)) {
                 held -= slots[b];
                 slots[b] = 0;
                 deferred[waiting++] = b;
                 heap_pop(due);
                 continue;
             }
-            copies_until(blocks[b], demand, start, duration, count, ask_limit, &k, &until);
+            copies_until_from(blocks[b], demand, start, duration, count, ask_limit, first, &k,
+                              &until);
             held += k - slots[b];
             slots[b] = k;
             heap_replace(due, until, b);
@@ -59,9 +62,10 @@ static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *de
             return 1;
         }
         for (Py_ssize_t i = 0; i < waiting; i++) {
-            copies_until(blocks[deferred[i]], demand, start, duration, count, ask_limit, &k,
-                         &until);
-            heap_push(due, until, deferred[i]);
+            Py_ssize_t b = deferred[i];
+            copies_until_from(blocks[b], demand, start, duration, count, ask_limit,
+                              step_near(blocks[b], start, &hints[b]), &k, &until);
+            heap_push(due, until, b);
         }
         waiting = 0;
         at = due->n ? ends_from(ends, due->items[0].time, at) : PyList_GET_SIZE(ends);
@@ -185,6 +189,7 @@ typedef struct {
     int64_t count, nodes, duration, limit, ask_limit;
     int has_limit, lazy;
     int64_t *slots;         /* per node: the slots it holds at the start (0: not asked) */
+    Py_ssize_t *hints;      /* per node: the step it was last asked at (see step_near) */
     Py_ssize_t *deferred;   /* nodes with no room at the start, asked when passed */
     Py_ssize_t waiting;
     Heap due;
@@ -196,7 +201,8 @@ static int ask_node(Search *s, Py_ssize_t index, int64_t start, int in_heap) {
     NativeProfile *p = node_at(s->profiles, index, s->k);
     if (p == NULL) return -1;
     int64_t *slot = &s->slots[index];
-    if (s->lazy && !fits_during(p, s->demand, start, 1)) {
+    Py_ssize_t first = step_near(p, start, &s->hints[index]);
+    if (s->lazy && !room_at(p, s->demand, start, first)) {
         s->held -= *slot;
         s->with_room -= *slot > 0;
         *slot = 0;
@@ -205,7 +211,8 @@ static int ask_node(Search *s, Py_ssize_t index, int64_t start, int in_heap) {
         return 0;
     }
     int64_t k, until;
-    copies_until(p, s->demand, start, s->duration, s->count, s->ask_limit, &k, &until);
+    copies_until_from(p, s->demand, start, s->duration, s->count, s->ask_limit, first, &k,
+                      &until);
     s->held += k - *slot;
     s->with_room += (k > 0) - (*slot > 0);
     *slot = k;
@@ -273,11 +280,12 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(s.profiles);
     Py_ssize_t nb = blocks == Py_None ? 0 : PyList_GET_SIZE(blocks);
-    /* One allocation: per node a count and a deferral; the heap; the blocks' profiles,
-     * counts, deferrals and heap; the ranking. */
-    size_t bytes = (size_t)n * (sizeof(int64_t) + sizeof(Py_ssize_t) + sizeof(Due) + sizeof(Ranked)) +
+    /* One allocation: per node a count, a deferral and a hint; the heap; the blocks'
+     * profiles, counts, deferrals, hints and heap; the ranking. */
+    size_t bytes = (size_t)n * (sizeof(int64_t) + 2 * sizeof(Py_ssize_t) + sizeof(Due) +
+                                sizeof(Ranked)) +
                    (size_t)nb * (2 * sizeof(Due) + sizeof(NativeProfile *) + sizeof(int64_t) +
-                                 sizeof(Py_ssize_t) + sizeof(Py_ssize_t));
+                                 3 * sizeof(Py_ssize_t));
     char *scratch = PyMem_Calloc(1, bytes + 1);
     if (scratch == NULL) return PyErr_NoMemory();
     char *at = scratch;
@@ -296,6 +304,10 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     Heap block_due = {(Due *)at, 0};
     at += (size_t)nb * sizeof(Due);
     Py_ssize_t *block_deferred = (Py_ssize_t *)at;
+    at += (size_t)nb * sizeof(Py_ssize_t);
+    Py_ssize_t *block_hints = (Py_ssize_t *)at;
+    at += (size_t)nb * sizeof(Py_ssize_t);
+    s.hints = (Py_ssize_t *)at;
     PyObject *result = NULL;
     Py_ssize_t next = 0; /* the last candidate's place in ``ends`` */
     for (Py_ssize_t j = 0; j < nb; j++) {
@@ -312,7 +324,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         int64_t floor;
         int found = blocks_floor(block_profiles, nb, s.demand, s.count, s.duration, start,
                                  s.limit, s.has_limit, s.ends, s.stop, block_slots,
-                                 block_deferred, &block_due, &floor);
+                                 block_deferred, block_hints, &block_due, &floor);
         if (found <= 0) {
             if (found == 0) result = Py_NewRef(Py_None);
             goto done;
@@ -377,7 +389,9 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         for (Py_ssize_t i = 0; i < s.waiting; i++) { /* (none at ``start``: when may that change?) */
             NativeProfile *p = node_at(s.profiles, s.deferred[i], s.k);
             if (p == NULL) goto done;
-            copies_until(p, s.demand, start, s.duration, s.count, s.ask_limit, &k, &until);
+            Py_ssize_t first = step_near(p, start, &s.hints[s.deferred[i]]);
+            copies_until_from(p, s.demand, start, s.duration, s.count, s.ask_limit, first, &k,
+                              &until);
             heap_push(&s.due, until, s.deferred[i]);
         }
         s.waiting = 0;

@@ -50,6 +50,12 @@ static inline int64_t copies(const int64_t *step, const int64_t *demand, int k, 
     return least < 0 ? 0 : least;
 }
 
+static inline int64_t plus(int64_t a, int64_t b) {
+    int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum)) return a > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
 /* First index with times[index] > time (bisect_right), from ``lo``. */
 static inline Py_ssize_t after_time(const NativeProfile *p, int64_t time, Py_ssize_t lo) {
     Py_ssize_t hi = p->n;
@@ -78,10 +84,40 @@ static inline Py_ssize_t step_of(const NativeProfile *p, int64_t time) {
     return at < 0 ? 0 : at;
 }
 
-static inline int64_t plus(int64_t a, int64_t b) {
-    int64_t sum;
-    if (__builtin_add_overflow(a, b, &sum)) return a > 0 ? INT64_MAX : INT64_MIN;
-    return sum;
+/* First index from ``lo`` with times[index] >= time (at_time), by a gallop from ``lo``:
+ * a few probes near it where a bisection of the rest took a dozen in cold memory (a
+ * window's end is a few steps past its start). */
+static inline Py_ssize_t at_time_near(const NativeProfile *p, int64_t time, Py_ssize_t lo) {
+    Py_ssize_t n = p->n, reach = 1, hi;
+    if (lo >= n || p->times[lo] >= time) return lo;
+    for (;;) { /* times[lo] < time */
+        hi = lo + reach;
+        if (hi >= n) {
+            hi = n;
+            break;
+        }
+        if (p->times[hi] >= time) break;
+        lo = hi;
+        reach *= 2;
+    }
+    while (hi - lo > 1) { /* times[lo] < time <= times[hi] (or hi == n) */
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (p->times[mid] < time) lo = mid;
+        else hi = mid;
+    }
+    return hi;
+}
+
+/* step_of(time) found from ``*hint``, a step a search read at an earlier time (the times
+ * a search asks a node only grow): a gallop forward from it when it is still at or
+ * before ``time`` (any such step is a right place to start, even after a give-back
+ * mid-search has changed the steps), else a bisection; the answer is left in ``*hint``. */
+static inline Py_ssize_t step_near(const NativeProfile *p, int64_t time, Py_ssize_t *hint) {
+    Py_ssize_t from = *hint, at;
+    if (from < 0 || from >= p->n || p->times[from] > time) at = step_of(p, time);
+    else at = at_time_near(p, plus(time, 1), from) - 1; /* the last step at or before time */
+    *hint = at;
+    return at;
 }
 
 static int grow(NativeProfile *p, Py_ssize_t need) {
@@ -141,22 +177,32 @@ static inline Py_ssize_t room_from(const NativeProfile *p, const int64_t *demand
     return index;
 }
 
-/* The start of the first step at or after ``index`` (a step with room, or n) that starts
- * a run of room at least ``duration`` long; the walk stops at the first step from
- * ``limit`` on and answers its time. NEVER past the last step. */
+/* Steps a walk to a run of room long enough takes before it answers where it is, as
+ * the Python profile's (Profile._LONG_WALK_STEPS): a start no earlier than the one it
+ * walks to, which is all a search needs (it asks again from there if it gets that far).
+ * Walked to the end, the first question to a node booked far ahead went through
+ * thousands of steps: 77 % of all the steps the 4,096-node daemon walked. */
+#define LONG_WALK_STEPS 64
+
+/* The start of the first step at or after ``index`` that starts a run of steps with room
+ * for ``demand`` at least ``duration`` long (NEVER if none): no earlier start from step
+ * ``index`` on has room throughout its window. The walk stops at the first step from
+ * ``limit`` on and after LONG_WALK_STEPS steps, answering the time it reached. */
 static int64_t long_run(const NativeProfile *p, const int64_t *demand, Py_ssize_t index,
                         int64_t duration, int64_t limit) {
-    Py_ssize_t n = p->n;
+    Py_ssize_t n = p->n, stop_at = index + LONG_WALK_STEPS;
     int k = p->k;
-    while (index < n && p->times[index] < limit) {
+    for (;;) {
+        while (index < n && index < stop_at && !fits(STEP(p, index), demand, k)) index++;
+        if (index >= n) return NEVER;
+        if (index >= stop_at || p->times[index] >= limit) break;
         int64_t reach = plus(p->times[index], duration);
         Py_ssize_t end = index + 1;
         while (end < n && p->times[end] < reach && fits(STEP(p, end), demand, k)) end++;
         if (end == n || p->times[end] >= reach) break;
-        index = end + 1;
-        while (index < n && !fits(STEP(p, index), demand, k)) index++;
+        index = end + 1; /* ``end`` has room for none: on to the next step with room */
     }
-    return index < n ? p->times[index] : NEVER;
+    return p->times[index];
 }
 
 /* Copies of ``demand`` (at most ``most``) in steps first .. last - 1, and the index of
@@ -180,14 +226,21 @@ static inline int64_t copies_in_steps(const NativeProfile *p, const int64_t *dem
     return held;
 }
 
+/* Whether ``demand`` fits at the instant ``start``, held in step ``first`` (step_of):
+ * fits_during(p, demand, start, 1). */
+static inline int room_at(const NativeProfile *p, const int64_t *demand, int64_t start,
+                          Py_ssize_t first) {
+    return p->times[first] > start || fits(STEP(p, first), demand, p->k);
+}
+
 /* copies_until's answers: the copies of ``demand`` (at most ``most``) held during
- * [start, start + duration), and a time until which that count holds (see profile.py). */
-static void copies_until(const NativeProfile *p, const int64_t *demand, int64_t start,
-                         int64_t duration, int64_t most, int64_t limit, int64_t *held_out,
-                         int64_t *until_out) {
+ * [start, start + duration), and a time until which that count holds (see profile.py);
+ * ``first`` is the step holding ``start`` (step_of). */
+static void copies_until_from(const NativeProfile *p, const int64_t *demand, int64_t start,
+                              int64_t duration, int64_t most, int64_t limit, Py_ssize_t first,
+                              int64_t *held_out, int64_t *until_out) {
     int k = p->k;
     Py_ssize_t n = p->n;
-    Py_ssize_t first = step_of(p, start);
     Py_ssize_t empty, last;
     int64_t held;
     if (!fits(STEP(p, first), demand, k)) {
@@ -195,13 +248,12 @@ static void copies_until(const NativeProfile *p, const int64_t *demand, int64_t 
         empty = first;
         last = first;
     } else {
-        last = at_time(p, plus(start, duration), first);
+        last = at_time_near(p, plus(start, duration), first);
         held = copies_in_steps(p, demand, first, last, most, &empty);
     }
     if (empty >= 0) {
-        Py_ssize_t room = room_from(p, demand, empty + 1);
         *held_out = 0;
-        *until_out = long_run(p, demand, room, duration, limit);
+        *until_out = long_run(p, demand, empty + 1, duration, limit);
         return;
     }
     int64_t rise = NEVER;
@@ -215,6 +267,13 @@ static void copies_until(const NativeProfile *p, const int64_t *demand, int64_t 
     int64_t fall = after < n ? p->times[after] - duration + 1 : NEVER;
     *held_out = held;
     *until_out = rise < fall ? rise : fall;
+}
+
+static void copies_until(const NativeProfile *p, const int64_t *demand, int64_t start,
+                         int64_t duration, int64_t most, int64_t limit, int64_t *held_out,
+                         int64_t *until_out) {
+    copies_until_from(p, demand, start, duration, most, limit, step_of(p, start), held_out,
+                      until_out);
 }
 
 /* Whether ``demand`` fits in every step of [start, start + duration). */
