@@ -463,6 +463,7 @@ def test_a_long_compression_runs_in_slices_and_reads_answer_meanwhile(
     from berth.service import coordinator as module
 
     monkeypatch.setattr(module, "IMPROVE_SECONDS", 0.0)
+    monkeypatch.setattr(module, "SLICE_SECONDS", 0.0)
 
     def commands(clock: ManualClock) -> list[Any]:
         first = [SubmitJob(request(32, limit=1000, runtime=10))]  # the whole cluster
