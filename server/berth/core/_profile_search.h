@@ -17,7 +17,8 @@
 
 /* NodeBlocks.floor over ``blocks`` (nb C profiles): 1 with the first candidate at which
  * they may hold ``count`` slots in ``*found`` (or the next candidate once stop() says so),
- * 0 when none can, -1 on error. Scratch: slots, deferred and hints (nb each, hints 0), heap (nb). */
+ * 0 when none can, -1 on error. Scratch: slots, deferred and hints (nb each, hints
+ * 0), heap (nb). */
 static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *demand,
                         int64_t count, int64_t duration, int64_t start, int64_t limit,
                         int has_limit, PyObject *ends, PyObject *stop, int64_t *slots,
