@@ -113,7 +113,7 @@ static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_
             Py_CLEAR(found);
             break;
         }
-        if (p->n > 1 && p->times[1] <= now) {
+        if (has_past(p, now)) {
             PyObject *index = PyLong_FromSsize_t(i);
             if (index == NULL || PyList_Append(found, index) < 0) Py_CLEAR(found);
             Py_XDECREF(index);

@@ -396,7 +396,7 @@ static PyObject *profile_forget_before(NativeProfile *self, PyObject *arg) {
 static PyObject *profile_has_past(NativeProfile *self, PyObject *arg) {
     int64_t now;
     if (as_time(arg, &now) < 0) return NULL;
-    return PyBool_FromLong(self->n > 1 && self->times[1] <= now);
+    return PyBool_FromLong(has_past(self, now));
 }
 
 static PyObject *get_capacity(NativeProfile *self, void *closure) {

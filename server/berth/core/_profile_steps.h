@@ -120,6 +120,11 @@ static inline Py_ssize_t step_near(const NativeProfile *p, int64_t time, Py_ssiz
     return at;
 }
 
+/* Whether the profile has a step to drop before ``now`` (forget_before would change it). */
+static inline int has_past(const NativeProfile *p, int64_t now) {
+    return p->n > 1 && p->times[1] <= now;
+}
+
 static int grow(NativeProfile *p, Py_ssize_t need) {
     if (need <= p->room) return 0;
     Py_ssize_t room = p->room ? p->room : 4;
