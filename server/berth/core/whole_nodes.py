@@ -111,8 +111,15 @@ class CountedPlan:
         return taken if shape.nodes in (None, taken) else None
 
     def earliest(
-        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
+        self,
+        shape: Shape,
+        demand: int,
+        duration: int,
+        after: int,
+        limit: int | None = None,
+        afresh: bool = False,
     ) -> tuple[int, Placement] | None:
+        """:meth:`NodePlan.earliest` (counted nodes keep no bounds: ``afresh`` is moot)."""
         taken = self._taken(shape, demand)
         start = self.aggregate.earliest_start(taken * self.node_capacity, duration, after, limit)
         return None if start is None else (start, {TENTATIVE: taken})
