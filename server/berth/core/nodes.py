@@ -160,17 +160,13 @@ class NodePlan:
         limit: int | None = None,
         stop: Stop | None = None,
         before_nodes: Callable[[], None] | None = None,
-        afresh: bool = False,
     ) -> tuple[int, Placement] | None:
         """The earliest start ``>= after`` (and ``< limit`` if given) where ``shape`` fits
         for ``duration``, with its placement; ``None`` if there is none. With ``stop``,
         raises :class:`SearchStopped` once it says so (after one candidate at least).
         ``before_nodes`` is called once before any node's profile is read (first thing,
-        unless a shape that shares nodes leaves them all unasked). ``afresh``: without
-        the bounds of earlier searches, and leaving none (a board that takes a thousand
-        reservations out and places them again opens their holes faster than the
-        bounds skip: QoPS admission on 256 nodes took 0.9x the time without them)."""
-        if afresh or limit is not None or stop is not None or before_nodes is not None:
+        unless a shape that shares nodes leaves them all unasked)."""
+        if limit is not None or stop is not None or before_nodes is not None:
             # (compression's, on a plan given back for the search)
             return self._earliest(shape, demand, duration, after, limit, stop, before_nodes)
         kind = (demand, shape.nodes, shape.exclusive)
@@ -183,6 +179,15 @@ class NodePlan:
         if found is not None:
             self._floors.found(kind, shape.count, duration, after, found[0])
         return found
+
+    def earliest_afresh(
+        self, shape: Shape, demand: int, duration: int, after: int
+    ) -> tuple[int, Placement] | None:
+        """:meth:`earliest` without the bounds of earlier searches, and leaving none: a
+        board that takes a thousand reservations out and places them again opens their
+        holes faster than the bounds skip (QoPS admission on 256 nodes took 0.9x the
+        time without them)."""
+        return self._earliest(shape, demand, duration, after, None, None, None)
 
     def _earliest(
         self,

@@ -111,18 +111,14 @@ class CountedPlan:
         return taken if shape.nodes in (None, taken) else None
 
     def earliest(
-        self,
-        shape: Shape,
-        demand: int,
-        duration: int,
-        after: int,
-        limit: int | None = None,
-        afresh: bool = False,
+        self, shape: Shape, demand: int, duration: int, after: int, limit: int | None = None
     ) -> tuple[int, Placement] | None:
-        """:meth:`NodePlan.earliest` (counted nodes keep no bounds: ``afresh`` is moot)."""
         taken = self._taken(shape, demand)
         start = self.aggregate.earliest_start(taken * self.node_capacity, duration, after, limit)
         return None if start is None else (start, {TENTATIVE: taken})
+
+    #: (Counted nodes keep no bounds of earlier searches: see NodePlan.earliest_afresh.)
+    earliest_afresh = earliest
 
     def place(self, shape: Shape, demand: int, start: int, duration: int) -> Placement | None:
         taken = self._taken(shape, demand)

@@ -49,10 +49,8 @@ class NodeBoard(Board[Planned, OnNodes]):
         return entry.job.id
 
     def _find(self, entry: Planned, after: int) -> tuple[int, OnNodes]:
-        # Afresh: the board takes reservations out by the hundred (see NodePlan.earliest).
-        found = self.plan.earliest(
-            entry.shape, entry.demand, entry.job.estimate, after, afresh=True
-        )
+        # Afresh: the board takes reservations out by the hundred.
+        found = self.plan.earliest_afresh(entry.shape, entry.demand, entry.job.estimate, after)
         assert found is not None, "an admitted job always fits once all has ended"
         start, placement = found
         return start, (placement, self.plan.held(placement, entry.demand, entry.shape.exclusive))
