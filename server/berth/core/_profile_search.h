@@ -1,84 +1,19 @@
-/* The node search in C: berth.core.node_search.earliest_shared, NodeBlocks.floor and
- * choose_ranked for a plan whose profiles are all C profiles and whose windows are
- * counted over their length (not a plan that only grows). It reads the profiles' steps
- * directly: a search on 256 nodes asked them about 200 questions through Python calls,
- * and the calls, the tuples and the heap of tuples were most of a QoPS decision. The
- * Python functions stay the reference (the property tests compare the two on every
- * policy) and the path for Python profiles. Same walk, same answers; only the order in
- * which nodes due at one start are asked again may differ, and no answer depends on it
- * (each node's count is its own; the ranking orders by room, then node). Pure: no I/O.
+/* The node search in C: berth.core.node_search.earliest_shared and choose_ranked (the
+ * blocks' floor: _profile_block_walk.h) for a plan whose profiles are all C profiles and
+ * whose windows are counted over their length (not a plan that only grows). It reads
+ * the profiles' steps directly: a search on 256 nodes asked them about 200 questions
+ * through Python calls, and the calls, the tuples and the heap of tuples were most of a
+ * QoPS decision. The Python functions stay the reference (the property tests compare
+ * the two on every policy) and the path for Python profiles. Same answers, and the same
+ * walk but for two things no answer depends on: the order in which nodes due at one
+ * start are asked again (each node's count is its own; the ranking orders by room, then
+ * node), and the candidates a search without a stop() passes over, after a few, where
+ * the blocks' bounds fall short of the count (no placement there). Pure: no I/O.
  */
 #ifndef BERTH_PROFILE_SEARCH_H
 #define BERTH_PROFILE_SEARCH_H
 
-#include "_profile_due.h"
-
-/* ---- the blocks' floor ---------------------------------------------------------------- */
-
-/* NodeBlocks.floor over ``blocks`` (nb C profiles): 1 with the first candidate at which
- * they may hold ``count`` slots in ``*found`` (or the next candidate once stop() says so),
- * 0 when none can, -1 on error. Scratch: slots, deferred and hints (nb each, hints
- * 0), heap (nb). */
-static int blocks_floor(NativeProfile **blocks, Py_ssize_t nb, const int64_t *demand,
-                        int64_t count, int64_t duration, int64_t start, int64_t limit,
-                        int has_limit, PyObject *ends, PyObject *stop, int64_t *slots,
-                        Py_ssize_t *deferred, Py_ssize_t *hints, Heap *due, int64_t *found) {
-    int lazy = !has_limit; /* as the node search: see earliest_shared */
-    int64_t ask_limit = has_limit ? limit : NEVER;
-    Py_ssize_t waiting = 0;
-    int64_t held = 0, k, until;
-    Py_ssize_t at = 0; /* the last candidate's place in ``ends`` */
-    due->n = 0;
-    for (Py_ssize_t b = 0; b < nb; b++) {
-        slots[b] = 0;
-        Py_ssize_t first = step_near(blocks[b], start, &hints[b]);
-        if (lazy && !room_at(blocks[b], demand, start, first)) {
-            deferred[waiting++] = b;
-            continue;
-        }
-        copies_until_from(blocks[b], demand, start, duration, count, ask_limit, first, &k, &until);
-        slots[b] = k;
-        held += k;
-        heap_push(due, until, b);
-    }
-    for (;;) {
-        while (due->n && due->items[0].time <= start) {
-            Py_ssize_t b = due->items[0].index;
-            Py_ssize_t first = step_near(blocks[b], start, &hints[b]);
-            if (lazy && !room_at(blocks[b], demand, start, first)) {
-                held -= slots[b];
-                slots[b] = 0;
-                deferred[waiting++] = b;
-                heap_pop(due);
-                continue;
-            }
-            copies_until_from(blocks[b], demand, start, duration, count, ask_limit, first, &k,
-                              &until);
-            held += k - slots[b];
-            slots[b] = k;
-            heap_replace(due, until, b);
-        }
-        if (held >= count) {
-            *found = start;
-            return 1;
-        }
-        for (Py_ssize_t i = 0; i < waiting; i++) {
-            Py_ssize_t b = deferred[i];
-            copies_until_from(blocks[b], demand, start, duration, count, ask_limit,
-                              step_near(blocks[b], start, &hints[b]), &k, &until);
-            heap_push(due, until, b);
-        }
-        waiting = 0;
-        at = due->n ? ends_from(ends, due->items[0].time, at) : PyList_GET_SIZE(ends);
-        int more = candidate(ends, at, limit, has_limit, &start);
-        if (more <= 0) return more;
-        int over = stopped(stop);
-        if (over != 0) {
-            *found = start;
-            return over < 0 ? -1 : 1;
-        }
-    }
-}
+#include "_profile_block_walk.h"
 
 /* ---- the choice among the nodes with room --------------------------------------------- */
 
@@ -159,6 +94,9 @@ failed:
 }
 
 /* ---- the search ------------------------------------------------------------------------ */
+
+/* Candidates the nodes fail at before the search also walks the blocks' bounds. */
+#define BLOCK_WALK_AFTER 4
 
 /* The node profile at ``index`` of ``profiles``, or NULL with an exception set. */
 static NativeProfile *node_at(PyObject *profiles, Py_ssize_t index, int k) {
@@ -311,6 +249,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     s.hints = (Py_ssize_t *)at;
     PyObject *result = NULL;
     Py_ssize_t next = 0; /* the last candidate's place in ``ends`` */
+    int failed = 0;      /* candidates at which the nodes did not hold the job */
     for (Py_ssize_t j = 0; j < nb; j++) {
         PyObject *entry = PyList_GET_ITEM(blocks, j);
         if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 ||
@@ -321,11 +260,14 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         if ((block_profiles[j] = profile_arg(PyTuple_GET_ITEM(entry, 0), s.k)) == NULL)
             goto done;
     }
+    BlockWalk walk = {.blocks = block_profiles, .nb = nb, .demand = s.demand,
+                      .count = s.count, .duration = s.duration, .limit = s.limit,
+                      .has_limit = s.has_limit, .ends = s.ends, .slots = block_slots,
+                      .deferred = block_deferred, .hints = block_hints, .due = block_due};
     if (nb > 0) {
         int64_t floor;
-        int found = blocks_floor(block_profiles, nb, s.demand, s.count, s.duration, start,
-                                 s.limit, s.has_limit, s.ends, s.stop, block_slots,
-                                 block_deferred, block_hints, &block_due, &floor);
+        block_walk_begin(&walk, start);
+        int found = block_walk_floor(&walk, start, s.stop, &floor);
         if (found <= 0) {
             if (found == 0) result = Py_NewRef(Py_None);
             goto done;
@@ -412,6 +354,17 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         if (!earliest(summed, s.total, s.duration, start, s.limit, s.has_limit, 0, 0, &start)) {
             result = Py_NewRef(Py_None);
             goto done;
+        }
+        /* The blocks' bounds too, on to where they may hold the count, once the nodes
+         * have failed at a few candidates (a search that ends within a few pays nothing
+         * for the walk); not with a stop(): a budget counts candidates, and a budgeted
+         * search must stop where the Python one does. */
+        if (nb > 0 && s.stop == Py_None && ++failed > BLOCK_WALK_AFTER) {
+            int found = block_walk_floor(&walk, start, Py_None, &start);
+            if (found <= 0) {
+                if (found == 0) result = Py_NewRef(Py_None);
+                goto done;
+            }
         }
     }
 done:
