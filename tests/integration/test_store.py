@@ -20,7 +20,7 @@ from berth.service.rows import event_row
 from berth.store.migrate import downgrade, upgrade
 from berth.store.sql import SqlStore
 from berth.store.tables import METADATA, create_db_engine
-from tests.integration.api.test_api import Api, make_api
+from tests.integration.api.harness import Api, make_api
 from tests.integration.conftest import OPERATOR
 from tests.support.live import engine, request
 

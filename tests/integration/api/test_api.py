@@ -2,64 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from fastapi import FastAPI
-from fastapi.testclient import TestClient
 
-from berth.runtime.bootstrap import build
-from berth.runtime.settings import Settings
-from tests.integration.conftest import ALICE, BOB, OPERATOR, TOKENS
-from tests.support.live import ManualClock
-
-
-class Api:
-    def __init__(self, client: TestClient, clock: ManualClock) -> None:
-        self.client = client
-        self.clock = clock
-
-    def call(self, method: str, path: str, token: str | None = ALICE, **kwargs: Any) -> Any:
-        headers = kwargs.pop("headers", {})
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        return self.client.request(method, path, headers=headers, **kwargs)
-
-    def submit(self, token: str = ALICE, **body: Any) -> Any:
-        if "slots" not in body:
-            body.setdefault("resources", {"cpus": 8})
-        body.setdefault("time_limit", 100)
-        return self.call("POST", "/v1/jobs", token, json=body)
-
-
-def make_api(tmp_path: Path, database_url: str | None = None) -> Iterator[Api]:
-    settings = Settings(data_dir=tmp_path, database_url=database_url, tokens=TOKENS,
-                        nodes="4x cpus=8,mem_gb=32")  # fmt: skip
-    clock = ManualClock(1_000_000)
-    built = build(settings, clock=clock)
-    with TestClient(built.app) as client:
-        yield Api(client, clock)
-
-
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[Api]:
-    yield from make_api(tmp_path)
-
-
-def fill_and_queue(api: Api) -> None:
-    """Job 1 takes the whole cluster for 100 s; job 2 waits with a guarantee at +100 s."""
-    api.submit(resources={"cpus": 32}, time_limit=100)
-    api.submit(resources={"cpus": 32}, time_limit=100)
-
-
-def error_of(response: Any) -> dict[str, Any]:
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "field"}
-    error: dict[str, Any] = body["error"]
-    return error
+from tests.integration.api.harness import Api, error_of
+from tests.integration.conftest import ALICE, BOB, OPERATOR
 
 
 def test_submit_answers_with_the_decision_and_guarantee(api: Api) -> None:
@@ -268,101 +218,6 @@ def test_schedule_and_cluster_show_the_plan(api: Api) -> None:
     assert cluster["running"] == 1
 
 
-def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
-    fill_and_queue(api)
-    refused = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
-    assert refused.status_code == 409
-    assert (
-        "job 2 (guaranteed start t=1000100) would lose its guarantee"
-        in error_of(refused)["message"]
-    )
-    added = api.call(
-        "POST", "/v1/admin/nodes", OPERATOR, json={"name": "extra", "resources": {"cpus": 8}}
-    )
-    assert added.status_code == 201
-    drained = api.call("POST", "/v1/admin/nodes/node001/drain", OPERATOR, json={"reason": "disk"})
-    assert drained.status_code == 200
-    assert drained.json()["state"] == "drained"
-    assert api.call("GET", "/v1/jobs/2").json()["guaranteed_start"] == 1_000_100
-    resumed = api.call("POST", "/v1/admin/nodes/node001/resume", OPERATOR)
-    assert resumed.json()["state"] == "up"
-    down = api.call("POST", "/v1/admin/nodes/node002/down", OPERATOR, json={"reason": "psu"})
-    assert down.json()["state"] == "down"
-    assert api.call("GET", "/v1/jobs/1").json()["job_state"] == "NODE_FAIL"
-    unknown = api.call("POST", "/v1/admin/nodes/nope/drain", OPERATOR, json={})
-    assert unknown.status_code == 404
-    assert error_of(unknown)["field"] == "name"
-
-
-def test_hold_release_and_priority(api: Api) -> None:
-    api.submit(resources={"cpus": 32}, time_limit=100)
-    job = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
-    held = api.call("POST", f"/v1/admin/jobs/{job}/hold", OPERATOR, json={"reason": "ask"}).json()
-    assert held["job_state"] == "HELD"
-    assert held["guaranteed_start"] is None
-    released = api.call("POST", f"/v1/admin/jobs/{job}/release", OPERATOR).json()
-    assert released["job_state"] == "PENDING"
-    assert released["guaranteed_start"] == 1_000_100
-    priority = api.call("PUT", f"/v1/admin/jobs/{job}/priority", OPERATOR, json={"political": 0.9})
-    assert priority.json()["political_priority"] == 0.9
-    assert (
-        api.call(
-            "PUT", f"/v1/admin/jobs/{job}/priority", OPERATOR, json={"political": 3}
-        ).status_code
-        == 422
-    )
-
-
-def test_policy_change_refuses_to_break_guarantees(api: Api) -> None:
-    fill_and_queue(api)
-    refused = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy"})
-    assert refused.status_code == 409
-    assert "job 2" in error_of(refused)["message"]
-    unknown = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "magic"})
-    assert unknown.status_code == 422
-    assert error_of(unknown)["field"] == "policy"
-    kept = api.call(
-        "PUT",
-        "/v1/admin/policy",
-        OPERATOR,
-        json={"policy": "conservative", "options": {"selection": "bb"}},
-    )
-    assert kept.json()["options"] == {"selection": "bb"}
-    forced = api.call("PUT", "/v1/admin/policy", OPERATOR, json={"policy": "easy", "force": True})
-    assert forced.json()["policy"] == "easy"
-
-
-def test_dry_run_replays_live_state_without_touching_it(api: Api) -> None:
-    api.submit(resources={"cpus": 32}, time_limit=100, emulated_runtime=50)
-    api.submit(resources={"cpus": 16}, time_limit=100)
-    api.submit(resources={"cpus": 16}, time_limit=10)
-    before = api.call("GET", "/v1/schedule").json()
-    report = api.call("POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy"}).json()
-    assert report["policy"] == "easy"
-    assert {j["job_id"]: j["predicted_start"] for j in report["jobs"]} == {
-        2: 1_000_050,
-        3: 1_000_050,
-    }
-    assert report["metrics"]["jobs"] == 2
-    assert api.call("GET", "/v1/schedule").json() == before
-    bad = api.call(
-        "POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy", "options": {"k_factor": 3}}
-    )
-    assert bad.status_code == 422
-    assert error_of(bad)["field"] == "options.k_factor"
-
-
-def test_dry_run_keeps_what_waiting_jobs_wait_for(api: Api) -> None:
-    """A job waiting for a running one (which really ends at 50 of its 100 s) and one
-    waiting for a waiting one: the dry run starts each only after its predecessor."""
-    api.submit(resources={"cpus": 32}, time_limit=100, emulated_runtime=50)
-    api.submit(resources={"cpus": 8}, time_limit=100, emulated_runtime=20, dependency="afterok:1")
-    api.submit(resources={"cpus": 8}, time_limit=10, dependency="afterany:2")
-    report = api.call("POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy"}).json()
-    starts = {j["job_id"]: j["predicted_start"] for j in report["jobs"]}
-    assert starts == {2: 1_000_050, 3: 1_000_070}
-
-
 def test_health_metrics_and_openapi(api: Api) -> None:
     api.submit()
     assert api.call("GET", "/healthz", token=None).json()["status"] == "ok"
@@ -545,96 +400,6 @@ def test_finished_jobs_are_let_go_but_stay_queryable_and_idempotent(api: Api) ->
     assert all(len(p) <= 2 for p in pages)
     mine = api.call("GET", "/v1/jobs/history", BOB).json()
     assert mine["jobs"] == []  # bob sees only his own
-
-
-def test_usage_per_user_over_a_period(api: Api) -> None:
-    api.submit(resources={"cpus": 8, "mem_gb": 4}, time_limit=100)  # alice, 100 s
-    api.submit(BOB, resources={"cpus": 2}, time_limit=50)  # bob, 50 s
-    api.clock.advance(200)
-    api.submit(resources={"cpus": 1}, time_limit=1000)  # advances; still running after
-    start = 1_000_000
-    every = api.call("GET", "/v1/usage", OPERATOR, params={"since": start}).json()
-    assert every["users"] == [
-        {"user": "alice", "jobs": 1, "cpus_seconds": 800, "mem_gb_seconds": 400},
-        {"user": "bob", "jobs": 1, "cpus_seconds": 100},
-    ]
-    mine = api.call("GET", "/v1/usage", BOB, params={"since": start}).json()
-    assert [u["user"] for u in mine["users"]] == ["bob"]
-    later = api.call("GET", "/v1/usage", OPERATOR, params={"since": start + 101}).json()
-    assert later["users"] == []  # both ended before
-    wrong = api.call("GET", "/v1/usage", params={"since": start, "until": start})
-    assert wrong.status_code == 422
-    assert error_of(wrong)["field"] == "until"
-
-
-def test_usage_per_account_and_jobs_charged_to_an_account(api: Api) -> None:
-    first = api.submit(resources={"cpus": 4}, time_limit=100, account="physics").json()["job"]
-    assert first["account"] == "physics"
-    api.submit(BOB, resources={"cpus": 2}, time_limit=50, account="physics")
-    mine = api.submit(BOB, resources={"cpus": 1}, time_limit=10).json()["job"]
-    assert mine["account"] == "bob"  # no account named: the user's own
-    api.clock.advance(200)
-    api.submit(resources={"cpus": 1}, time_limit=1000)  # advances; still running after
-    start = 1_000_000
-    query = {"since": start, "by": "account"}
-    every = api.call("GET", "/v1/usage", OPERATOR, params=query).json()
-    assert every["by"] == "account"
-    assert every["accounts"] == [
-        {"account": "bob", "jobs": 1, "cpus_seconds": 10},
-        {"account": "physics", "jobs": 2, "cpus_seconds": 500},
-    ]
-    assert every["account_total"] == 2
-    # A user sees only their own jobs' part of an account.
-    bobs = api.call("GET", "/v1/usage", BOB, params=query).json()["accounts"]
-    assert bobs == [
-        {"account": "bob", "jobs": 1, "cpus_seconds": 10},
-        {"account": "physics", "jobs": 1, "cpus_seconds": 100},
-    ]
-    one = api.call("GET", "/v1/usage", OPERATOR, params={**query, "account": "physics"})
-    assert [row["account"] for row in one.json()["accounts"]] == ["physics"]
-    by_user = api.call("GET", "/v1/usage", OPERATOR, params={"since": start, "account": "physics"})
-    assert [(u["user"], u["jobs"]) for u in by_user.json()["users"]] == [("alice", 1), ("bob", 1)]
-    # Listed and paged by account, from memory and from the store.
-    live = api.call("GET", "/v1/jobs", OPERATOR, params={"account": "physics"}).json()
-    assert [j["job_id"] for j in live["jobs"]] == [1, 2]
-    stored = api.call("GET", "/v1/jobs/history", OPERATOR, params={"account": "physics"}).json()
-    assert [j["job_id"] for j in stored["jobs"]] == [2, 1]
-    # Bad names are refused, naming the field.
-    for body in ({"account": "no spaces"}, {"account": "x" * 101}, {"account": ""}):
-        refused = api.submit(**body)
-        assert refused.status_code == 422
-        assert error_of(refused)["field"] == "account"
-    wrong = api.call("GET", "/v1/usage", params={"since": start, "by": "partition"})
-    assert wrong.status_code == 422
-    assert error_of(wrong)["field"] == "by"
-
-
-def test_a_job_page_reads_its_history_and_tokens_say_who_they_are(api: Api) -> None:
-    fill_and_queue(api)
-    api.call("DELETE", "/v1/jobs/2")
-    history = api.call("GET", "/v1/jobs/2/events").json()
-    assert history["job_id"] == 2
-    kinds = [e["kind"] for e in history["events"]]
-    assert kinds[0] == "job.accepted"
-    assert kinds[-1] == "job.cancelled"
-    assert all(e["job_id"] == 2 for e in history["events"])
-    ids = [e["id"] for e in history["events"]]
-    assert ids == sorted(ids)
-    page = api.call("GET", "/v1/jobs/2/events?limit=1").json()
-    assert len(page["events"]) == 1
-    assert page["next_after"] == ids[0]
-    rest = api.call("GET", f"/v1/jobs/2/events?after={ids[0]}").json()
-    assert [e["id"] for e in rest["events"]] == ids[1:]
-    # Another user's job's history is as hidden as the job.
-    assert api.call("GET", "/v1/jobs/2/events", BOB).status_code == 404
-    static = {"account": None, "expires_at": None}  # a configured token: no account, no expiry
-    assert api.call("GET", "/v1/whoami").json() == {"user": "alice", "role": "user", **static}
-    assert api.call("GET", "/v1/whoami", OPERATOR).json() == {
-        "user": "admin",
-        "role": "operator",
-        **static,
-    }
-    assert api.call("GET", "/v1/whoami", None).status_code == 401
 
 
 def test_a_store_failure_answers_with_a_correlation_id_never_the_sql(

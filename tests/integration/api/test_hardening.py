@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from berth.runtime.bootstrap import build
 from berth.runtime.settings import Settings
-from tests.integration.api.test_api import Api
+from tests.integration.api.harness import Api
 from tests.integration.conftest import ALICE, BOB, OPERATOR, TOKENS, DaemonProcess
 from tests.support.live import ManualClock
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.api.test_api import Api, error_of, make_api
+from tests.integration.api.harness import Api, error_of, make_api
 from tests.integration.conftest import OPERATOR
 
 START = 1_000_000

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.api.test_api import Api, error_of, make_api
+from tests.integration.api.harness import Api, error_of, make_api
 from tests.integration.conftest import ALICE, OPERATOR
 
 GOOD = {"resources": {"cpus": 2}, "time_limit": 60}
