@@ -1,6 +1,7 @@
-/* What the node search (_profile_search.h) walks with: a heap of (time, index) saying
- * which node or block to ask again and when, the plan's reservation ends (a sorted
- * Python list of ints) read in place, and the caller's stop(). Pure: no I/O.
+/* What the node search (_profile_search.h) and the block walk walk with: a heap of (time,
+ * index) saying which node or block to ask again and when, the counts per profile it
+ * orders, the plan's reservation ends (a sorted Python list of ints) read in place, and
+ * the caller's stop(). Pure: no I/O.
  */
 #ifndef BERTH_PROFILE_DUE_H
 #define BERTH_PROFILE_DUE_H
@@ -58,6 +59,56 @@ static void heap_pop(Heap *h) {
 static void heap_replace(Heap *h, int64_t time, Py_ssize_t index) {
     h->items[0] = (Due){time, index};
     sift_down(h, 0);
+}
+
+/* ---- counts per profile, each until it may change ---------------------------------- */
+
+/* What a walk over profiles (the node search's nodes, the block walk's blocks) keeps:
+ * per profile the copies of ``demand`` it holds through the window from the current
+ * start (at most ``count``), their sum, a heap of when each count may change, and the
+ * profiles with no room at the start they were last asked at, asked when passed. */
+typedef struct {
+    const int64_t *demand;
+    int64_t count, duration, ask_limit;
+    int lazy;               /* defer a profile with no room at the start (no limit) */
+    int64_t *slots;         /* per profile: its copies at the start (0: none, or not asked) */
+    Py_ssize_t *hints;      /* per profile: the step it was last asked at (see step_near) */
+    Py_ssize_t *deferred;   /* profiles with no room at the start, asked when passed */
+    Py_ssize_t waiting;
+    Heap due;
+    int64_t held;           /* the slots summed */
+} Counts;
+
+/* Ask profile ``p`` (index ``i``) at ``start``: its count and when to ask again, or defer
+ * it when it has no room at ``start`` (the costly part of asking, the walk to its next
+ * long enough run, waits until a walk goes past ``start``). ``in_heap``: ``i`` is the
+ * heap's top. Returns the count it had before. */
+static int64_t count_ask(Counts *c, NativeProfile *p, Py_ssize_t i, int64_t start, int in_heap) {
+    int64_t before = c->slots[i];
+    Py_ssize_t first = step_near(p, start, &c->hints[i]);
+    if (c->lazy && !room_at(p, c->demand, start, first)) {
+        c->held -= before;
+        c->slots[i] = 0;
+        c->deferred[c->waiting++] = i;
+        if (in_heap) heap_pop(&c->due);
+        return before;
+    }
+    int64_t k, until;
+    copies_until_from(p, c->demand, start, c->duration, c->count, c->ask_limit, first, &k,
+                      &until);
+    c->held += k - before;
+    c->slots[i] = k;
+    if (in_heap) heap_replace(&c->due, until, i);
+    else heap_push(&c->due, until, i);
+    return before;
+}
+
+/* A profile deferred at ``start`` (none there): on the heap at its next chance. */
+static void count_due_again(Counts *c, NativeProfile *p, Py_ssize_t i, int64_t start) {
+    int64_t k, until;
+    copies_until_from(p, c->demand, start, c->duration, c->count, c->ask_limit,
+                      step_near(p, start, &c->hints[i]), &k, &until);
+    heap_push(&c->due, until, i);
 }
 
 /* ---- the plan's ends (a sorted Python list of ints) --------------------------------- */

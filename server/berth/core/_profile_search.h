@@ -125,38 +125,18 @@ typedef struct {
     PyObject *profiles, *ends, *stop;
     int k;
     int64_t demand[MAX_FIELDS], total[MAX_FIELDS];
-    int64_t count, nodes, duration, limit, ask_limit;
-    int has_limit, lazy;
-    int64_t *slots;         /* per node: the slots it holds at the start (0: not asked) */
-    Py_ssize_t *hints;      /* per node: the step it was last asked at (see step_near) */
-    Py_ssize_t *deferred;   /* nodes with no room at the start, asked when passed */
-    Py_ssize_t waiting;
-    Heap due;
-    int64_t held, with_room;
+    int64_t nodes, limit;
+    int has_limit;
+    Counts c;          /* per node: the slots it holds at the start (0: none, or not asked) */
+    int64_t with_room; /* nodes holding a slot at the start */
 } Search;
 
 /* Ask node ``index`` at ``start``: its count and when to ask again (or defer it). */
 static int ask_node(Search *s, Py_ssize_t index, int64_t start, int in_heap) {
     NativeProfile *p = node_at(s->profiles, index, s->k);
     if (p == NULL) return -1;
-    int64_t *slot = &s->slots[index];
-    Py_ssize_t first = step_near(p, start, &s->hints[index]);
-    if (s->lazy && !room_at(p, s->demand, start, first)) {
-        s->held -= *slot;
-        s->with_room -= *slot > 0;
-        *slot = 0;
-        s->deferred[s->waiting++] = index;
-        if (in_heap) heap_pop(&s->due);
-        return 0;
-    }
-    int64_t k, until;
-    copies_until_from(p, s->demand, start, s->duration, s->count, s->ask_limit, first, &k,
-                      &until);
-    s->held += k - *slot;
-    s->with_room += (k > 0) - (*slot > 0);
-    *slot = k;
-    if (in_heap) heap_replace(&s->due, until, index);
-    else heap_push(&s->due, until, index);
+    int64_t before = count_ask(&s->c, p, index, start, in_heap);
+    s->with_room += (s->c.slots[index] > 0) - (before > 0);
     return 0;
 }
 
@@ -176,12 +156,12 @@ static PyObject *placement_at(Search *s, PyObject *able, int64_t start, Ranked *
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(able); i++) {
         Py_ssize_t index = PyLong_AsSsize_t(PyList_GET_ITEM(able, i));
         if (index == -1 && PyErr_Occurred()) return NULL;
-        if (s->slots[index] > 0) {
+        if (s->c.slots[index] > 0) {
             room[n].index = index;
-            room[n++].slots = s->slots[index];
+            room[n++].slots = s->c.slots[index];
         }
     }
-    return choose(s->profiles, room, n, s->demand, s->count, s->nodes, start);
+    return choose(s->profiles, room, n, s->demand, s->c.count, s->nodes, start);
 }
 
 /* earliest_shared(profiles, able, blocks, summed, ends, demand, total, count, nodes,
@@ -193,7 +173,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     if (check_args("earliest_shared", nargs, 15, 15) < 0) return NULL;
     Search s = {.profiles = args[0], .ends = args[4], .stop = args[12]};
     PyObject *able = args[1], *blocks = args[2], *before_nodes = args[13];
-    int64_t after, block_steps, start, k, until;
+    int64_t after, block_steps, start;
     if (!PyList_Check(s.profiles) || !PyList_Check(able) || !PyList_Check(s.ends) ||
         (blocks != Py_None && !PyList_Check(blocks))) {
         PyErr_SetString(PyExc_TypeError, "earliest_shared() takes lists");
@@ -205,17 +185,18 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     const int64_t *unpacked = demand_of(args[5], s.k);
     if (unpacked == NULL) return NULL;
     memcpy(s.demand, unpacked, sizeof(int64_t) * (size_t)s.k);
+    s.c.demand = s.demand;
     if ((unpacked = demand_of(args[6], s.k)) == NULL) return NULL;
     memcpy(s.total, unpacked, sizeof(int64_t) * (size_t)s.k);
-    if (as_time(args[7], &s.count) < 0 || as_time(args[8], &s.nodes) < 0 ||
-        as_time(args[9], &s.duration) < 0 || as_time(args[10], &after) < 0 ||
+    if (as_time(args[7], &s.c.count) < 0 || as_time(args[8], &s.nodes) < 0 ||
+        as_time(args[9], &s.c.duration) < 0 || as_time(args[10], &after) < 0 ||
         as_optional_time(args[11], 0, &s.limit, &s.has_limit) < 0 ||
         as_time(args[14], &block_steps) < 0)
         return NULL;
-    s.ask_limit = s.has_limit ? s.limit : NEVER;
-    s.lazy = !s.has_limit;
+    s.c.ask_limit = s.has_limit ? s.limit : NEVER;
+    s.c.lazy = !s.has_limit;
     if (PyList_GET_SIZE(able) == 0) Py_RETURN_NONE;
-    if (!earliest(summed, s.total, s.duration, after, s.limit, s.has_limit, 0, 0, &start))
+    if (!earliest(summed, s.total, s.c.duration, after, s.limit, s.has_limit, 0, 0, &start))
         Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(s.profiles);
     Py_ssize_t nb = blocks == Py_None ? 0 : PyList_GET_SIZE(blocks);
@@ -228,25 +209,25 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     char *scratch = PyMem_Calloc(1, bytes + 1);
     if (scratch == NULL) return PyErr_NoMemory();
     char *at = scratch;
-    s.slots = (int64_t *)at;
+    s.c.slots = (int64_t *)at;
     at += (size_t)n * sizeof(int64_t);
-    s.due.items = (Due *)at;
+    s.c.due.items = (Due *)at;
     at += (size_t)(n + nb) * sizeof(Due);
     Ranked *room = (Ranked *)at;
     at += (size_t)n * sizeof(Ranked);
-    s.deferred = (Py_ssize_t *)at;
+    s.c.deferred = (Py_ssize_t *)at;
     at += (size_t)(n + nb) * sizeof(Py_ssize_t);
     NativeProfile **block_profiles = (NativeProfile **)at;
     at += (size_t)nb * sizeof(NativeProfile *);
     int64_t *block_slots = (int64_t *)at;
     at += (size_t)nb * sizeof(int64_t);
-    Heap block_due = {(Due *)at, 0};
+    Due *block_due = (Due *)at;
     at += (size_t)nb * sizeof(Due);
     Py_ssize_t *block_deferred = (Py_ssize_t *)at;
     at += (size_t)nb * sizeof(Py_ssize_t);
     Py_ssize_t *block_hints = (Py_ssize_t *)at;
     at += (size_t)nb * sizeof(Py_ssize_t);
-    s.hints = (Py_ssize_t *)at;
+    s.c.hints = (Py_ssize_t *)at;
     PyObject *result = NULL;
     Py_ssize_t next = 0; /* the last candidate's place in ``ends`` */
     int failed = 0;      /* candidates at which the nodes did not hold the job */
@@ -260,10 +241,11 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         if ((block_profiles[j] = profile_arg(PyTuple_GET_ITEM(entry, 0), s.k)) == NULL)
             goto done;
     }
-    BlockWalk walk = {.blocks = block_profiles, .nb = nb, .demand = s.demand,
-                      .count = s.count, .duration = s.duration, .limit = s.limit,
-                      .has_limit = s.has_limit, .ends = s.ends, .slots = block_slots,
-                      .deferred = block_deferred, .hints = block_hints, .due = block_due};
+    BlockWalk walk = {.blocks = block_profiles, .nb = nb, .limit = s.limit,
+                      .has_limit = s.has_limit, .ends = s.ends,
+                      .c = {.demand = s.demand, .count = s.c.count, .duration = s.c.duration,
+                            .slots = block_slots, .deferred = block_deferred,
+                            .hints = block_hints, .due = {block_due, 0}}};
     if (nb > 0) {
         int64_t floor;
         block_walk_begin(&walk, start);
@@ -296,31 +278,31 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     } else {
         for (Py_ssize_t j = 0; j < nb; j++) {
             int64_t free_from =
-                earliest_or_bound(block_profiles[j], s.demand, s.duration, start, block_steps);
-            if (free_from != start) heap_push(&s.due, free_from, -1 - j);
+                earliest_or_bound(block_profiles[j], s.demand, s.c.duration, start, block_steps);
+            if (free_from != start) heap_push(&s.c.due, free_from, -1 - j);
             else if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
                 goto done;
         }
     }
     for (;;) {
-        while (s.due.n && s.due.items[0].time <= start) {
-            Py_ssize_t index = s.due.items[0].index;
+        while (s.c.due.n && s.c.due.items[0].time <= start) {
+            Py_ssize_t index = s.c.due.items[0].index;
             if (index >= 0) {
                 if (ask_node(&s, index, start, 1) < 0) goto done;
                 continue;
             }
             Py_ssize_t j = -1 - index; /* a block's sum may have room from now on */
             int64_t free_from =
-                earliest_or_bound(block_profiles[j], s.demand, s.duration, start, block_steps);
+                earliest_or_bound(block_profiles[j], s.demand, s.c.duration, start, block_steps);
             if (free_from > start) { /* not yet (its time was a bound): ask again then */
-                heap_replace(&s.due, free_from, index);
+                heap_replace(&s.c.due, free_from, index);
                 continue;
             }
-            heap_pop(&s.due);
+            heap_pop(&s.c.due);
             if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
                 goto done;
         }
-        if (s.held >= s.count && (s.nodes == 0 || s.with_room >= s.nodes)) {
+        if (s.c.held >= s.c.count && (s.nodes == 0 || s.with_room >= s.nodes)) {
             PyObject *placement = placement_at(&s, able, start, room);
             if (placement == NULL) goto done;
             if (placement != Py_None) {
@@ -329,17 +311,14 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
             }
             Py_DECREF(placement);
         }
-        for (Py_ssize_t i = 0; i < s.waiting; i++) { /* (none at ``start``: when may that change?) */
-            NativeProfile *p = node_at(s.profiles, s.deferred[i], s.k);
+        for (Py_ssize_t i = 0; i < s.c.waiting; i++) { /* (none at ``start``: when may that change?) */
+            NativeProfile *p = node_at(s.profiles, s.c.deferred[i], s.k);
             if (p == NULL) goto done;
-            Py_ssize_t first = step_near(p, start, &s.hints[s.deferred[i]]);
-            copies_until_from(p, s.demand, start, s.duration, s.count, s.ask_limit, first, &k,
-                              &until);
-            heap_push(&s.due, until, s.deferred[i]);
+            count_due_again(&s.c, p, s.c.deferred[i], start);
         }
-        s.waiting = 0;
+        s.c.waiting = 0;
         /* No candidate before the soonest change of a node's answer can differ. */
-        next = s.due.n ? ends_from(s.ends, s.due.items[0].time, next) : PyList_GET_SIZE(s.ends);
+        next = s.c.due.n ? ends_from(s.ends, s.c.due.items[0].time, next) : PyList_GET_SIZE(s.ends);
         int more = candidate(s.ends, next, s.limit, s.has_limit, &start);
         if (more <= 0) {
             if (more == 0) result = Py_NewRef(Py_None);
@@ -351,7 +330,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
             result = PyLong_FromLongLong(start);
             goto done;
         }
-        if (!earliest(summed, s.total, s.duration, start, s.limit, s.has_limit, 0, 0, &start)) {
+        if (!earliest(summed, s.total, s.c.duration, start, s.limit, s.has_limit, 0, 0, &start)) {
             result = Py_NewRef(Py_None);
             goto done;
         }
