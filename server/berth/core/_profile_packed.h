@@ -1,7 +1,10 @@
 /* Packed resource vectors (berth.core.resources) to and from machine integers, for the
  * C availability profile (_profile_native.c): FIELD_BITS bits per resource, the top one
- * a guard bit. A demand is unpacked once and remembered by value for the questions
- * after it (a search asks hundreds of profiles about one demand). Times and counts,
+ * a guard bit. A demand is unpacked once and remembered for the questions after it (a
+ * search asks hundreds of profiles about one demand): the same object is found again
+ * at once; an equal one is split again when it fits in 64 bits (cheaper than comparing
+ * it with the remembered ones: a booking's amounts differ node by node) and found by
+ * value when it does not. Times and counts,
  * given as Python ints, become int64 here too. Pure: no I/O.
  */
 #ifndef BERTH_PROFILE_PACKED_H
@@ -61,6 +64,21 @@ static int unpack_into(PyObject *packed, int k, int64_t *out) {
     return 0;
 }
 
+/* unpack_into for a packed int that fits in 64 bits: the same fields, the same error
+ * when it has more fields than k. */
+static int unpack_small(uint64_t rest, int k, int64_t *out) {
+    const uint64_t mask = ((uint64_t)1 << (FIELD_BITS - 1)) - 1;
+    for (int r = 0; r < k; r++) {
+        out[r] = (int64_t)(rest & mask);
+        rest = FIELD_BITS < 64 ? rest >> FIELD_BITS : 0;
+    }
+    if (rest) {
+        PyErr_SetString(PyExc_ValueError, "a packed vector has more fields than the profile");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *zero;
 
 /* Whether a packed int is negative: -1 with ValueError set (or another error), else 0. */
@@ -82,15 +100,27 @@ static const int64_t *demand_of(PyObject *packed, int k) {
     }
     for (int i = 0; i < REMEMBERED; i++) {
         Unpacked *u = &remembered[i];
-        if (u->packed == NULL || u->k != k) continue;
-        if (u->packed == packed) return u->amount;
-        int same = PyObject_RichCompareBool(u->packed, packed, Py_EQ);
-        if (same < 0) return NULL;
-        if (same) return u->amount;
+        if (u->packed == packed && u->k == k) return u->amount;
     }
     int64_t amount[MAX_FIELDS];
-    if (non_negative(packed) < 0) return NULL;
-    if (unpack_into(packed, k, amount) < 0) return NULL;
+    int overflow = 0;
+    long long small = PyLong_AsLongLongAndOverflow(packed, &overflow);
+    if (small == -1 && PyErr_Occurred()) return NULL;
+    if (!overflow && small >= 0) {
+        /* A machine integer (what a node's slots hold, mostly): split it here, faster
+         * than comparing it with the remembered ones. */
+        if (unpack_small((uint64_t)small, k, amount) < 0) return NULL;
+    } else {
+        for (int i = 0; i < REMEMBERED; i++) {
+            Unpacked *u = &remembered[i];
+            if (u->packed == NULL || u->k != k) continue;
+            int same = PyObject_RichCompareBool(u->packed, packed, Py_EQ);
+            if (same < 0) return NULL;
+            if (same) return u->amount;
+        }
+        if (non_negative(packed) < 0) return NULL;
+        if (unpack_into(packed, k, amount) < 0) return NULL;
+    }
     Unpacked *u = &remembered[next_remembered];
     next_remembered = (next_remembered + 1) % REMEMBERED;
     Py_XDECREF(u->packed);
