@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from berth.core.nodes import Placement
+from berth.core.nodes import NodePlan, Placement
 from berth.core.policies.boards import Board
 from berth.core.policies.node_schedule import Planned
 
@@ -72,12 +72,19 @@ class NodeBoard(Board[Planned, OnNodes]):
 def commit(policy: NodeBackfill, board: NodeBoard) -> None:
     """Give the policy's waiting jobs the placements on ``board`` (the live plan): the
     room a moved job gave back is logged, so the next compression reads it again."""
+    names_nodes = isinstance(policy.plan, NodePlan)
     for job_id, start in board.starts.items():
         entry = policy.waiting[job_id]
         placement, held = board.where[job_id]
         if entry.held is held and entry.start == start:
             continue
         entry = policy._own(job_id)  # (a what-if's copy shares the live entries)
+        if names_nodes and entry.start == start and entry.held == held:
+            # Placed again on the same nodes: nothing given back, nothing for the shell
+            # to record (the dicts only, for their order). A counted plan books each
+            # reservation by its ``held``, and colours them in the order booked.
+            entry.placement, entry.held = placement, held
+            continue
         if entry.start is not None and entry.held is not None:
             policy._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
         if entry.guarantee is not None:  # a new start, or new nodes: the shell records it
