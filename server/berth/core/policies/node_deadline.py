@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.admission import Admission
+from berth.core.policies.admission import Admission, Rebuilt
 from berth.core.policies.deadline_rules import Deadlines
 from berth.core.policies.node_board import NodeBoard, commit
 from berth.core.policies.nodes import NodeBackfill
@@ -42,6 +42,9 @@ class NodeDeadline(NodeBackfill):
         super().__init__(name, nodes, configured)
         self.rules = Deadlines(heuristic, relaxation)
         self.admission = Admission(name, **options)
+        #: What the last decision knew of QoPS's rebuild (:class:`Rebuilt`), and the
+        #: board it holds on: ``(now, plan, plan changes, running jobs)`` then.
+        self._rebuilt: tuple[tuple[object, ...], list[int]] | None = None
 
     @property
     def deadline_of(self) -> dict[int, int]:
@@ -73,12 +76,16 @@ class NodeDeadline(NodeBackfill):
             (e for e in self.waiting.values() if e.start is not None),
             key=lambda e: (e.start, self._arrival[e.job.id]),
         )
-        broken = self.admission(board, self.rules, order, entry, now)
+        known = self._known_rebuild(now)
+        rebuilt = Rebuilt(list(known))
+        broken = self.admission(board, self.rules, order, entry, now, rebuilt)
         if broken is not None:
             board.undo(0)
             self._forget(job.id)  # and its deadline
+            self._rebuilt = (self._board_now(now), known)  # the board is as it was
             return Reject(job.id, self.rules.explain(job.id, broken))
         commit(self, board)
+        self._rebuilt = (self._board_now(now), rebuilt.known)
         entry.guarantee = deadline - job.estimate
         assert entry.start is not None
         return Reserve(
@@ -88,6 +95,19 @@ class NodeDeadline(NodeBackfill):
             self.rules.admitted(self.name, job),
             completion=deadline,
         )
+
+    def _board_now(self, now: int) -> tuple[object, ...]:
+        """What must not change for a rebuild's known placements to stay what a rebuild
+        gives: the instant, the plan and every change to it, the running jobs (a
+        started job holds its nodes from the start of the next rebuild on)."""
+        return (now, self.plan, self.plan.changes, tuple(self.running))
+
+    def _known_rebuild(self, now: int) -> list[int]:
+        """The jobs the last rebuild placed as the next one would, if nothing changed."""
+        if self._rebuilt is None:
+            return []
+        board, known = self._rebuilt
+        return known if board == self._board_now(now) else []
 
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None
