@@ -12,7 +12,13 @@ state). Reports the median and 90th percentile per policy.
 
 With ``--nodes N`` the policies plan on N named nodes of ``cpus=32,mem_gb=128`` (the node
 planner, as the daemon runs them on agents) and jobs ask for slots: 1-256 slots of 1-32
-cpus and 2 GB a cpu, so every decision is a set of placements on named nodes.
+cpus and 2 GB a cpu, so every decision is a set of placements on named nodes. The
+schedule is the one the last of those submissions left, so QoPS knows its last rebuild
+(:class:`~berth.core.policies.admission.Rebuilt`), as a decision right after another at
+the same instant does; ``--afresh`` times the decision after a change (a job's end or
+start), which rebuilds from nothing:
+
+    .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0 --afresh
 
 Then the full replay the issue sets a target for: the first 5,000 CTC jobs at load 1.6
 (duplication), exact estimates, deadlines from EASY with S = 0.2, under QoPS (median of
@@ -81,8 +87,15 @@ def build(
     return policy
 
 
-def measure(policy_name: str, waiting: int, samples: int, nodes: int = 0) -> list[float]:
+def measure(
+    policy_name: str, waiting: int, samples: int, nodes: int = 0, afresh: bool = False
+) -> list[float]:
+    """Decision times against copies of one schedule; ``afresh``: on nodes, each copy
+    forgets what the last decision knew of its rebuild, as after a job's end or start
+    (by default a decision follows the last one at the same instant, as in a burst)."""
     base = build(policy_name, waiting, seed=waiting, nodes=nodes)
+    if afresh and isinstance(base, NodeDeadline):
+        base.forget_rebuild()
     rng = random.Random(7)
     make_job = _slots_job if nodes else _job
     times = []
@@ -126,13 +139,20 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=21)
     parser.add_argument("--repeat", type=int, default=3, help="CTC replays (0: skip)")
     parser.add_argument("--nodes", type=int, default=0, help="plan on N named 32-cpu nodes")
+    parser.add_argument(
+        "--afresh",
+        action="store_true",
+        help="on nodes, as after a change: QoPS rebuilds insertion point 0 from nothing",
+    )
     args = parser.parse_args()
     where = f"{args.nodes} nodes of cpus=32,mem_gb=128" if args.nodes else f"{CPUS} cpus"
+    if args.nodes:
+        where += ", rebuilt from nothing" if args.afresh else ", right after the last decision"
     print(f"Admission decision time, {where}, median / p90 of {args.samples} decisions")
     print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
     for policy_name in args.policies.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
-            times = sorted(measure(policy_name, size, args.samples, args.nodes))
+            times = sorted(measure(policy_name, size, args.samples, args.nodes, args.afresh))
             p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
             print(
                 f"  {policy_name:<6} {size:>8,} {statistics.median(times) * 1e3:>10.2f} "

@@ -102,6 +102,11 @@ class NodeDeadline(NodeBackfill):
         started job holds its nodes from the start of the next rebuild on)."""
         return (now, self.plan, self.plan.changes, tuple(self.running))
 
+    def forget_rebuild(self) -> None:
+        """Forget what is known of the last rebuild, as any change to the plan does (the
+        admission benchmark times both kinds of decision)."""
+        self._rebuilt = None
+
     def _known_rebuild(self, now: int) -> list[int]:
         """The jobs the last rebuild placed as the next one would, if nothing changed."""
         if self._rebuilt is None:
