@@ -155,6 +155,27 @@ def test_a_vector_wider_than_the_space_is_refused() -> None:
         profile.fits_during(SPACES[1].pack({"mem": 1}), 0, 1)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    placement=st.dictionaries(st.integers(0, 4095), st.integers(1, 2**70), max_size=12),
+    demand=st.sampled_from([1, 3 + (5 << 50), (1 << 62) + 7, 9 << 100, 2**63 - 1]),
+)
+def test_what_a_placement_holds_is_the_python_product(
+    placement: dict[int, int], demand: int
+) -> None:
+    """``held_of`` (``NodePlan.held`` in C): the same dict as Python's products, in the
+    same order, where a product fits in 64 bits and where it does not."""
+    from berth.core.profile import HELD_OF
+
+    assert HELD_OF is not None
+    held = HELD_OF(placement, demand)
+    python = {index: demand * slots for index, slots in placement.items()}
+    assert held == python
+    assert list(held) == list(python)
+    with pytest.raises(TypeError):
+        HELD_OF([(0, 1)], demand)  # type: ignore[arg-type]
+
+
 def test_a_summed_profile_is_the_same_from_either_class() -> None:
     from berth.core.profile_sets import summed
 

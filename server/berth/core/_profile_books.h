@@ -122,4 +122,46 @@ static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_
     return found;
 }
 
+/* held_of(placement, demand): {node: demand * slots} for a placement of slots of the
+ * packed ``demand`` (NodePlan.held for slots that share nodes), each product computed
+ * in 64 bits when it fits there (a placement's dict was 8 % of a QoPS decision, built
+ * in Python); new Python ints equal to the Python products either way. */
+static PyObject *held_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_args("held_of", nargs, 2, 2) < 0) return NULL;
+    PyObject *placement = args[0], *demand = args[1];
+    if (!PyDict_Check(placement) || !PyLong_Check(demand)) {
+        PyErr_SetString(PyExc_TypeError, "held_of() takes a dict and an int");
+        return NULL;
+    }
+    int demand_big = 0;
+    long long small = PyLong_AsLongLongAndOverflow(demand, &demand_big);
+    if (small == -1 && PyErr_Occurred()) return NULL;
+    PyObject *held = PyDict_New();
+    if (held == NULL) return NULL;
+    Py_ssize_t at = 0;
+    PyObject *key, *slots;
+    while (PyDict_Next(placement, &at, &key, &slots)) {
+        long long count = 0, product = 0;
+        int slots_big = 1;
+        if (!demand_big && PyLong_Check(slots)) {
+            count = PyLong_AsLongLongAndOverflow(slots, &slots_big);
+            if (count == -1 && PyErr_Occurred()) {
+                Py_DECREF(held);
+                return NULL;
+            }
+        }
+        PyObject *amount = !demand_big && !slots_big &&
+                                   !__builtin_mul_overflow(small, count, &product)
+                               ? PyLong_FromLongLong(product)
+                               : PyNumber_Multiply(demand, slots);
+        if (amount == NULL || PyDict_SetItem(held, key, amount) < 0) {
+            Py_XDECREF(amount);
+            Py_DECREF(held);
+            return NULL;
+        }
+        Py_DECREF(amount);
+    }
+    return held;
+}
+
 #endif

@@ -472,6 +472,8 @@ static PyMethodDef module_functions[] = {
      "The places of the profiles with a step to drop before now."},
     {"book_nodes", (PyCFunction)(void (*)(void))book_nodes, METH_FASTCALL,
      "A placement booked on C profiles: the nodes, the aggregate, the blocks' sums."},
+    {"held_of", (PyCFunction)(void (*)(void))held_of, METH_FASTCALL,
+     "What a placement of slots holds per node: {node: demand * slots}."},
     {NULL, NULL, 0, NULL},
 };
 

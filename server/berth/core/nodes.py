@@ -25,7 +25,7 @@ from berth.core.node_blocks import BLOCKS_FROM, NodeBlocks
 from berth.core.node_search import Instant as Instant
 from berth.core.node_search import Placement as Placement
 from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_shared
-from berth.core.profile import BOOK_NODES, NativeProfile, Profile
+from berth.core.profile import BOOK_NODES, HELD_OF, NativeProfile, Profile
 from berth.core.profile_sets import forget_all_before, summed
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
@@ -340,6 +340,8 @@ class NodePlan:
         """What a placement holds per node (packed): its slots, or the whole node."""
         if exclusive:
             return {index: self.capacities[index] for index in placement}
+        if HELD_OF is not None:
+            return HELD_OF(placement, demand)
         return {index: demand * slots for index, slots in placement.items()}
 
     def reserve(self, held: Mapping[int, int], start: int, duration: int) -> None:

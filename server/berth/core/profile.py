@@ -39,6 +39,7 @@ from berth.core.room_walks import RoomWalks
 
 __all__ = [
     "BOOK_NODES",
+    "HELD_OF",
     "NATIVE",
     "NATIVE_SEARCH",
     "NEVER",
@@ -415,6 +416,9 @@ class _NotBuilt:
 NativeProfile: type = _NotBuilt
 #: Booking a placement on C profiles in one call (:meth:`berth.core.nodes.NodePlan.reserve`).
 BOOK_NODES: Callable[..., None] | None = None
+#: What a placement of shared slots holds per node, built in C
+#: (:meth:`berth.core.nodes.NodePlan.held`).
+HELD_OF: Callable[[dict[int, int], int], dict[int, int]] | None = None
 #: The places of the C profiles of a list with a step to drop before a time.
 WITH_PAST: Callable[[list[Profile], int], list[int]] | None = None
 
@@ -424,6 +428,7 @@ if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/_
         Profile = NativeProfile = _native.Profile
         NATIVE_SEARCH = _native.earliest_shared
         BOOK_NODES = _native.book_nodes
+        HELD_OF = _native.held_of
         WITH_PAST = _native.with_past
 
 #: Whether ``Profile`` is the C one.
