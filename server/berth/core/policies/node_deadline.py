@@ -99,8 +99,16 @@ class NodeDeadline(NodeBackfill):
     def _board_now(self, now: int) -> tuple[object, ...]:
         """What must not change for a rebuild's known placements to stay what a rebuild
         gives: the instant, the plan and every change to it, the running jobs (a
-        started job holds its nodes from the start of the next rebuild on)."""
+        started job holds its nodes from the start of the next rebuild on); and no
+        waiting job may start earlier than it could (:meth:`relax` forgets it all)."""
         return (now, self.plan, self.plan.changes, tuple(self.running))
+
+    def relax(self, job_id: int, not_before: int | None, now: int) -> None:
+        """See :meth:`NodeBackfill.relax`. A rebuild may now place the job earlier,
+        before jobs that came after it, even where the plan cannot move it (they hold
+        that room): what is known of the last rebuild is forgotten."""
+        self.forget_rebuild()
+        super().relax(job_id, not_before, now)
 
     def forget_rebuild(self) -> None:
         """Forget what is known of the last rebuild, as any change to the plan does (the
