@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.admission import Admission, AnyBoard, try_insertion
+from berth.core.policies.admission import Admission, AnyBoard, Rebuilt, try_insertion
 from berth.core.policies.deadline import DeadlinePolicy
 from berth.core.policies.deadline_rules import Broken, Deadlines, Queued
 from berth.core.policies.mrt import Mrt
@@ -51,9 +51,15 @@ class PointZero(Admission):
         super().__init__("qops", k_factor=k_factor)
 
     def __call__(
-        self, board: AnyBoard, rules: Deadlines, order: Sequence[Queued], new: Queued, now: int
+        self,
+        board: AnyBoard,
+        rules: Deadlines,
+        order: Sequence[Queued],
+        new: Queued,
+        now: int,
+        rebuilt: Rebuilt | None = None,
     ) -> Broken | None:
-        return try_insertion(board, rules, order, new, 0, now, self.k_factor)
+        return try_insertion(board, rules, order, new, 0, now, self.k_factor, rebuilt)
 
 
 EDF_GREEDY = PointZero(0)
