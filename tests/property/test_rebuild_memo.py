@@ -5,7 +5,8 @@ the jobs at the head of that order that the last rebuild placed, on a board unch
 since, are left where they are (:class:`~berth.core.policies.admission.Rebuilt`). Two
 replays, one that never keeps them, must give the same schedule: the same admissions,
 starts, guarantees and nodes, with bursts of arrivals at one instant (where it is kept),
-jobs that end early, start, and are compressed (where it must be forgotten).
+jobs that end early, start, are compressed, withdrawn or allowed to start earlier
+(where it must be forgotten).
 """
 
 from __future__ import annotations
