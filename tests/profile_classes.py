@@ -20,7 +20,7 @@ from types import ModuleType
 from unittest import mock
 
 import berth.core
-from berth.core import node_search, nodes, profile
+from berth.core import node_runs, node_search, nodes, profile
 from berth.core.profile import PythonProfile
 
 #: The modules that define the class in use rather than use it.
@@ -52,9 +52,11 @@ def python_profiles() -> Iterator[None]:
 
 @contextmanager
 def python_search() -> Iterator[None]:
-    """Inside, the node search and booking are the Python ones whatever the profiles are."""
+    """Inside, the node search and booking are the Python ones whatever the profiles are
+    (and no run of them is looped in C)."""
     with (
         mock.patch.object(node_search, "NATIVE_SEARCH", None),
         mock.patch.object(nodes, "BOOK_NODES", None),
+        mock.patch.object(node_runs, "PLACE_RUN", None),
     ):
         yield

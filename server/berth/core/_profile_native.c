@@ -15,7 +15,8 @@
  * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h, the
  * node search over many such profiles (the module's earliest_shared) _profile_search.h
  * with _profile_due.h, the booking of a placement over them (book_nodes) and the
- * question which have a past to forget (with_past) _profile_books.h.
+ * question which have a past to forget (with_past) _profile_books.h, runs of placements
+ * and give-backs looped over those (place_run, release_run) _profile_runs.h.
  * Pure: no clock, no I/O.
  */
 #include "_profile_steps.h"
@@ -24,6 +25,7 @@ static PyTypeObject NativeProfileType;
 
 #include "_profile_search.h"
 #include "_profile_books.h"
+#include "_profile_runs.h"
 
 /* ---- the type ---------------------------------------------------------------------- */
 
@@ -474,6 +476,10 @@ static PyMethodDef module_functions[] = {
      "A placement booked on C profiles: the nodes, the aggregate, the blocks' sums."},
     {"held_of", (PyCFunction)(void (*)(void))held_of, METH_FASTCALL,
      "What a placement of slots holds per node: {node: demand * slots}."},
+    {"place_run", (PyCFunction)(void (*)(void))place_run, METH_FASTCALL,
+     "Jobs placed in turn at their earliest starts and booked, until one is late."},
+    {"release_run", (PyCFunction)(void (*)(void))release_run, METH_FASTCALL,
+     "Reservations given back in turn: their nodes, sums and ends."},
     {NULL, NULL, 0, NULL},
 };
 

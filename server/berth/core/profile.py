@@ -31,7 +31,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from berth.core.resources import copies_in, parts_of
 from berth.core.room_runs import NEVER
@@ -43,6 +43,8 @@ __all__ = [
     "NATIVE",
     "NATIVE_SEARCH",
     "NEVER",
+    "PLACE_RUN",
+    "RELEASE_RUN",
     "WITH_PAST",
     "NativeProfile",
     "Profile",
@@ -419,6 +421,10 @@ BOOK_NODES: Callable[..., None] | None = None
 #: What a placement of shared slots holds per node, built in C
 #: (:meth:`berth.core.nodes.NodePlan.held`).
 HELD_OF: Callable[[dict[int, int], int], dict[int, int]] | None = None
+#: Runs of placements and of give-backs on a node plan of C profiles, each in one call
+#: (:mod:`berth.core.node_runs`).
+PLACE_RUN: Callable[..., list[Any]] | None = None
+RELEASE_RUN: Callable[..., None] | None = None
 #: The places of the C profiles of a list with a step to drop before a time.
 WITH_PAST: Callable[[list[Profile], int], list[int]] | None = None
 
@@ -429,6 +435,8 @@ if not TYPE_CHECKING:  # the C profile where built and not hidden (see ``berth/_
         NATIVE_SEARCH = _native.earliest_shared
         BOOK_NODES = _native.book_nodes
         HELD_OF = _native.held_of
+        PLACE_RUN = _native.place_run
+        RELEASE_RUN = _native.release_run
         WITH_PAST = _native.with_past
 
 #: Whether ``Profile`` is the C one.

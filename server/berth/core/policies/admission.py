@@ -125,21 +125,21 @@ def try_insertion(
     kept = _known_head(pending, rebuilt.known) if rebuilt is not None else 0
     placed = {e.job.id: board.starts[e.job.id] for e in pending[:kept]}  # (staying)
     del pending[:kept]
-    for entry in moved:
-        if entry.job.id not in placed:
-            board.take(entry)
+    board.take_each([entry for entry in moved if entry.job.id not in placed])
     # The jobs placed as a rebuild places them: in order, none taken back since.
     in_order = list(placed) if rebuilt is not None else []
     violations = 0
     while pending:
-        entry = pending.pop(0)
-        start = board.place(entry, now)
-        placed[entry.job.id] = start
+        # Placed in turn up to the first one late (or all of them).
+        starts = board.place_each(pending, now, rules.of)
+        run, pending = pending[: len(starts)], pending[len(starts) :]
+        placed.update((e.job.id, start) for e, start in zip(run, starts, strict=True))
         if rebuilt is not None and violations == 0:
-            in_order.append(entry.job.id)
+            in_order += [e.job.id for e in run]
+        entry, start = run[-1], starts[-1]
         broken = rules.late(entry, start)
         if broken is None:
-            continue
+            continue  # (every job placed)
         violations += 1
         if violations > k_factor:
             return broken
@@ -154,7 +154,7 @@ def try_insertion(
         del in_order[cut:]
         for job_id in [*back, entry.job.id]:
             del placed[job_id]
-            board.take(entries[job_id])
+        board.take_each(entries[job_id] for job_id in [*back, entry.job.id])
         pending = [entry, *sorted([*pending, *(entries[j] for j in back)], key=key)]
     if rebuilt is not None:
         rebuilt.known = in_order

@@ -11,7 +11,7 @@ Pure: no clock, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from berth.core.filler import Filler
@@ -66,6 +66,24 @@ class Board(Generic[E, Where]):
         self._hold(entry, start, where)
         self._placed(entry, start, where)
         return start
+
+    def place_each(
+        self, entries: Sequence[E], after: int, deadlines: Mapping[int, int]
+    ) -> list[int]:
+        """:meth:`place` each of ``entries`` in turn, until one completes after its deadline
+        in ``deadlines`` (by job id; placed too): the starts of those placed."""
+        starts = []
+        for entry in entries:
+            start = self.place(entry, after)
+            starts.append(start)
+            if start + entry.job.estimate > deadlines[self._id(entry)]:
+                break
+        return starts
+
+    def take_each(self, entries: Iterable[E]) -> None:
+        """:meth:`take` each of ``entries``, in turn."""
+        for entry in entries:
+            self.take(entry)
 
     def put(self, entry: E, start: int, where: Where | None = None) -> bool:
         """Reserve ``entry`` at ``start`` exactly: where it was (``where``, which must be

@@ -10,8 +10,10 @@ placements the board ended with. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from berth.core.node_runs import RunJob, place_run, release_run, run_job, runs_apply
 from berth.core.nodes import NodePlan, Placement
 from berth.core.policies.boards import Board
 from berth.core.policies.node_schedule import Planned
@@ -33,6 +35,8 @@ class NodeBoard(Board[Planned, OnNodes]):
             if e.start is not None and e.placement is not None and e.held is not None
         )
         self.plan = policy.plan
+        #: Each job as a run of C placements reads it, by (job, earliest start asked).
+        self._runs: dict[tuple[int, int], RunJob] = {}
         self._unpack = policy.space.unpack
         self._total = policy.totals
 
@@ -61,6 +65,65 @@ class NodeBoard(Board[Planned, OnNodes]):
         if placement is None:
             return None
         return placement, self.plan.held(placement, entry.demand, shape.exclusive)
+
+    def place_each(
+        self, entries: Sequence[Planned], after: int, deadlines: Mapping[int, int]
+    ) -> list[int]:
+        """:meth:`Board.place_each`, in one C call where the plan allows it
+        (:mod:`berth.core.node_runs`)."""
+        plan = self.plan
+        if not isinstance(plan, NodePlan) or not runs_apply(plan):
+            return super().place_each(entries, after, deadlines)
+        jobs = []
+        known = self._runs  # (QoPS places a job again at each insertion point it tries)
+        for entry in entries:
+            job = entry.job
+            run = known.get((job.id, after))
+            if run is None or run[6] != deadlines[job.id]:
+                run = run_job(
+                    plan,
+                    entry.shape,
+                    entry.demand,
+                    job.estimate,
+                    job.ready(after),
+                    deadlines[job.id],
+                )
+                if run is None:
+                    return super().place_each(entries, after, deadlines)
+                known[job.id, after] = run
+            jobs.append(run)
+        if not runs_apply(plan):  # (a summed profile made for a slot: booked only by methods)
+            return super().place_each(entries, after, deadlines)
+        starts = []
+        board_starts, where, log = self.starts, self.where, self._log
+        for entry, found in zip(entries, place_run(plan, jobs), strict=False):
+            assert found is not None, "an admitted job always fits once all has ended"
+            start, placement, held = found
+            on = (placement, held)
+            board_starts[entry.job.id], where[entry.job.id] = start, on  # (Board._placed)
+            log.append((True, entry, start, on))
+            starts.append(start)
+        return starts
+
+    def take_each(self, entries: Iterable[Planned]) -> None:
+        """:meth:`Board.take` each of ``entries``, in one C call where the plan allows it."""
+        plan = self.plan
+        entries = list(entries)
+        if (
+            not isinstance(plan, NodePlan)
+            or not runs_apply(plan)
+            or any(type(self.where[e.job.id][1]) is not dict for e in entries)
+        ):
+            super().take_each(entries)
+            return
+        windows = []
+        starts, where, log = self.starts, self.where, self._log
+        for entry in entries:
+            job_id = entry.job.id
+            start, on = starts.pop(job_id), where.pop(job_id)
+            log.append((False, entry, start, on))
+            windows.append((on[1], start, start + entry.job.estimate))  # (estimates >= 1)
+        release_run(plan, windows)
 
     def _hold(self, entry: Planned, start: int, where: OnNodes) -> None:
         self.plan.reserve(where[1], start, entry.job.estimate)
