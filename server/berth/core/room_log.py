@@ -60,6 +60,36 @@ class RoomLog:
         self.size += 1
         self.last = (since, until)
 
+    def extend(self, windows: Sequence[tuple[int, int, Iterable[int]]]) -> None:
+        """:meth:`append` each ``(since, until, nodes)`` in turn; only the windows kept to
+        be read one by one have their nodes made a tuple (a QoPS commit logs hundreds)."""
+        lows, highs, low_at, high_at = self._lows, self._highs, self._low_at, self._high_at
+        size = self.size
+        for since, until, _ in windows:
+            while lows and lows[-1] >= since:
+                lows.pop()
+                low_at.pop()
+            while highs and highs[-1] <= until:
+                highs.pop()
+                high_at.pop()
+            lows.append(since)
+            low_at.append(size)
+            highs.append(until)
+            high_at.append(size)
+            size += 1
+        if not windows:
+            return
+        self.size = size
+        self.last = (windows[-1][0], windows[-1][1])
+        # As many as appending one by one keeps: each time the list passes twice the
+        # kept, it is cut back to the kept.
+        kept = self._windows
+        length = len(kept) + len(windows)
+        if length > 2 * WINDOWS_KEPT:
+            length = WINDOWS_KEPT + (length - 2 * WINDOWS_KEPT - 1) % (WINDOWS_KEPT + 1)
+        new = [(since, until, tuple(nodes)) for since, until, nodes in windows[-length:]]
+        kept[:] = [*kept[len(kept) - (length - len(new)) :], *new] if length > len(new) else new
+
     def windows_since(self, position: int) -> list[Window] | None:
         """The entries logged at ``position`` or later, oldest first: each window of room
         given back with the nodes it was given back on; ``None`` if they are more than
@@ -128,6 +158,23 @@ class RoomLogs:
                 log.clear()
                 restarted.append(log)
             log.append(since, until, nodes)
+        return restarted
+
+    def extend(
+        self, key: Hashable, windows: Sequence[tuple[int, int, Iterable[int]]]
+    ) -> list[RoomLog]:
+        """:meth:`append` each ``(since, until, nodes)`` in turn for the set ``key`` alone;
+        its log each time it started again."""
+        log = self._logs.get(key)
+        restarted = []
+        at = 0
+        while log is not None and at < len(windows):
+            if log.size >= self._limit:
+                log.clear()
+                restarted.append(log)
+            part = windows[at : at + self._limit - log.size]
+            log.extend(part)
+            at += len(part)
         return restarted
 
     def clear(self) -> None:

@@ -136,6 +136,7 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
     """Give the policy's waiting jobs the placements on ``board`` (the live plan): the
     room a moved job gave back is logged, so the next compression reads it again."""
     names_nodes = isinstance(policy.plan, NodePlan)
+    given_back = []  # (logged in one pass, in this order)
     for job_id, start in board.starts.items():
         entry = policy.waiting[job_id]
         placement, held = board.where[job_id]
@@ -149,9 +150,10 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
             entry.placement, entry.held = placement, held
             continue
         if entry.start is not None and entry.held is not None:
-            policy._given_back(entry.held, entry.start, entry.start + entry.job.estimate)
+            given_back.append((entry.held, entry.start, entry.start + entry.job.estimate))
         if entry.guarantee is not None:  # a new start, or new nodes: the shell records it
             policy._replanned.add(job_id)
         entry.start, entry.placement, entry.held = start, placement, held
         entry.checked = -1
         heapq.heappush(policy._starts, (start, policy._arrival[job_id], job_id))
+    policy._given_back_each(given_back)
