@@ -28,7 +28,7 @@ from berth.core.shapes import Shape
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
 from tests.property.strategies import drawing, with_deadlines
-from tests.property.test_node_blocks import blocky_workloads
+from tests.property.test_node_blocks import blocky_clusters, blocky_workloads
 from tests.property.test_node_planner import check
 
 pytestmark = pytest.mark.skipif(
@@ -56,9 +56,30 @@ def _state(board: NodeBoard) -> tuple[object, ...]:
 
 
 @st.composite
+def shared_workloads(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], list[TraceJob]]:
+    """A cluster of :func:`blocky_clusters` and up to 30 jobs of slots that share nodes
+    (the runs place those; a job taking whole nodes sends its run down the methods),
+    most with no node count, or a node policy's mixed workload (those runs too)."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(blocky_workloads())
+    nodes = draw(blocky_clusters())
+    names = sorted({name for amounts in nodes.values() for name in amounts})
+    jobs = []
+    for job_id in range(1, draw(st.integers(1, 30)) + 1):
+        per_slot = {name: draw(st.integers(0, 2)) for name in names}
+        per_slot[names[0]] = max(per_slot[names[0]], 1)
+        count = draw(st.integers(1, 6))
+        spread = draw(st.one_of(st.none(), st.none(), st.integers(1, count)))
+        shape = Shape(count=count, per_slot=per_slot, nodes=spread)
+        job = Job(job_id, draw(st.integers(0, 10)), draw(st.integers(1, 8)), {}, shape=shape)
+        jobs.append(TraceJob(job, draw(st.integers(1, 10))))
+    return nodes, sorted(jobs, key=lambda t: (t.job.submit, t.job.id))
+
+
+@st.composite
 def admitted(draw: st.DrawFn) -> NodeDeadline:
     """A QoPS policy on nodes (blocks of a few nodes, or none) with jobs admitted."""
-    nodes, drawn = draw(blocky_workloads())
+    nodes, drawn = draw(shared_workloads())
     with mock.patch.object(node_module, "BLOCKS_FROM", draw(st.sampled_from([1, 1 << 30]))):
         policy = NodeDeadline("qops", nodes)
     for t in with_deadlines(draw, drawn, spare=40):
@@ -76,7 +97,9 @@ def test_a_run_books_what_the_methods_book(data: st.DataObject, policy: NodeDead
         else []
     )
     order = data.draw(st.permutations(out))
-    deadlines = {e.job.id: data.draw(st.integers(0, 60)) for e in out}
+    # Some late (a run stops there), most not (long runs: each bounds the next searches).
+    deadline = st.one_of(st.integers(0, 60), st.just(1 << 40))
+    deadlines = {e.job.id: data.draw(deadline) for e in out}
     after = data.draw(st.integers(0, 5))
     event(f"runs apply: {node_runs.runs_apply(policy.plan)}, {len(out)} out")
     note(f"{type(policy.plan).__name__}, runs apply: {node_runs.runs_apply(policy.plan)}")
@@ -136,7 +159,7 @@ def test_the_loops_are_taken_on_a_plan_they_describe() -> None:
 def test_qops_plans_alike_with_and_without_the_loops(
     data: st.DataObject, heuristic: str, budget: int | None
 ) -> None:
-    nodes, drawn = data.draw(blocky_workloads())
+    nodes, drawn = data.draw(shared_workloads())
     jobs = [
         TraceJob(t.job, min(d.runtime, t.job.estimate))  # most end early
         for t, d in zip(with_deadlines(drawing(data), drawn, spare=12), drawn, strict=True)

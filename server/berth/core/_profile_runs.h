@@ -28,6 +28,152 @@ static Py_ssize_t ends_after(PyObject *ends, int64_t time) {
     return lo;
 }
 
+/* How many of a run's last summed starts place_run keeps to bound the next ones. */
+#define RUN_FLOORS 32
+
+/* A summed start a run found: the earliest start from ``after`` on where ``summed`` held
+ * ``total`` for ``duration``. */
+typedef struct {
+    const NativeProfile *summed;
+    int64_t total[MAX_FIELDS], duration, after, found;
+} SummedStart;
+
+/* The earliest start from ``after`` on where ``summed`` holds ``total`` for ``duration``
+ * (0 for none), bounded below by the starts found before in the run (``floors``, the
+ * last ``n`` of them, kept here in a ring): the run only takes room, so a request at
+ * least as large, as long and as late as an earlier one fits no earlier than it did.
+ * A run of 800 jobs walked the aggregate from the present for each, over the full
+ * steps its earlier jobs had made (a third of the node search). */
+static int summed_start(NativeProfile *summed, const int64_t *total, int64_t duration,
+                        int64_t after, SummedStart *floors, Py_ssize_t *n, int64_t *found) {
+    int k = summed->k;
+    int64_t from = after;
+    Py_ssize_t kept = *n < RUN_FLOORS ? *n : RUN_FLOORS;
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        const SummedStart *f = &floors[i];
+        if (f->summed != summed || f->found <= from || f->duration > duration || f->after > after)
+            continue;
+        int larger = 1;
+        for (int r = 0; r < k && larger; r++) larger = total[r] >= f->total[r];
+        if (larger) from = f->found;
+    }
+    if (!earliest(summed, total, duration, from, 0, 0, 0, 0, found)) return 0;
+    SummedStart *f = &floors[(*n)++ % RUN_FLOORS];
+    f->summed = summed;
+    memcpy(f->total, total, sizeof(int64_t) * (size_t)k);
+    f->duration = duration;
+    f->after = after;
+    f->found = *found;
+    return 1;
+}
+
+/* A start a run found on the nodes for a job with no node count. */
+typedef struct {
+    int64_t demand[MAX_FIELDS], count, duration, after, found;
+} NodeStart;
+
+/* The latest start the run found before (``floors``, its last ``n``) for a job whose
+ * placement this one's would contain: slots no larger, no more of them, no node count,
+ * no longer, asked no later. The run only takes room, so wherever this job fits, that
+ * one would have fit then: this one starts no earlier. ``after`` if none. */
+static int64_t node_floor(const int64_t *demand, int k, int64_t count, int64_t duration,
+                          int64_t after, const NodeStart *floors, Py_ssize_t n) {
+    int64_t from = after;
+    Py_ssize_t kept = n < RUN_FLOORS ? n : RUN_FLOORS;
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        const NodeStart *f = &floors[i];
+        if (f->found <= from || f->count > count || f->duration > duration || f->after > after)
+            continue;
+        int larger = 1;
+        for (int r = 0; r < k && larger; r++) larger = demand[r] >= f->demand[r];
+        if (larger) from = f->found;
+    }
+    return from;
+}
+
+/* A job of a run, as read from its tuple (see place_run). */
+typedef struct {
+    PyObject *tuple;
+    NativeProfile *summed;
+    int64_t slot[MAX_FIELDS], total[MAX_FIELDS], count, nodes, duration, after, deadline;
+} RunJob;
+
+static int run_job_of(PyObject *job, RunJob *out) {
+    if (!PyTuple_Check(job) || PyTuple_GET_SIZE(job) != 10) {
+        PyErr_SetString(PyExc_TypeError, "a job of place_run() is a tuple of ten");
+        return -1;
+    }
+    out->tuple = job;
+    if ((out->summed = profile_arg(PyTuple_GET_ITEM(job, 9), -1)) == NULL) return -1;
+    int k = out->summed->k;
+    const int64_t *amounts = demand_of(PyTuple_GET_ITEM(job, 0), k);
+    if (amounts == NULL) return -1;
+    memcpy(out->slot, amounts, sizeof(int64_t) * (size_t)k);
+    if ((amounts = demand_of(PyTuple_GET_ITEM(job, 1), k)) == NULL) return -1;
+    memcpy(out->total, amounts, sizeof(int64_t) * (size_t)k);
+    return as_time(PyTuple_GET_ITEM(job, 2), &out->count) < 0 ||
+                   as_time(PyTuple_GET_ITEM(job, 3), &out->nodes) < 0 ||
+                   as_time(PyTuple_GET_ITEM(job, 4), &out->duration) < 0 ||
+                   as_time(PyTuple_GET_ITEM(job, 5), &out->after) < 0 ||
+                   as_time(PyTuple_GET_ITEM(job, 6), &out->deadline) < 0
+               ? -1
+               : 0;
+}
+
+/* What a run knows of its searches so far, to bound the next ones. */
+typedef struct {
+    SummedStart summed[RUN_FLOORS];
+    NodeStart nodes[RUN_FLOORS];
+    Py_ssize_t summed_n, nodes_n;
+} RunFloors;
+
+/* Where the job's search may begin: no placement of it starts earlier. A job an earlier
+ * one's placement would fit in starts no earlier than it; else, no earlier than where
+ * the summed profile first holds it (asked from there, the search finds what it finds
+ * from the job's ``after``: nothing fits before). */
+static int64_t search_from(const RunJob *job, RunFloors *floors) {
+    int64_t from = node_floor(job->slot, job->summed->k, job->count, job->duration, job->after,
+                              floors->nodes, floors->nodes_n);
+    if (from > job->after) return from;
+    int64_t first;
+    return summed_start(job->summed, job->total, job->duration, job->after, floors->summed,
+                        &floors->summed_n, &first)
+               ? first
+               : job->after; /* (none: the search says so) */
+}
+
+/* The job found at ``start`` (an int): kept as a bound for the next searches, if it
+ * names no node count. */
+static void found_at(const RunJob *job, int64_t start, RunFloors *floors) {
+    if (job->nodes != 0) return;
+    NodeStart *f = &floors->nodes[floors->nodes_n++ % RUN_FLOORS];
+    memcpy(f->demand, job->slot, sizeof(int64_t) * (size_t)job->summed->k);
+    f->count = job->count;
+    f->duration = job->duration;
+    f->after = job->after;
+    f->found = start;
+}
+
+/* Book ``placement`` at ``start`` as NodePlan.reserve does (its end into ``ends``); the
+ * (start, placement, held) placed, or NULL with an exception set. */
+static PyObject *book_placed(PyObject *module, PyObject *const *plan, const RunJob *job,
+                             PyObject *start, int64_t at, PyObject *placement) {
+    PyObject *demand = PyTuple_GET_ITEM(job->tuple, 0);
+    PyObject *pair[2] = {placement, demand};
+    PyObject *held = held_of(module, pair, 2);
+    PyObject *end = held == NULL ? NULL : PyLong_FromLongLong(plus(at, job->duration));
+    PyObject *booking[8] = {plan[0], held, start, end, plan[5], plan[2], plan[3], plan[4]};
+    PyObject *booked = end == NULL ? NULL : book_nodes(module, booking, 8);
+    Py_XDECREF(booked);
+    Py_ssize_t where = booked == NULL ? -1 : ends_after(plan[1], plus(at, job->duration));
+    PyObject *entry = where < 0 || PyList_Insert(plan[1], where, end) < 0
+                          ? NULL
+                          : PyTuple_Pack(3, start, placement, held);
+    Py_XDECREF(end);
+    Py_XDECREF(held);
+    return entry;
+}
+
 /* place_run(profiles, ends, aggregate, blocks, block_of, block_steps, jobs): each job of
  * the list ``jobs``, a tuple (demand, total, count, nodes, duration, after, deadline,
  * able, blocks_of_able, summed), placed in turn at its earliest start from ``after`` on
@@ -37,30 +183,28 @@ static Py_ssize_t ends_after(PyObject *ends, int64_t time) {
  * answer). The answer: per job placed, (start, placement, held). */
 static PyObject *place_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (check_args("place_run", nargs, 7, 7) < 0) return NULL;
-    PyObject *profiles = args[0], *ends = args[1], *aggregate = args[2], *blocks = args[3],
-             *block_of = args[4], *block_steps = args[5], *jobs = args[6];
-    if (!PyList_Check(ends) || !PyList_Check(jobs)) {
+    PyObject *jobs = args[6];
+    if (!PyList_Check(args[1]) || !PyList_Check(jobs)) {
         PyErr_SetString(PyExc_TypeError, "place_run() takes a list of ends and of jobs");
         return NULL;
     }
-    PyObject *placed = PyList_New(0), *taken = PyLong_FromLong(-1);
+    PyObject *taken = PyLong_FromLong(-1), *placed = PyList_New(0);
+    /* profiles, ends, aggregate, blocks, block_of, and the sign of a booking */
+    PyObject *plan[6] = {args[0], args[1], args[2], args[3], args[4], taken};
+    RunFloors floors = {.summed_n = 0, .nodes_n = 0};
+    RunJob job;
     if (placed == NULL || taken == NULL) goto failed;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(jobs); i++) {
-        PyObject *job = PyList_GET_ITEM(jobs, i);
-        if (!PyTuple_Check(job) || PyTuple_GET_SIZE(job) != 10) {
-            PyErr_SetString(PyExc_TypeError, "a job of place_run() is a tuple of ten");
-            goto failed;
-        }
-        PyObject *demand = PyTuple_GET_ITEM(job, 0), *duration = PyTuple_GET_ITEM(job, 4);
-        int64_t span, deadline;
-        if (as_time(duration, &span) < 0 || as_time(PyTuple_GET_ITEM(job, 6), &deadline) < 0)
-            goto failed;
-        PyObject *search[15] = {profiles, PyTuple_GET_ITEM(job, 7), PyTuple_GET_ITEM(job, 8),
-                                PyTuple_GET_ITEM(job, 9), ends, demand,
-                                PyTuple_GET_ITEM(job, 1), PyTuple_GET_ITEM(job, 2),
-                                PyTuple_GET_ITEM(job, 3), duration, PyTuple_GET_ITEM(job, 5),
-                                Py_None, Py_None, Py_None, block_steps};
+        if (run_job_of(PyList_GET_ITEM(jobs, i), &job) < 0) goto failed;
+        PyObject *t = job.tuple, *from = PyLong_FromLongLong(search_from(&job, &floors));
+        if (from == NULL) goto failed;
+        PyObject *search[15] = {args[0], PyTuple_GET_ITEM(t, 7), PyTuple_GET_ITEM(t, 8),
+                                PyTuple_GET_ITEM(t, 9), args[1], PyTuple_GET_ITEM(t, 0),
+                                PyTuple_GET_ITEM(t, 1), PyTuple_GET_ITEM(t, 2),
+                                PyTuple_GET_ITEM(t, 3), PyTuple_GET_ITEM(t, 4), from,
+                                Py_None, Py_None, Py_None, args[5]};
         PyObject *found = search_shared(module, search, 15);
+        Py_DECREF(from);
         if (found == NULL) goto failed;
         if (found == Py_None) { /* (the caller says why none is an error) */
             int appended = PyList_Append(placed, found);
@@ -68,29 +212,17 @@ static PyObject *place_run(PyObject *module, PyObject *const *args, Py_ssize_t n
             if (appended < 0) goto failed;
             break;
         }
-        PyObject *start = PyTuple_GET_ITEM(found, 0), *placement = PyTuple_GET_ITEM(found, 1);
+        PyObject *start = PyTuple_GET_ITEM(found, 0);
         int64_t at;
-        if (as_time(start, &at) < 0) {
-            Py_DECREF(found);
-            goto failed;
-        }
-        PyObject *pair[2] = {placement, demand};
-        PyObject *held = held_of(module, pair, 2);
-        PyObject *end = held == NULL ? NULL : PyLong_FromLongLong(plus(at, span));
-        PyObject *booking[8] = {profiles, held, start, end, taken, aggregate, blocks, block_of};
-        PyObject *booked = end == NULL ? NULL : book_nodes(module, booking, 8);
-        Py_XDECREF(booked);
-        Py_ssize_t where = booked == NULL ? -1 : ends_after(ends, plus(at, span));
-        PyObject *entry = where < 0 || PyList_Insert(ends, where, end) < 0
-                              ? NULL
-                              : PyTuple_Pack(3, start, placement, held);
+        PyObject *entry = as_time(start, &at) < 0 ? NULL
+                          : book_placed(module, plan, &job, start, at,
+                                        PyTuple_GET_ITEM(found, 1));
         int appended = entry == NULL ? -1 : PyList_Append(placed, entry);
         Py_XDECREF(entry);
-        Py_XDECREF(end);
-        Py_XDECREF(held);
         Py_DECREF(found);
         if (appended < 0) goto failed;
-        if (plus(at, span) > deadline) break; /* late: the caller takes it from here */
+        found_at(&job, at, &floors);
+        if (plus(at, job.duration) > job.deadline) break; /* late: the caller takes it on */
     }
     Py_DECREF(taken);
     return placed;

@@ -137,23 +137,27 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
     room a moved job gave back is logged, so the next compression reads it again."""
     names_nodes = isinstance(policy.plan, NodePlan)
     given_back = []  # (logged in one pass, in this order)
+    # (Bound once: a decision commits about 800 moved jobs.)
+    waiting, where, replanned = policy.waiting, board.where, policy._replanned
+    starts, arrival, own = policy._starts, policy._arrival, policy._own
     for job_id, start in board.starts.items():
-        entry = policy.waiting[job_id]
-        placement, held = board.where[job_id]
+        entry = waiting[job_id]
+        placement, held = where[job_id]
         if entry.held is held and entry.start == start:
             continue
-        entry = policy._own(job_id)  # (a what-if's copy shares the live entries)
-        if names_nodes and entry.start == start and entry.held == held:
+        entry = own(job_id)  # (a what-if's copy shares the live entries)
+        old_start, old_held = entry.start, entry.held
+        if names_nodes and old_start == start and old_held == held:
             # Placed again on the same nodes: nothing given back, nothing for the shell
             # to record (the dicts only, for their order). A counted plan books each
             # reservation by its ``held``, and colours them in the order booked.
             entry.placement, entry.held = placement, held
             continue
-        if entry.start is not None and entry.held is not None:
-            given_back.append((entry.held, entry.start, entry.start + entry.job.estimate))
+        if old_start is not None and old_held is not None:
+            given_back.append((old_held, old_start, old_start + entry.job.estimate))
         if entry.guarantee is not None:  # a new start, or new nodes: the shell records it
-            policy._replanned.add(job_id)
+            replanned.add(job_id)
         entry.start, entry.placement, entry.held = start, placement, held
         entry.checked = -1
-        heapq.heappush(policy._starts, (start, policy._arrival[job_id], job_id))
+        heapq.heappush(starts, (start, arrival[job_id], job_id))
     policy._given_back_each(given_back)
