@@ -88,16 +88,8 @@ def place_run(plan: NodePlan, jobs: list[RunJob]) -> list[Placed]:
     completes after its deadline (placed too) or one that no start holds (``None``):
     per job placed, its start, placement and amounts per node."""
     assert PLACE_RUN is not None
-    blocks = plan._blocks
-    placed: list[Placed] = PLACE_RUN(
-        plan.profiles,
-        plan._ends,
-        plan.aggregate,
-        None if blocks is None else blocks.profiles,
-        None if blocks is None else blocks.block_of,
-        node_search.BLOCK_STEPS,  # (read when called: the tests set it)
-        jobs,
-    )
+    # (BLOCK_STEPS read when called: the tests set it)
+    placed: list[Placed] = PLACE_RUN(*_booked(plan), node_search.BLOCK_STEPS, jobs)
     plan.changes += len(placed)
     return placed
 
@@ -109,13 +101,18 @@ def release_run(plan: NodePlan, windows: Sequence[tuple[dict[int, int], int, int
     floors = plan._floors
     for _, start, end in windows:
         floors.given_back(start, end)
+    RELEASE_RUN(*_booked(plan), list(windows))
+    plan.changes += len(windows)
+
+
+def _booked(plan: NodePlan) -> tuple[object, ...]:
+    """What a booking changes, as the C loops take it: the node profiles, the ends, the
+    aggregate, the blocks' profiles and each node's block (``None`` without blocks)."""
     blocks = plan._blocks
-    RELEASE_RUN(
+    return (
         plan.profiles,
         plan._ends,
         plan.aggregate,
         None if blocks is None else blocks.profiles,
         None if blocks is None else blocks.block_of,
-        list(windows),
     )
-    plan.changes += len(windows)
