@@ -42,23 +42,8 @@ class RoomLog:
         self._windows: list[Window] = []
 
     def append(self, since: int, until: int, nodes: Sequence[int] = ()) -> None:
-        lows, highs = self._lows, self._highs
-        while lows and lows[-1] >= since:
-            lows.pop()
-            self._low_at.pop()
-        while highs and highs[-1] <= until:
-            highs.pop()
-            self._high_at.pop()
-        lows.append(since)
-        self._low_at.append(self.size)
-        highs.append(until)
-        self._high_at.append(self.size)
-        windows = self._windows
-        windows.append((since, until, nodes))
-        if len(windows) > 2 * WINDOWS_KEPT:
-            del windows[:-WINDOWS_KEPT]
-        self.size += 1
-        self.last = (since, until)
+        """Log room given back during ``[since, until)`` on ``nodes``."""
+        self.extend([(since, until, nodes)])
 
     def extend(self, windows: Sequence[tuple[int, int, Iterable[int]]]) -> None:
         """:meth:`append` each ``(since, until, nodes)`` in turn; only the windows kept to
@@ -149,15 +134,8 @@ class RoomLogs:
         """Log ``[since, until)`` on ``nodes`` for the sets ``keys`` that have a log; the
         logs that started again first (their jobs must be asked afresh)."""
         restarted = []
-        logs = self._logs
         for key in keys:
-            log = logs.get(key)
-            if log is None:
-                continue  # no job waits for these nodes alone
-            if log.size >= self._limit:
-                log.clear()
-                restarted.append(log)
-            log.append(since, until, nodes)
+            restarted += self.extend(key, [(since, until, nodes)])
         return restarted
 
     def extend(
