@@ -54,10 +54,16 @@ class Board(Generic[E, Where]):
 
     def take(self, entry: E) -> None:
         """Take ``entry``'s reservation off the board."""
+        start, where = self._taken(entry)
+        self._give_back(entry, start, where)
+
+    def _taken(self, entry: E) -> tuple[int, Where]:
+        """Take ``entry`` off the board's records (and log it): where it was; the caller
+        gives back what it held."""
         job_id = self._id(entry)
         start, where = self.starts.pop(job_id), self.where.pop(job_id)
-        self._give_back(entry, start, where)
         self._log.append((False, entry, start, where))
+        return start, where
 
     def place(self, entry: E, after: int) -> int:
         """Reserve ``entry`` at its earliest start ``>= after`` (and from when it may

@@ -92,8 +92,6 @@ class NodeBoard(Board[Planned, OnNodes]):
                     return super().place_each(entries, after, deadlines)
                 known[job.id, after] = run
             jobs.append(run)
-        if not runs_apply(plan):  # (a summed profile made for a slot: booked only by methods)
-            return super().place_each(entries, after, deadlines)
         starts = []
         board_starts, where, log = self.starts, self.where, self._log
         for entry, found in zip(entries, place_run(plan, jobs), strict=False):
@@ -117,11 +115,8 @@ class NodeBoard(Board[Planned, OnNodes]):
             super().take_each(entries)
             return
         windows = []
-        starts, where, log = self.starts, self.where, self._log
         for entry in entries:
-            job_id = entry.job.id
-            start, on = starts.pop(job_id), where.pop(job_id)
-            log.append((False, entry, start, on))
+            start, on = self._taken(entry)
             windows.append((on[1], start, start + entry.job.estimate))  # (estimates >= 1)
         release_run(plan, windows)
 
