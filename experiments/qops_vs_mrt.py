@@ -19,13 +19,13 @@ import argparse
 import copy
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from tqdm import tqdm
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.admission import Admission, AnyBoard, Rebuilt, try_insertion
+from berth.core.policies.admission import Admission, AnyBoard, Queue, Rebuilt, try_insertion
 from berth.core.policies.deadline import DeadlinePolicy
 from berth.core.policies.deadline_rules import Broken, Deadlines, Queued
 from berth.core.policies.mrt import Mrt
@@ -54,12 +54,12 @@ class PointZero(Admission):
         self,
         board: AnyBoard,
         rules: Deadlines,
-        order: Sequence[Queued],
+        queue: Queue,
         new: Queued,
         now: int,
         rebuilt: Rebuilt | None = None,
     ) -> Broken | None:
-        return try_insertion(board, rules, order, new, 0, now, self.k_factor, rebuilt)
+        return try_insertion(board, rules, queue.jobs, new, now, self.k_factor, rebuilt)
 
 
 EDF_GREEDY = PointZero(0)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
-from berth.core.policies.admission import Admission
+from berth.core.policies.admission import Admission, Queue
 from berth.core.policies.base import Waiting
 from berth.core.policies.boards import PoolBoard
 from berth.core.policies.conservative import Conservative
@@ -87,7 +87,7 @@ class DeadlinePolicy(Conservative):
             return too_late
         deadline = self.rules.of[job.id] = self.rules.effective(job)
         board = PoolBoard(self.profile, self.space, self.waiting.values(), now)
-        broken = self.admission(board, self.rules, self.scheduled(), entry, now)
+        broken = self.admission(board, self.rules, self.queue(), entry, now)
         if broken is not None:
             del self.rules.of[job.id]
             return Reject(job.id, self.rules.explain(job.id, broken))
@@ -155,10 +155,11 @@ class DeadlinePolicy(Conservative):
             del self.rules.of[start.job_id]
         return started
 
-    def scheduled(self) -> list[Waiting]:
-        """Waiting jobs in order of their reserved start (ties: arrival order)."""
+    def queue(self) -> Queue:
+        """The waiting jobs, put in order of their reserved start (ties: arrival order)
+        when an algorithm asks for it."""
         arrival = self._arrival_of
-        return sorted(
+        return Queue(
             self.waiting.values(),
             key=lambda e: (e.start if e.start is not None else 0, arrival[e.job.id]),
         )

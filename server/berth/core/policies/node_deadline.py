@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
-from berth.core.policies.admission import Admission, Rebuilt
+from berth.core.policies.admission import Admission, Queue, Rebuilt
 from berth.core.policies.deadline_rules import Deadlines
 from berth.core.policies.node_board import NodeBoard, commit
 from berth.core.policies.nodes import NodeBackfill
@@ -72,13 +72,14 @@ class NodeDeadline(NodeBackfill):
             return refused
         deadline = self.rules.of[job.id] = self.rules.effective(job)
         board = NodeBoard(self)
-        order = sorted(
-            (e for e in self.waiting.values() if e.start is not None),
-            key=lambda e: (e.start, self._arrival[e.job.id]),
+        arrival = self._arrival
+        queue = Queue(
+            [e for e in self.waiting.values() if e.start is not None],
+            key=lambda e: (e.start, arrival[e.job.id]),
         )
         known = self._known_rebuild(now)
         rebuilt = Rebuilt(list(known))
-        broken = self.admission(board, self.rules, order, entry, now, rebuilt)
+        broken = self.admission(board, self.rules, queue, entry, now, rebuilt)
         if broken is not None:
             board.undo(0)
             self._forget(job.id)  # and its deadline
