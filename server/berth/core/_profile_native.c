@@ -11,8 +11,9 @@
  * the answer may change), these walk on and answer exactly; every caller treats that
  * time as "ask again from here", so searches find the same starts and placements.
  *
- * This file is the Python type (arguments, answers, copies, pickling); the steps and
- * the walks over them are _profile_steps.h, the packed vectors _profile_packed.h, the
+ * This file is the Python type (storage, copies, pickling, changes, the method
+ * tables); its questions are _profile_questions.h; the steps and the walks over them
+ * are _profile_steps.h, the packed vectors _profile_packed.h, the
  * node search over many such profiles (the module's earliest_shared) _profile_search.h
  * with _profile_due.h, the booking of a placement over them (book_nodes) and the
  * question which have a past to forget (with_past) _profile_books.h, runs of placements
@@ -23,6 +24,7 @@
 
 static PyTypeObject NativeProfileType;
 
+#include "_profile_questions.h"
 #include "_profile_search.h"
 #include "_profile_books.h"
 #include "_profile_runs.h"
@@ -174,181 +176,6 @@ static PyObject *profile_reduce(NativeProfile *self, PyObject *unused) {
         return NULL;
     }
     return Py_BuildValue("(N(OON))", from_steps, self->capacity, self->guard, steps);
-}
-
-static PyObject *profile_breakpoints(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, end;
-    if (check_args("breakpoints", nargs, 2, 2) < 0 || as_time(args[0], &start) < 0 ||
-        as_time(args[1], &end) < 0)
-        return NULL;
-    Py_ssize_t first = at_time(self, start, 0), last = at_time(self, end, 0);
-    if (last < first) last = first;
-    PyObject *times = PyList_New(last - first);
-    if (times == NULL) return NULL;
-    for (Py_ssize_t i = first; i < last; i++) {
-        PyObject *t = PyLong_FromLongLong(self->times[i]);
-        if (t == NULL) {
-            Py_DECREF(times);
-            return NULL;
-        }
-        PyList_SET_ITEM(times, i - first, t);
-    }
-    return times;
-}
-
-static PyObject *profile_free_at(NativeProfile *self, PyObject *arg) {
-    int64_t time;
-    if (as_time(arg, &time) < 0) return NULL;
-    return pack(STEP(self, step_of(self, time)), self->k);
-}
-
-static PyObject *profile_min_free(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, end;
-    if (check_args("min_free", nargs, 2, 2) < 0 || as_time(args[0], &start) < 0 ||
-        as_time(args[1], &end) < 0)
-        return NULL;
-    Py_ssize_t first = step_of(self, start), last = at_time(self, end, 0);
-    if (last < first) last = first;
-    PyObject *frees = PyList_New(last - first);
-    if (frees == NULL) return NULL;
-    for (Py_ssize_t i = first; i < last; i++) {
-        PyObject *free = pack(STEP(self, i), self->k);
-        if (free == NULL) {
-            Py_DECREF(frees);
-            return NULL;
-        }
-        PyList_SET_ITEM(frees, i - first, free);
-    }
-    return frees;
-}
-
-static PyObject *profile_copies_during(NativeProfile *self, PyObject *const *args,
-                                       Py_ssize_t nargs) {
-    int64_t start, end, most;
-    if (check_args("copies_during", nargs, 4, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &end) < 0 ||
-        as_time(args[3], &most) < 0)
-        return NULL;
-    Py_ssize_t empty;
-    Py_ssize_t first = step_of(self, start);
-    Py_ssize_t last = at_time(self, end, 0);
-    return PyLong_FromLongLong(copies_in_steps(self, demand, first, last, most, &empty));
-}
-
-static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args,
-                                      Py_ssize_t nargs) {
-    int64_t start, duration, most, limit, held, until;
-    int given;
-    if (check_args("copies_until", nargs, 4, 5) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &duration) < 0 ||
-        as_time(args[3], &most) < 0 ||
-        as_optional_time(nargs > 4 ? args[4] : Py_None, NEVER, &limit, &given) < 0)
-        return NULL;
-    copies_until(self, demand, start, duration, most, limit, &held, &until);
-    return Py_BuildValue("(LL)", (long long)held, (long long)until);
-}
-
-/* slots_at's answers (copies, since, until) for a call of ``least`` to ``most_args``
- * arguments: the demand first, the start second, the most at ``most_at``; -1 on error. */
-static int slots_asked(NativeProfile *self, const char *name, PyObject *const *args,
-                       Py_ssize_t nargs, Py_ssize_t least, Py_ssize_t most_args,
-                       Py_ssize_t most_at, int64_t *out) {
-    int64_t start, most;
-    if (check_args(name, nargs, least, most_args) < 0) return -1;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[most_at], &most) < 0)
-        return -1;
-    slots_at(self, demand, start, most, &out[0], &out[1], &out[2]);
-    return 0;
-}
-
-static PyObject *profile_slots_at(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t out[3];
-    if (slots_asked(self, "slots_at", args, nargs, 3, 3, 2, out) < 0) return NULL;
-    return Py_BuildValue("(LLL)", (long long)out[0], (long long)out[1], (long long)out[2]);
-}
-
-/* (copies_from takes copies_until's arguments: duration and limit are not read.) */
-static PyObject *profile_copies_from(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t out[3];
-    if (slots_asked(self, "copies_from", args, nargs, 4, 5, 3, out) < 0) return NULL;
-    return Py_BuildValue("(LL)", (long long)out[0], (long long)out[2]);
-}
-
-static PyObject *profile_earliest_start(NativeProfile *self, PyObject *args, PyObject *kwds) {
-    static char *keywords[] = {"demand", "duration", "after", "limit", "before", NULL};
-    PyObject *packed, *limit_arg = Py_None, *before_arg = Py_None;
-    long long duration, after;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OLL|OO", keywords, &packed, &duration, &after,
-                                     &limit_arg, &before_arg))
-        return NULL;
-    const int64_t *demand = demand_of(packed, self->k);
-    int64_t limit, before, found;
-    int has_limit, has_before;
-    if (demand == NULL || as_optional_time(limit_arg, 0, &limit, &has_limit) < 0 ||
-        as_optional_time(before_arg, 0, &before, &has_before) < 0)
-        return NULL;
-    if (!earliest(self, demand, duration, after, limit, has_limit, before, has_before, &found))
-        Py_RETURN_NONE;
-    return PyLong_FromLongLong(found);
-}
-
-static PyObject *profile_earliest_or_bound(NativeProfile *self, PyObject *const *args,
-                                           Py_ssize_t nargs) {
-    int64_t duration, after, steps;
-    if (check_args("earliest_or_bound", nargs, 4, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &duration) < 0 || as_time(args[2], &after) < 0 ||
-        as_time(args[3], &steps) < 0)
-        return NULL;
-    return PyLong_FromLongLong(earliest_or_bound(self, demand, duration, after, steps));
-}
-
-static PyObject *profile_earliest_growing(NativeProfile *self, PyObject *const *args,
-                                          Py_ssize_t nargs) {
-    int64_t after, limit;
-    int has_limit;
-    if (check_args("earliest_growing", nargs, 3, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[2], &after) < 0 ||
-        as_optional_time(nargs > 3 ? args[3] : Py_None, 0, &limit, &has_limit) < 0)
-        return NULL;
-    if (has_limit && limit <= after) Py_RETURN_NONE;
-    Py_ssize_t stop = has_limit ? at_time(self, limit, 0) : self->n;
-    Py_ssize_t first = step_of(self, after);
-    /* bisect_left over range(first, stop) with the fit test as key, probe for probe. */
-    Py_ssize_t lo = 0, hi = stop - first;
-    if (hi < 0) hi = 0;
-    Py_ssize_t size = hi;
-    while (lo < hi) {
-        Py_ssize_t mid = (lo + hi) / 2;
-        if (!fits(STEP(self, first + mid), demand, self->k)) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == size) Py_RETURN_NONE;
-    int64_t start = self->times[first + lo];
-    return PyLong_FromLongLong(start > after ? start : after);
-}
-
-static PyObject *profile_first_fit(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t after;
-    if (check_args("first_fit", nargs, 2, 2) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &after) < 0) return NULL;
-    Py_ssize_t i = room_from(self, demand, step_of(self, after));
-    if (i == self->n) Py_RETURN_NONE;
-    return PyLong_FromLongLong(self->times[i] > after ? self->times[i] : after);
-}
-
-static PyObject *profile_fits_during(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, duration;
-    if (check_args("fits_during", nargs, 3, 3) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &duration) < 0)
-        return NULL;
-    return PyBool_FromLong(fits_during(self, demand, start, duration));
 }
 
 static PyObject *profile_add(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
