@@ -9,6 +9,7 @@ from berth.core.model import Job
 from berth.core.policies.deadline import ARTIFICIAL_DEADLINE_FLOOR, DeadlinePolicy
 from berth.core.policies.mrt import Mrt
 from berth.core.policies.msb import Msb
+from berth.core.policies.node_deadline import NodeDeadline
 from berth.core.policies.qops import Qops, insertion_points
 from berth.core.resources import ResourceSpace
 
@@ -159,3 +160,23 @@ def test_llf_orders_by_latest_start_and_bad_settings_are_refused() -> None:
         Qops(THREE, k_factor=-1)
     with pytest.raises(ValueError, match=r"max_backtracks must be >= 0"):
         Mrt(THREE, max_backtracks=-1)
+
+
+@pytest.mark.parametrize("on_nodes", [False, True])
+def test_msb_reads_the_waiting_jobs_by_reserved_start_not_arrival(on_nodes: bool) -> None:
+    # Job 3 arrives after job 2 but is placed before it (10 and 12). For job 4 (1 s,
+    # deadline 100) MSB's options are the positions in start order: first (4 at 10, 3 at
+    # 11, 2 at 13: price 7 + 1 + 1 = 9), between them (4 at 12, 2 at 13: 10) or last (4
+    # at 17: 14). Read in arrival order, "between" would take out job 3 instead and put
+    # job 4 in its gap (price 8, job 2 staying at 12). The same on one one-cpu node.
+    policy: DeadlinePolicy | NodeDeadline = (
+        NodeDeadline("msb", {"n0": {"cpus": 1}}) if on_nodes else Msb(ONE)
+    )
+    for job in [_job(1, 10, 1, 50), _job(2, 5, 1, 50, submit=1), _job(3, 2, 1, 13, submit=2)]:
+        assert isinstance(policy.submit(job, job.submit), Reserve)
+        policy.schedule(job.submit)
+    assert {i: e.start for i, e in policy.waiting.items()} == {2: 12, 3: 10}
+    assert [e.job.id for e in policy.queue().jobs] == [2, 3]  # (as they came)
+    decision = policy.submit(_job(4, 1, 1, 100, submit=3), 3)
+    assert isinstance(decision, Reserve)
+    assert {i: e.start for i, e in policy.waiting.items()} == {2: 13, 3: 11, 4: 10}

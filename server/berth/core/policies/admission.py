@@ -60,8 +60,8 @@ class Queue:
     """The admitted waiting jobs as an algorithm reads them: ``jobs`` in any order, and
     :meth:`by_start` in order of reserved start (then arrival), sorted on first use.
     QoPS's insertion point 0, where most of its decisions end, places every job again
-    in its heuristic's order and needs no other: sorting 1,000 jobs by start was a
-    twentieth of a decision on the node planner."""
+    in its heuristic's order and needs no other (sorting 1,000 jobs by start, with the
+    key's calls, was about 5 % of the samples of a decision on the node planner)."""
 
     __slots__ = ("_by_start", "_key", "jobs")
 

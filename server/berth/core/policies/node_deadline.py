@@ -72,14 +72,9 @@ class NodeDeadline(NodeBackfill):
             return refused
         deadline = self.rules.of[job.id] = self.rules.effective(job)
         board = NodeBoard(self)
-        arrival = self._arrival
-        queue = Queue(
-            [e for e in self.waiting.values() if e.start is not None],
-            key=lambda e: (e.start, arrival[e.job.id]),
-        )
         known = self._known_rebuild(now)
         rebuilt = Rebuilt(list(known))
-        broken = self.admission(board, self.rules, queue, entry, now, rebuilt)
+        broken = self.admission(board, self.rules, self.queue(), entry, now, rebuilt)
         if broken is not None:
             board.undo(0)
             self._forget(job.id)  # and its deadline
@@ -95,6 +90,15 @@ class NodeDeadline(NodeBackfill):
             entry.guarantee,
             self.rules.admitted(self.name, job),
             completion=deadline,
+        )
+
+    def queue(self) -> Queue:
+        """The admitted waiting jobs (the reserved ones), put in order of their reserved
+        start (ties: arrival order) when an algorithm asks for it."""
+        arrival = self._arrival
+        return Queue(
+            [e for e in self.waiting.values() if e.start is not None],
+            key=lambda e: (e.start, arrival[e.job.id]),
         )
 
     def _board_now(self, now: int) -> tuple[object, ...]:
