@@ -4,7 +4,9 @@ For each queue length, a schedule is built by submitting that many jobs (a synth
 mix on 128 cpus, deadlines with random slack, 64 jobs running), then the decision for
 one more job is timed ``--samples`` times, each on a fresh copy of the same schedule
 (copying is not timed; the copy is frozen for the collector, as the daemon freezes its
-state). Reports the median and 90th percentile per policy.
+state). Reports the median and 90th percentile per policy, and how long a bare Python
+loop of 10 million additions takes on this machine (the machines these figures come
+from differ by twice as much from one day to the next).
 
     .venv/bin/python benchmarks/bench_admission.py                 # qops, 100..3000
     .venv/bin/python benchmarks/bench_admission.py --policies qops,msb,mrt --sizes 100,300
@@ -132,6 +134,17 @@ def bench_ctc_replay(repeat: int) -> None:
     )
 
 
+def machine_pace() -> float:
+    """Seconds a bare Python loop of 10 million additions takes here, printed so that
+    runs on different machines can be read side by side: the same code's decisions took
+    23-28 ms on one day's machine and 40-56 ms on the next day's."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--policies", default="qops")
@@ -149,6 +162,7 @@ def main() -> None:
     if args.nodes:
         where += ", rebuilt from nothing" if args.afresh else ", right after the last decision"
     print(f"Admission decision time, {where}, median / p90 of {args.samples} decisions")
+    print(f"  (this machine: 10^7 Python additions in {machine_pace():.2f} s)")
     print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
     for policy_name in args.policies.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
