@@ -111,6 +111,11 @@ static int run_job_of(PyObject *job, RunJob *out) {
     memcpy(out->slot, amounts, sizeof(int64_t) * (size_t)k);
     if ((amounts = demand_of(PyTuple_GET_ITEM(job, 1), k)) == NULL) return -1;
     memcpy(out->total, amounts, sizeof(int64_t) * (size_t)k);
+    PyObject *blocks = PyTuple_GET_ITEM(job, 8);
+    if (!PyList_Check(PyTuple_GET_ITEM(job, 7)) || (blocks != Py_None && !PyList_Check(blocks))) {
+        PyErr_SetString(PyExc_TypeError, "a job of place_run() names its nodes and blocks in lists");
+        return -1;
+    }
     return as_time(PyTuple_GET_ITEM(job, 2), &out->count) < 0 ||
                    as_time(PyTuple_GET_ITEM(job, 3), &out->nodes) < 0 ||
                    as_time(PyTuple_GET_ITEM(job, 4), &out->duration) < 0 ||
@@ -184,27 +189,29 @@ static PyObject *book_placed(PyObject *module, PyObject *const *plan, const RunJ
 static PyObject *place_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (check_args("place_run", nargs, 7, 7) < 0) return NULL;
     PyObject *jobs = args[6];
-    if (!PyList_Check(args[1]) || !PyList_Check(jobs)) {
-        PyErr_SetString(PyExc_TypeError, "place_run() takes a list of ends and of jobs");
+    int64_t block_steps;
+    if (!PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(jobs)) {
+        PyErr_SetString(PyExc_TypeError, "place_run() takes lists of profiles, ends and jobs");
         return NULL;
     }
+    if (as_time(args[5], &block_steps) < 0) return NULL;
     PyObject *taken = PyLong_FromLong(-1), *placed = PyList_New(0);
     /* profiles, ends, aggregate, blocks, block_of, and the sign of a booking */
     PyObject *plan[6] = {args[0], args[1], args[2], args[3], args[4], taken};
     RunFloors floors = {.summed_n = 0, .nodes_n = 0};
+    Scratch scratch = {NULL, 0}; /* (the searches' memory, one after another) */
     RunJob job;
     if (placed == NULL || taken == NULL) goto failed;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(jobs); i++) {
         if (run_job_of(PyList_GET_ITEM(jobs, i), &job) < 0) goto failed;
-        PyObject *t = job.tuple, *from = PyLong_FromLongLong(search_from(&job, &floors));
-        if (from == NULL) goto failed;
-        PyObject *search[15] = {args[0], PyTuple_GET_ITEM(t, 7), PyTuple_GET_ITEM(t, 8),
-                                PyTuple_GET_ITEM(t, 9), args[1], PyTuple_GET_ITEM(t, 0),
-                                PyTuple_GET_ITEM(t, 1), PyTuple_GET_ITEM(t, 2),
-                                PyTuple_GET_ITEM(t, 3), PyTuple_GET_ITEM(t, 4), from,
-                                Py_None, Py_None, Py_None, args[5]};
-        PyObject *found = search_shared(module, search, 15);
-        Py_DECREF(from);
+        int k = job.summed->k;
+        Search s = {.profiles = args[0], .ends = args[1], .stop = Py_None, .k = k,
+                    .nodes = job.nodes, .c = {.count = job.count, .duration = job.duration}};
+        memcpy(s.demand, job.slot, sizeof(int64_t) * (size_t)k);
+        memcpy(s.total, job.total, sizeof(int64_t) * (size_t)k);
+        PyObject *found = search_with(&s, PyTuple_GET_ITEM(job.tuple, 7),
+                                      PyTuple_GET_ITEM(job.tuple, 8), job.summed, Py_None,
+                                      search_from(&job, &floors), block_steps, &scratch);
         if (found == NULL) goto failed;
         if (found == Py_None) { /* (the caller says why none is an error) */
             int appended = PyList_Append(placed, found);
@@ -225,10 +232,12 @@ static PyObject *place_run(PyObject *module, PyObject *const *args, Py_ssize_t n
         if (plus(at, job.duration) > job.deadline) break; /* late: the caller takes it on */
     }
     Py_DECREF(taken);
+    PyMem_Free(scratch.memory);
     return placed;
 failed:
     Py_XDECREF(placed);
     Py_XDECREF(taken);
+    PyMem_Free(scratch.memory);
     return NULL;
 }
 

@@ -185,58 +185,59 @@ static PyObject *placement_at(Search *s, PyObject *able, int64_t start, Ranked *
     return choose(s->profiles, room, n, s->demand, s->c.count, s->nodes, start);
 }
 
-/* earliest_shared(profiles, able, blocks, summed, ends, demand, total, count, nodes,
- * duration, after, limit, stop, before_nodes, block_steps): None when no start holds the
- * job, the candidate it stopped at (an int) when stop() said so, else (start, placement).
- * ``blocks``: None or the (summed profile, member list) of each block with able nodes;
- * ``nodes`` 0: no node count. See node_search.earliest_shared, which this follows. */
-static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (check_args("earliest_shared", nargs, 15, 15) < 0) return NULL;
-    Search s = {.profiles = args[0], .ends = args[4], .stop = args[12]};
-    PyObject *able = args[1], *blocks = args[2], *before_nodes = args[13];
-    int64_t after, block_steps, start;
-    if (!PyList_Check(s.profiles) || !PyList_Check(able) || !PyList_Check(s.ends) ||
-        (blocks != Py_None && !PyList_Check(blocks))) {
-        PyErr_SetString(PyExc_TypeError, "earliest_shared() takes lists");
-        return NULL;
+/* Memory the searches of a run work in, one search after another (a new allocation for
+ * each, zeroed whole, was a few per cent of a QoPS decision); freed by its owner. */
+typedef struct {
+    char *memory;
+    size_t size;
+} Scratch;
+
+/* At least ``bytes`` of ``scratch`` (its content is not kept), or NULL with an exception. */
+static char *scratch_of(Scratch *scratch, size_t bytes) {
+    if (bytes > scratch->size) {
+        PyMem_Free(scratch->memory);
+        scratch->size = 0;
+        if ((scratch->memory = PyMem_Malloc(bytes)) == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        scratch->size = bytes;
     }
-    NativeProfile *summed = profile_arg(args[3], -1);
-    if (summed == NULL) return NULL;
-    s.k = summed->k;
-    const int64_t *unpacked = demand_of(args[5], s.k);
-    if (unpacked == NULL) return NULL;
-    memcpy(s.demand, unpacked, sizeof(int64_t) * (size_t)s.k);
-    s.c.demand = s.demand;
-    if ((unpacked = demand_of(args[6], s.k)) == NULL) return NULL;
-    memcpy(s.total, unpacked, sizeof(int64_t) * (size_t)s.k);
-    if (as_time(args[7], &s.c.count) < 0 || as_time(args[8], &s.nodes) < 0 ||
-        as_time(args[9], &s.c.duration) < 0 || as_time(args[10], &after) < 0 ||
-        as_optional_time(args[11], 0, &s.limit, &s.has_limit) < 0 ||
-        as_time(args[14], &block_steps) < 0)
-        return NULL;
-    s.c.ask_limit = s.has_limit ? s.limit : NEVER;
-    s.c.lazy = !s.has_limit;
+    return scratch->memory;
+}
+
+/* The search of ``s`` (its arguments read: profiles, ends, stop, k, demand, total, the
+ * count, duration, node count and limit) among ``able``, ``blocks`` and ``summed`` from
+ * ``after`` on, in ``scratch``; see search_shared. */
+static PyObject *search_with(Search *s, PyObject *able, PyObject *blocks, NativeProfile *summed,
+                             PyObject *before_nodes, int64_t after, int64_t block_steps,
+                             Scratch *scratch) {
+    int64_t start;
+    s->c.demand = s->demand;
+    s->c.ask_limit = s->has_limit ? s->limit : NEVER;
+    s->c.lazy = !s->has_limit;
     if (PyList_GET_SIZE(able) == 0) Py_RETURN_NONE;
-    if (!earliest(summed, s.total, s.c.duration, after, s.limit, s.has_limit, 0, 0, &start))
+    if (!earliest(summed, s->total, s->c.duration, after, s->limit, s->has_limit, 0, 0, &start))
         Py_RETURN_NONE;
-    Py_ssize_t n = PyList_GET_SIZE(s.profiles);
+    Py_ssize_t n = PyList_GET_SIZE(s->profiles);
     Py_ssize_t nb = blocks == Py_None ? 0 : PyList_GET_SIZE(blocks);
-    /* One allocation: per node a count, a deferral and a hint; the heap; the blocks'
-     * profiles, counts, deferrals, hints and heap; the ranking. */
+    /* Per node a count, a deferral and a hint; the heap; the blocks' profiles, counts,
+     * deferrals, hints and heap; the ranking. Only the counts and hints start at zero
+     * (the rest is written before it is read). */
     size_t bytes = (size_t)n * (sizeof(int64_t) + 2 * sizeof(Py_ssize_t) + sizeof(Due) +
                                 sizeof(Ranked)) +
                    (size_t)nb * (2 * sizeof(Due) + sizeof(NativeProfile *) + sizeof(int64_t) +
                                  3 * sizeof(Py_ssize_t));
-    char *scratch = PyMem_Calloc(1, bytes + 1);
-    if (scratch == NULL) return PyErr_NoMemory();
-    char *at = scratch;
-    s.c.slots = (int64_t *)at;
+    char *at = scratch_of(scratch, bytes + 1);
+    if (at == NULL) return NULL;
+    s->c.slots = (int64_t *)at;
+    memset(s->c.slots, 0, (size_t)n * sizeof(int64_t));
     at += (size_t)n * sizeof(int64_t);
-    s.c.due.items = (Due *)at;
+    s->c.due.items = (Due *)at;
     at += (size_t)(n + nb) * sizeof(Due);
     Ranked *room = (Ranked *)at;
     at += (size_t)n * sizeof(Ranked);
-    s.c.deferred = (Py_ssize_t *)at;
+    s->c.deferred = (Py_ssize_t *)at;
     at += (size_t)(n + nb) * sizeof(Py_ssize_t);
     NativeProfile **block_profiles = (NativeProfile **)at;
     at += (size_t)nb * sizeof(NativeProfile *);
@@ -248,7 +249,8 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     at += (size_t)nb * sizeof(Py_ssize_t);
     Py_ssize_t *block_hints = (Py_ssize_t *)at;
     at += (size_t)nb * sizeof(Py_ssize_t);
-    s.c.hints = (Py_ssize_t *)at;
+    s->c.hints = (Py_ssize_t *)at;
+    memset(block_hints, 0, (size_t)(nb + n) * sizeof(Py_ssize_t)); /* (side by side) */
     PyObject *result = NULL;
     Py_ssize_t next = 0; /* the last candidate's place in ``ends`` */
     int failed = 0;      /* candidates at which the nodes did not hold the job */
@@ -259,24 +261,24 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
             PyErr_SetString(PyExc_TypeError, "a block is a (profile, members) tuple");
             goto done;
         }
-        if ((block_profiles[j] = profile_arg(PyTuple_GET_ITEM(entry, 0), s.k)) == NULL)
+        if ((block_profiles[j] = profile_arg(PyTuple_GET_ITEM(entry, 0), s->k)) == NULL)
             goto done;
     }
-    BlockWalk walk = {.blocks = block_profiles, .nb = nb, .limit = s.limit,
-                      .has_limit = s.has_limit, .ends = s.ends,
-                      .c = {.demand = s.demand, .count = s.c.count, .duration = s.c.duration,
+    BlockWalk walk = {.blocks = block_profiles, .nb = nb, .limit = s->limit,
+                      .has_limit = s->has_limit, .ends = s->ends,
+                      .c = {.demand = s->demand, .count = s->c.count, .duration = s->c.duration,
                             .slots = block_slots, .deferred = block_deferred,
                             .hints = block_hints, .due = {block_due, 0}}};
     if (nb > 0) {
         int64_t floor;
         block_walk_begin(&walk, start);
-        int found = block_walk_floor(&walk, start, s.stop, &floor);
+        int found = block_walk_floor(&walk, start, s->stop, &floor);
         if (found <= 0) {
             if (found == 0) result = Py_NewRef(Py_None);
             goto done;
         }
         if (floor > start) {
-            int over = stopped(s.stop);
+            int over = stopped(s->stop);
             if (over < 0) goto done;
             if (over) {
                 result = PyLong_FromLongLong(floor);
@@ -293,38 +295,38 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
     if (nb == 0) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(able); i++) {
             Py_ssize_t index = PyLong_AsSsize_t(PyList_GET_ITEM(able, i));
-            if ((index == -1 && PyErr_Occurred()) || ask_node(&s, index, start, 0) < 0)
+            if ((index == -1 && PyErr_Occurred()) || ask_node(s, index, start, 0) < 0)
                 goto done;
         }
     } else {
         for (Py_ssize_t j = 0; j < nb; j++) {
             int64_t free_from =
-                earliest_or_bound(block_profiles[j], s.demand, s.c.duration, start, block_steps);
-            if (free_from != start) heap_push(&s.c.due, free_from, -1 - j);
-            else if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
+                earliest_or_bound(block_profiles[j], s->demand, s->c.duration, start, block_steps);
+            if (free_from != start) heap_push(&s->c.due, free_from, -1 - j);
+            else if (ask_members(s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
                 goto done;
         }
     }
     for (;;) {
-        while (s.c.due.n && s.c.due.items[0].time <= start) {
-            Py_ssize_t index = s.c.due.items[0].index;
+        while (s->c.due.n && s->c.due.items[0].time <= start) {
+            Py_ssize_t index = s->c.due.items[0].index;
             if (index >= 0) {
-                if (ask_node(&s, index, start, 1) < 0) goto done;
+                if (ask_node(s, index, start, 1) < 0) goto done;
                 continue;
             }
             Py_ssize_t j = -1 - index; /* a block's sum may have room from now on */
             int64_t free_from =
-                earliest_or_bound(block_profiles[j], s.demand, s.c.duration, start, block_steps);
+                earliest_or_bound(block_profiles[j], s->demand, s->c.duration, start, block_steps);
             if (free_from > start) { /* not yet (its time was a bound): ask again then */
-                heap_replace(&s.c.due, free_from, index);
+                heap_replace(&s->c.due, free_from, index);
                 continue;
             }
-            heap_pop(&s.c.due);
-            if (ask_members(&s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
+            heap_pop(&s->c.due);
+            if (ask_members(s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
                 goto done;
         }
-        if (s.c.held >= s.c.count && (s.nodes == 0 || s.with_room >= s.nodes)) {
-            PyObject *placement = placement_at(&s, able, start, room);
+        if (s->c.held >= s->c.count && (s->nodes == 0 || s->with_room >= s->nodes)) {
+            PyObject *placement = placement_at(s, able, start, room);
             if (placement == NULL) goto done;
             if (placement != Py_None) {
                 result = Py_BuildValue("(LN)", (long long)start, placement);
@@ -332,26 +334,26 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
             }
             Py_DECREF(placement);
         }
-        for (Py_ssize_t i = 0; i < s.c.waiting; i++) { /* (none at ``start``: when may that change?) */
-            NativeProfile *p = node_at(s.profiles, s.c.deferred[i], s.k);
+        for (Py_ssize_t i = 0; i < s->c.waiting; i++) { /* (none at ``start``: when may that change?) */
+            NativeProfile *p = node_at(s->profiles, s->c.deferred[i], s->k);
             if (p == NULL) goto done;
-            count_due_again(&s.c, p, s.c.deferred[i], start);
+            count_due_again(&s->c, p, s->c.deferred[i], start);
         }
-        s.c.waiting = 0;
+        s->c.waiting = 0;
         /* No candidate before the soonest change of a node's answer can differ. */
-        next = s.c.due.n ? ends_from(s.ends, s.c.due.items[0].time, next) : PyList_GET_SIZE(s.ends);
-        int more = candidate(s.ends, next, s.limit, s.has_limit, &start);
+        next = s->c.due.n ? ends_from(s->ends, s->c.due.items[0].time, next) : PyList_GET_SIZE(s->ends);
+        int more = candidate(s->ends, next, s->limit, s->has_limit, &start);
         if (more <= 0) {
             if (more == 0) result = Py_NewRef(Py_None);
             goto done;
         }
-        int over = stopped(s.stop);
+        int over = stopped(s->stop);
         if (over < 0) goto done;
         if (over) {
             result = PyLong_FromLongLong(start);
             goto done;
         }
-        if (!earliest(summed, s.total, s.c.duration, start, s.limit, s.has_limit, 0, 0, &start)) {
+        if (!earliest(summed, s->total, s->c.duration, start, s->limit, s->has_limit, 0, 0, &start)) {
             result = Py_NewRef(Py_None);
             goto done;
         }
@@ -359,7 +361,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
          * have failed at a few candidates (a search that ends within a few pays nothing
          * for the walk); not with a stop(): a budget counts candidates, and a budgeted
          * search must stop where the Python one does. */
-        if (nb > 0 && s.stop == Py_None && ++failed > BLOCK_WALK_AFTER) {
+        if (nb > 0 && s->stop == Py_None && ++failed > BLOCK_WALK_AFTER) {
             int found = block_walk_floor(&walk, start, Py_None, &start);
             if (found <= 0) {
                 if (found == 0) result = Py_NewRef(Py_None);
@@ -368,7 +370,41 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         }
     }
 done:
-    PyMem_Free(scratch);
+    return result;
+}
+
+/* earliest_shared(profiles, able, blocks, summed, ends, demand, total, count, nodes,
+ * duration, after, limit, stop, before_nodes, block_steps): None when no start holds the
+ * job, the candidate it stopped at (an int) when stop() said so, else (start, placement).
+ * ``blocks``: None or the (summed profile, member list) of each block with able nodes;
+ * ``nodes`` 0: no node count. See node_search.earliest_shared, which this follows. */
+static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (check_args("earliest_shared", nargs, 15, 15) < 0) return NULL;
+    Search s = {.profiles = args[0], .ends = args[4], .stop = args[12]};
+    PyObject *able = args[1], *blocks = args[2];
+    int64_t after, block_steps;
+    if (!PyList_Check(s.profiles) || !PyList_Check(able) || !PyList_Check(s.ends) ||
+        (blocks != Py_None && !PyList_Check(blocks))) {
+        PyErr_SetString(PyExc_TypeError, "earliest_shared() takes lists");
+        return NULL;
+    }
+    NativeProfile *summed = profile_arg(args[3], -1);
+    if (summed == NULL) return NULL;
+    s.k = summed->k;
+    const int64_t *unpacked = demand_of(args[5], s.k);
+    if (unpacked == NULL) return NULL;
+    memcpy(s.demand, unpacked, sizeof(int64_t) * (size_t)s.k);
+    if ((unpacked = demand_of(args[6], s.k)) == NULL) return NULL;
+    memcpy(s.total, unpacked, sizeof(int64_t) * (size_t)s.k);
+    if (as_time(args[7], &s.c.count) < 0 || as_time(args[8], &s.nodes) < 0 ||
+        as_time(args[9], &s.c.duration) < 0 || as_time(args[10], &after) < 0 ||
+        as_optional_time(args[11], 0, &s.limit, &s.has_limit) < 0 ||
+        as_time(args[14], &block_steps) < 0)
+        return NULL;
+    Scratch scratch = {NULL, 0};
+    PyObject *result = search_with(&s, able, blocks, summed, args[13], after, block_steps,
+                                   &scratch);
+    PyMem_Free(scratch.memory);
     return result;
 }
 

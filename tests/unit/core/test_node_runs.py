@@ -102,3 +102,16 @@ def test_where_the_nodes_held_an_earlier_job_together_bounds_no_shorter_or_earli
 
 def test_where_the_nodes_held_a_larger_job_together_bounds_no_smaller_one() -> None:
     assert starts(half_full(), ({"cpus": 2}, 1, 3, 1, 0), (ONE, 1, 3, None, 0)) == [10, 0]
+
+
+@pytest.mark.parametrize(("part", "value"), [(7, (0,)), (8, "blocks")])
+def test_a_job_whose_nodes_or_blocks_are_not_lists_is_refused(part: int, value: object) -> None:
+    """The C loop reads a job's able nodes and blocks as lists without asking again (each
+    search of the run used to check them): anything else is a TypeError, not a crash."""
+    plan = half_full()
+    job = node_runs.run_job(plan, Shape(1, ONE), SPACE.pack(ONE), 5, 0, NEVER_LATE)
+    assert job is not None
+    broken = (*job[:part], value, *job[part + 1 :])
+    with pytest.raises(TypeError, match="lists"):
+        node_runs.place_run(plan, [broken])  # type: ignore[list-item]
+    assert node_runs.place_run(plan, [job])[0] is not None  # (the plan is unchanged)
