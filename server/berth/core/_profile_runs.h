@@ -136,15 +136,17 @@ typedef struct {
  * one's placement would fit in starts no earlier than it; else, no earlier than where
  * the summed profile first holds it (asked from there, the search finds what it finds
  * from the job's ``after``: nothing fits before). */
-static int64_t search_from(const RunJob *job, RunFloors *floors) {
+static int64_t search_from(const RunJob *job, RunFloors *floors, int *summed_holds) {
+    *summed_holds = 0;
     int64_t from = node_floor(job->slot, job->summed->k, job->count, job->duration, job->after,
                               floors->nodes, floors->nodes_n);
     if (from > job->after) return from;
     int64_t first;
-    return summed_start(job->summed, job->total, job->duration, job->after, floors->summed,
-                        &floors->summed_n, &first)
-               ? first
-               : job->after; /* (none: the search says so) */
+    if (!summed_start(job->summed, job->total, job->duration, job->after, floors->summed,
+                      &floors->summed_n, &first))
+        return job->after; /* (none: the search says so) */
+    *summed_holds = 1; /* (the search need not find it again) */
+    return first;
 }
 
 /* The job found at ``start`` (an int): kept as a bound for the next searches, if it
@@ -209,9 +211,11 @@ static PyObject *place_run(PyObject *module, PyObject *const *args, Py_ssize_t n
                     .nodes = job.nodes, .c = {.count = job.count, .duration = job.duration}};
         memcpy(s.demand, job.slot, sizeof(int64_t) * (size_t)k);
         memcpy(s.total, job.total, sizeof(int64_t) * (size_t)k);
+        int summed_holds;
+        int64_t from = search_from(&job, &floors, &summed_holds);
         PyObject *found = search_with(&s, PyTuple_GET_ITEM(job.tuple, 7),
-                                      PyTuple_GET_ITEM(job.tuple, 8), job.summed, Py_None,
-                                      search_from(&job, &floors), block_steps, &scratch);
+                                      PyTuple_GET_ITEM(job.tuple, 8), job.summed, Py_None, from,
+                                      summed_holds, block_steps, &scratch);
         if (found == NULL) goto failed;
         if (found == Py_None) { /* (the caller says why none is an error) */
             int appended = PyList_Append(placed, found);

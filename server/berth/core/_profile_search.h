@@ -210,14 +210,15 @@ static char *scratch_of(Scratch *scratch, size_t bytes) {
  * count, duration, node count and limit) among ``able``, ``blocks`` and ``summed`` from
  * ``after`` on, in ``scratch``; see search_shared. */
 static PyObject *search_with(Search *s, PyObject *able, PyObject *blocks, NativeProfile *summed,
-                             PyObject *before_nodes, int64_t after, int64_t block_steps,
-                             Scratch *scratch) {
-    int64_t start;
+                             PyObject *before_nodes, int64_t after, int summed_holds,
+                             int64_t block_steps, Scratch *scratch) {
+    int64_t start = after;
     s->c.demand = s->demand;
     s->c.ask_limit = s->has_limit ? s->limit : NEVER;
     s->c.lazy = !s->has_limit;
     if (PyList_GET_SIZE(able) == 0) Py_RETURN_NONE;
-    if (!earliest(summed, s->total, s->c.duration, after, s->limit, s->has_limit, 0, 0, &start))
+    if (!summed_holds &&
+        !earliest(summed, s->total, s->c.duration, after, s->limit, s->has_limit, 0, 0, &start))
         Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(s->profiles);
     Py_ssize_t nb = blocks == Py_None ? 0 : PyList_GET_SIZE(blocks);
@@ -300,8 +301,11 @@ static PyObject *search_with(Search *s, PyObject *able, PyObject *blocks, Native
         }
     } else {
         for (Py_ssize_t j = 0; j < nb; j++) {
+            /* A block whose sum the walk found holding a slot through the window at this
+             * start (its last) has its earliest start here: its members are asked. */
             int64_t free_from =
-                earliest_or_bound(block_profiles[j], s->demand, s->c.duration, start, block_steps);
+                block_slots[j] > 0 ? start
+                : earliest_or_bound(block_profiles[j], s->demand, s->c.duration, start, block_steps);
             if (free_from != start) heap_push(&s->c.due, free_from, -1 - j);
             else if (ask_members(s, PyTuple_GET_ITEM(PyList_GET_ITEM(blocks, j), 1), start) < 0)
                 goto done;
@@ -402,7 +406,7 @@ static PyObject *search_shared(PyObject *module, PyObject *const *args, Py_ssize
         as_time(args[14], &block_steps) < 0)
         return NULL;
     Scratch scratch = {NULL, 0};
-    PyObject *result = search_with(&s, able, blocks, summed, args[13], after, block_steps,
+    PyObject *result = search_with(&s, able, blocks, summed, args[13], after, 0, block_steps,
                                    &scratch);
     PyMem_Free(scratch.memory);
     return result;
