@@ -21,7 +21,7 @@ from collections.abc import Callable
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.admission import Admission, Queue
-from berth.core.policies.base import Waiting
+from berth.core.policies.base import Waiting, drop_stale_starts
 from berth.core.policies.boards import PoolBoard
 from berth.core.policies.conservative import Conservative
 from berth.core.policies.deadline_rules import (
@@ -113,14 +113,7 @@ class DeadlinePolicy(Conservative):
                 entry.start = start
                 self.replanned.add(job_id)
                 heapq.heappush(starts, (start, self._arrival_of[job_id], job_id))
-        if len(starts) > 4 * len(self.waiting) + 64:
-            # Rescheduling leaves stale entries behind; drop them before they pile up.
-            self._starts = [
-                (e.start, self._arrival_of[i], i)
-                for i, e in self.waiting.items()
-                if e.start is not None
-            ]
-            heapq.heapify(self._starts)
+        drop_stale_starts(starts, self.waiting, self._arrival_of)
 
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None

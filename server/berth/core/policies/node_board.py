@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from berth.core.node_runs import RunJob, place_run, release_run, run_job, runs_apply
 from berth.core.nodes import NodePlan, Placement
+from berth.core.policies.base import drop_stale_starts
 from berth.core.policies.boards import Board
 from berth.core.policies.node_schedule import Planned
 
@@ -155,4 +156,5 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
         entry.start, entry.placement, entry.held = start, placement, held
         entry.checked = -1
         heapq.heappush(starts, (start, arrival[job_id], job_id))
+    drop_stale_starts(starts, waiting, arrival)
     policy._given_back_each(given_back)

@@ -28,6 +28,7 @@ from berth.core.node_search import Stop
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.arrival_walk import ArrivalWalk
+from berth.core.policies.base import drop_stale_starts
 from berth.core.policies.placement_names import PlacementNames
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
@@ -420,6 +421,7 @@ class NodeSchedule:
             kept = all(new.get(node, 0) >= amount for node, amount in held.items())
             since = max(old, start + estimate) if kept else old
         heapq.heappush(self._starts, (start, self._arrival[entry.job.id], entry.job.id))
+        drop_stale_starts(self._starts, self.waiting, self._arrival)
         self._given_back(held, since, old + estimate)
         return True
 
