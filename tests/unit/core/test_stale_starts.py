@@ -3,7 +3,8 @@
 Each policy keeps its waiting jobs' reservations in a heap of ``(start, arrival, job
 id)`` read lazily: a moved reservation leaves its old entry behind until the clock
 passes it. A burst of QoPS decisions on nodes moves most of the queue each time, and
-conservative's compression moves jobs at each early end; before
+conservative's compression (on nodes and on the pool) moves jobs at each early end;
+before
 :func:`berth.core.policies.base.drop_stale_starts`, 1,000 jobs submitted at one instant
 to 256 nodes had left 74,706 entries, every one copied by each what-if.
 """
@@ -13,9 +14,12 @@ from __future__ import annotations
 import random
 
 from berth.core.model import Job
+from berth.core.policies import make_policy
 from berth.core.policies.base import STALE_STARTS_PER_JOB, next_reserved_start
+from berth.core.policies.conservative import Conservative
 from berth.core.policies.node_deadline import NodeDeadline
 from berth.core.policies.nodes import NodeBackfill
+from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape
 
 NODES = {f"n{i}": {"cpus": 8, "mem_gb": 32} for i in range(6)}
@@ -63,3 +67,25 @@ def test_compressions_leave_few_stale_starts() -> None:
         running += [s.job_id for s in policy.schedule(now)]
         assert bounded(policy), now
     assert moved > STALE_STARTS_PER_JOB * 300 + 64  # (enough moves to pass the bound)
+
+
+def test_compressions_on_the_pool_leave_few_stale_starts() -> None:
+    rng = random.Random(7)
+    policy = make_policy("conservative", ResourceSpace({"cpus": 48}))
+    assert isinstance(policy, Conservative)
+    for job_id in range(1, 301):
+        cpus = rng.choice([1, 2, 4, 8, 16])
+        policy.submit(Job(job_id, 0, rng.randint(60, 3600), {"cpus": cpus}), 0)
+    running = [s.job_id for s in policy.schedule(0)]
+    for now in range(1, 400):
+        if not running:
+            break
+        policy.complete([running.pop(0)], now)  # each one ends early: the rest move up
+        running += [s.job_id for s in policy.schedule(now)]
+        waiting = policy.waiting
+        first = next_reserved_start(policy._starts, waiting)
+        assert len(policy._starts) <= 2 * (STALE_STARTS_PER_JOB * len(waiting) + 64), now
+        assert first == min(
+            (e.start for e in waiting.values() if e.start is not None), default=None
+        )
+    assert policy.moved_up > STALE_STARTS_PER_JOB * 300 + 64  # (enough moves to pass the bound)

@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start, at
 from berth.core.model import Job
-from berth.core.policies.base import QueuePolicy, Waiting, next_reserved_start, pop_reached
+from berth.core.policies.base import (
+    QueuePolicy,
+    Waiting,
+    drop_stale_starts,
+    next_reserved_start,
+    pop_reached,
+)
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
 from berth.core.selection import Selector
@@ -114,6 +120,7 @@ class Conservative(QueuePolicy):
         entry.start = start
         self.replanned.add(entry.job.id)
         heapq.heappush(self._starts, (start, self._arrival_of[entry.job.id], entry.job.id))
+        drop_stale_starts(self._starts, self.waiting, self._arrival_of)  # (its old entry stays)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self.admit(job)
