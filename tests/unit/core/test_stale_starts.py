@@ -3,10 +3,10 @@
 Each policy keeps its waiting jobs' reservations in a heap of ``(start, arrival, job
 id)`` read lazily: a moved reservation leaves its old entry behind until the clock
 passes it. A burst of QoPS decisions on nodes moves most of the queue each time, and
-conservative's compression (on nodes and on the pool) moves jobs at each early end;
-before
-:func:`berth.core.policies.base.drop_stale_starts`, 1,000 jobs submitted at one instant
-to 256 nodes had left 74,706 entries, every one copied by each what-if.
+conservative's compression (on nodes and on the pool) moves jobs at each early end.
+Before every push went through :func:`berth.core.policies.base.push_starts`, which
+bounds the heap, 1,000 jobs submitted at one instant to 256 nodes had left 74,706
+entries, every one copied by each what-if.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, Self, TypeVar
 
@@ -66,19 +66,26 @@ W = TypeVar("W", bound=Reserved)
 
 
 #: Stale entries the heap of reserved starts may hold, per waiting job, before it is
-#: built again from the reservations (see :func:`drop_stale_starts`).
+#: built again from the reservations (see :func:`push_starts`).
 STALE_STARTS_PER_JOB = 4
 
 
-def drop_stale_starts(
-    starts: list[tuple[int, int, int]], waiting: Mapping[int, Reserved], arrival: Mapping[int, int]
+def push_starts(
+    starts: list[tuple[int, int, int]],
+    reserved: Iterable[tuple[int, int]],
+    waiting: Mapping[int, Reserved],
+    arrival: Mapping[int, int],
 ) -> None:
-    """Build the heap ``starts`` of ``(start, arrival, job id)`` again, in place, from the
-    waiting jobs' reservations once it holds more than :data:`STALE_STARTS_PER_JOB`
-    entries per waiting job (and 64): each move of a reservation leaves its old entry
-    behind until the clock passes it, and a burst of QoPS decisions on nodes, each moving
-    ~800 jobs, had left 74,706 entries for 1,000 waiting jobs, every one copied by each
-    what-if. The readers skip stale entries, so they see the same reservations."""
+    """Push each ``(start, job id)`` of ``reserved`` (the job's entry already holds that
+    start) onto the heap ``starts`` of ``(start, arrival, job id)``, which every policy
+    reads lazily, and keep the heap bounded: each move of a reservation leaves its old
+    entry behind until the clock passes it (the readers skip it), and a burst of QoPS
+    decisions on nodes, each moving ~800 jobs, had left 74,706 entries for 1,000 waiting
+    jobs, every one copied by each what-if. Past :data:`STALE_STARTS_PER_JOB` entries per
+    waiting job (and 64) the heap is built again, in place, from the reservations; the
+    readers see the same ones, in the same order. Every push goes through here."""
+    for start, job_id in reserved:
+        heapq.heappush(starts, (start, arrival[job_id], job_id))
     if len(starts) > STALE_STARTS_PER_JOB * len(waiting) + 64:
         starts[:] = [
             (entry.start, arrival[job_id], job_id)

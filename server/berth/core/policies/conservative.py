@@ -12,7 +12,6 @@ an argument, no I/O.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
 from berth.core.decisions import Reject, Reserve, Start, at
@@ -20,9 +19,9 @@ from berth.core.model import Job
 from berth.core.policies.base import (
     QueuePolicy,
     Waiting,
-    drop_stale_starts,
     next_reserved_start,
     pop_reached,
+    push_starts,
 )
 from berth.core.profile import Profile
 from berth.core.resources import ResourceSpace
@@ -119,8 +118,7 @@ class Conservative(QueuePolicy):
         """Record ``entry``'s new reserved start (the caller has moved it in the profile)."""
         entry.start = start
         self.replanned.add(entry.job.id)
-        heapq.heappush(self._starts, (start, self._arrival_of[entry.job.id], entry.job.id))
-        drop_stale_starts(self._starts, self.waiting, self._arrival_of)  # (its old entry stays)
+        push_starts(self._starts, [(start, entry.job.id)], self.waiting, self._arrival_of)
 
     def submit(self, job: Job, now: int) -> Reserve | Reject | None:
         entry = self.admit(job)
@@ -141,7 +139,7 @@ class Conservative(QueuePolicy):
         self._arrivals += 1
         self._arrival_of[job.id] = self._arrivals
         self.replanned.add(job.id)
-        heapq.heappush(self._starts, (start, self._arrivals, job.id))
+        push_starts(self._starts, [(start, job.id)], self.waiting, self._arrival_of)
 
     def adopt_running(
         self,

@@ -15,13 +15,12 @@ Deadlines`, shared with the node planner. Pure: time is an argument, no I/O.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 
 from berth.core.decisions import Reject, Reserve, Start
 from berth.core.model import Job
 from berth.core.policies.admission import Admission, Queue
-from berth.core.policies.base import Waiting, drop_stale_starts
+from berth.core.policies.base import Waiting, push_starts
 from berth.core.policies.boards import PoolBoard
 from berth.core.policies.conservative import Conservative
 from berth.core.policies.deadline_rules import (
@@ -106,14 +105,14 @@ class DeadlinePolicy(Conservative):
         self.waiting[new.job.id] = new
         self._arrivals += 1
         self._arrival_of[new.job.id] = self._arrivals
-        starts = self._starts
+        moved = []
         for job_id, start in board.starts.items():
             entry = self.waiting[job_id]
             if entry.start != start:
                 entry.start = start
                 self.replanned.add(job_id)
-                heapq.heappush(starts, (start, self._arrival_of[job_id], job_id))
-        drop_stale_starts(starts, self.waiting, self._arrival_of)
+                moved.append((start, job_id))
+        push_starts(self._starts, moved, self.waiting, self._arrival_of)
 
     def adopt_waiting(
         self, job: Job, now: int, start: int | None = None, guarantee: int | None = None

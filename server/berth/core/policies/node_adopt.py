@@ -12,13 +12,13 @@ Pure: no clock, no I/O.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping
 from dataclasses import replace
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
 from berth.core.nodes import NodePlan, Placement
+from berth.core.policies.base import push_starts
 from berth.core.policies.node_schedule import NodeSchedule, Planned
 from berth.core.shapes import shape_of
 from berth.core.whole_nodes import CountedPlan
@@ -72,7 +72,7 @@ def adopt_waiting(
         policy._reserve_earliest(entry, now)
     else:
         policy._hold(entry, start, placement)
-        heapq.heappush(policy._starts, (start, policy._arrival[job.id], job.id))
+        push_starts(policy._starts, [(start, job.id)], policy.waiting, policy._arrival)
     assert entry.start is not None
     kept = guarantee is not None and entry.start <= guarantee
     entry.guarantee = guarantee if kept else entry.start

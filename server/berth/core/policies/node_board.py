@@ -9,13 +9,12 @@ placements the board ended with. Pure: no clock, no I/O.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from berth.core.node_runs import RunJob, place_run, release_run, run_job, runs_apply
 from berth.core.nodes import NodePlan, Placement
-from berth.core.policies.base import drop_stale_starts
+from berth.core.policies.base import push_starts
 from berth.core.policies.boards import Board
 from berth.core.policies.node_schedule import Planned
 
@@ -133,6 +132,7 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
     room a moved job gave back is logged, so the next compression reads it again."""
     names_nodes = isinstance(policy.plan, NodePlan)
     given_back = []  # (logged in one pass, in this order)
+    moved: list[tuple[int, int]] = []  # (start, job id): pushed in one pass
     # (Bound once: a decision commits about 800 moved jobs.)
     waiting, where, replanned = policy.waiting, board.where, policy._replanned
     starts, arrival, own = policy._starts, policy._arrival, policy._own
@@ -155,6 +155,6 @@ def commit(policy: NodeBackfill, board: NodeBoard) -> None:
             replanned.add(job_id)
         entry.start, entry.placement, entry.held = start, placement, held
         entry.checked = -1
-        heapq.heappush(starts, (start, arrival[job_id], job_id))
-    drop_stale_starts(starts, waiting, arrival)
+        moved.append((start, job_id))
+    push_starts(starts, moved, waiting, arrival)
     policy._given_back_each(given_back)

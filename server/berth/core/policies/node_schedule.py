@@ -16,7 +16,6 @@ in a circle. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import copy
-import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,7 +27,7 @@ from berth.core.node_search import Stop
 from berth.core.node_selection import NodeSelector
 from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.arrival_walk import ArrivalWalk
-from berth.core.policies.base import drop_stale_starts
+from berth.core.policies.base import push_starts
 from berth.core.policies.placement_names import PlacementNames
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
@@ -321,7 +320,7 @@ class NodeSchedule:
         found = self.plan.earliest(entry.shape, entry.demand, job.estimate, job.ready(now))
         assert found is not None, "an admitted job always fits once all has ended"
         self._hold(entry, *found)
-        heapq.heappush(self._starts, (found[0], self._arrival[entry.job.id], entry.job.id))
+        push_starts(self._starts, [(found[0], entry.job.id)], self.waiting, self._arrival)
         assert entry.log is not None
         entry.checked = entry.log.size
 
@@ -420,8 +419,7 @@ class NodeSchedule:
             # of now (a move may change nodes), from its old start on.
             kept = all(new.get(node, 0) >= amount for node, amount in held.items())
             since = max(old, start + estimate) if kept else old
-        heapq.heappush(self._starts, (start, self._arrival[entry.job.id], entry.job.id))
-        drop_stale_starts(self._starts, self.waiting, self._arrival)
+        push_starts(self._starts, [(start, entry.job.id)], self.waiting, self._arrival)
         self._given_back(held, since, old + estimate)
         return True
 

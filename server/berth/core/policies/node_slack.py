@@ -15,12 +15,12 @@ compressed in the heuristic's order as jobs end. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import copy
-import heapq
 from collections.abc import Mapping
 from typing import Any
 
 from berth.core.decisions import Reject, Reserve
 from berth.core.model import Job
+from berth.core.policies.base import push_starts
 from berth.core.policies.node_board import NodeBoard, commit
 from berth.core.policies.node_schedule import Planned
 from berth.core.policies.nodes import NodeBackfill
@@ -84,7 +84,7 @@ class NodeSlack(SlackPricing, NodeBackfill):
             placement = self.plan.place(entry.shape, entry.demand, plan.slot, job.estimate)
             assert placement is not None, "the slot was free for it in the priced schedule"
             self._hold(entry, plan.slot, placement)
-            heapq.heappush(self._starts, (plan.slot, self._arrival[job.id], job.id))
+            push_starts(self._starts, [(plan.slot, job.id)], self.waiting, self._arrival)
             # The slot was chosen by price, not as its earliest: the next compression
             # asks it afresh, as the pool's does, even if no room is given back.
             entry.checked = -1
