@@ -212,3 +212,34 @@ def test_the_c_walk_to_a_long_run_stops_with_a_bound_a_search_asks_again_from() 
     assert asked[-1] == 399
     assert (count, until) == (1, NEVER)
     assert len(asked) > 2
+
+
+QUESTIONS = [  # (method, its arguments: a demand first where it takes one, then times)
+    ("breakpoints", (0, 5)),
+    ("min_free", (0, 5)),
+    ("fits_during", ("demand", 0, 5)),
+    ("first_fit", ("demand", 0)),
+    ("slots_at", ("demand", 0, 2)),
+    ("copies_from", ("demand", 0, 5, 2)),
+    ("copies_during", ("demand", 0, 5, 2)),
+    ("copies_until", ("demand", 0, 5, 2)),
+    ("earliest_or_bound", ("demand", 5, 0, 3)),
+    ("earliest_growing", ("demand", 5, 0)),
+]
+
+
+@pytest.mark.parametrize(("method", "arguments"), QUESTIONS)
+def test_a_question_with_a_missing_or_wrong_argument_is_refused_by_name(
+    method: str, arguments: tuple[object, ...]
+) -> None:
+    space = ResourceSpace({"cpus": 8})
+    profile = Profile(space.packed_capacity, space.guard, 0)
+    ask = getattr(profile, method)
+    filled = [space.pack({"cpus": 1}) if a == "demand" else a for a in arguments]
+    ask(*filled)  # (answered)
+    with pytest.raises(TypeError, match=rf"{method}\(\) takes"):
+        ask(*filled[:-1])
+    for at in range(len(filled)):
+        wrong = [*filled[:at], "soon", *filled[at + 1 :]]
+        with pytest.raises(TypeError):
+            ask(*wrong)

@@ -8,12 +8,29 @@
 
 #include "_profile_steps.h"
 
+/* A method's arguments: ``least`` to ``most`` of them, the first ``least`` from
+ * ``args[skip]`` on read as times into ``times``, in order; -1 on error. */
+static int times_of(const char *name, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t least,
+                    Py_ssize_t most, Py_ssize_t skip, int64_t *times) {
+    if (check_args(name, nargs, least, most) < 0) return -1;
+    for (Py_ssize_t i = skip; i < least; i++)
+        if (as_time(args[i], &times[i - skip]) < 0) return -1;
+    return 0;
+}
+
+/* The same for a method whose first argument is a demand (a packed vector), then times:
+ * the demand, or NULL on error. */
+static const int64_t *demand_and_times(NativeProfile *self, const char *name,
+                                       PyObject *const *args, Py_ssize_t nargs,
+                                       Py_ssize_t least, Py_ssize_t most, int64_t *times) {
+    if (times_of(name, args, nargs, least, most, 1, times) < 0) return NULL;
+    return demand_of(args[0], self->k);
+}
+
 static PyObject *profile_breakpoints(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, end;
-    if (check_args("breakpoints", nargs, 2, 2) < 0 || as_time(args[0], &start) < 0 ||
-        as_time(args[1], &end) < 0)
-        return NULL;
-    Py_ssize_t first = at_time(self, start, 0), last = at_time(self, end, 0);
+    int64_t t[2];
+    if (times_of("breakpoints", args, nargs, 2, 2, 0, t) < 0) return NULL;
+    Py_ssize_t first = at_time(self, t[0], 0), last = at_time(self, t[1], 0);
     if (last < first) last = first;
     PyObject *times = PyList_New(last - first);
     if (times == NULL) return NULL;
@@ -35,11 +52,9 @@ static PyObject *profile_free_at(NativeProfile *self, PyObject *arg) {
 }
 
 static PyObject *profile_min_free(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, end;
-    if (check_args("min_free", nargs, 2, 2) < 0 || as_time(args[0], &start) < 0 ||
-        as_time(args[1], &end) < 0)
-        return NULL;
-    Py_ssize_t first = step_of(self, start), last = at_time(self, end, 0);
+    int64_t t[2];
+    if (times_of("min_free", args, nargs, 2, 2, 0, t) < 0) return NULL;
+    Py_ssize_t first = step_of(self, t[0]), last = at_time(self, t[1], 0);
     if (last < first) last = first;
     PyObject *frees = PyList_New(last - first);
     if (frees == NULL) return NULL;
@@ -56,29 +71,24 @@ static PyObject *profile_min_free(NativeProfile *self, PyObject *const *args, Py
 
 static PyObject *profile_copies_during(NativeProfile *self, PyObject *const *args,
                                        Py_ssize_t nargs) {
-    int64_t start, end, most;
-    if (check_args("copies_during", nargs, 4, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &end) < 0 ||
-        as_time(args[3], &most) < 0)
-        return NULL;
+    int64_t t[3]; /* start, end, most */
+    const int64_t *demand = demand_and_times(self, "copies_during", args, nargs, 4, 4, t);
+    if (demand == NULL) return NULL;
     Py_ssize_t empty;
-    Py_ssize_t first = step_of(self, start);
-    Py_ssize_t last = at_time(self, end, 0);
-    return PyLong_FromLongLong(copies_in_steps(self, demand, first, last, most, &empty));
+    Py_ssize_t first = step_of(self, t[0]);
+    Py_ssize_t last = at_time(self, t[1], 0);
+    return PyLong_FromLongLong(copies_in_steps(self, demand, first, last, t[2], &empty));
 }
 
 static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args,
                                       Py_ssize_t nargs) {
-    int64_t start, duration, most, limit, held, until;
+    int64_t t[3], limit, held, until; /* start, duration, most */
     int given;
-    if (check_args("copies_until", nargs, 4, 5) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &duration) < 0 ||
-        as_time(args[3], &most) < 0 ||
+    const int64_t *demand = demand_and_times(self, "copies_until", args, nargs, 4, 5, t);
+    if (demand == NULL ||
         as_optional_time(nargs > 4 ? args[4] : Py_None, NEVER, &limit, &given) < 0)
         return NULL;
-    copies_until(self, demand, start, duration, most, limit, &held, &until);
+    copies_until(self, demand, t[0], t[1], t[2], limit, &held, &until);
     return Py_BuildValue("(LL)", (long long)held, (long long)until);
 }
 
@@ -87,12 +97,10 @@ static PyObject *profile_copies_until(NativeProfile *self, PyObject *const *args
 static int slots_asked(NativeProfile *self, const char *name, PyObject *const *args,
                        Py_ssize_t nargs, Py_ssize_t least, Py_ssize_t most_args,
                        Py_ssize_t most_at, int64_t *out) {
-    int64_t start, most;
-    if (check_args(name, nargs, least, most_args) < 0) return -1;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[most_at], &most) < 0)
-        return -1;
-    slots_at(self, demand, start, most, &out[0], &out[1], &out[2]);
+    int64_t t[3]; /* start, (duration,) most */
+    const int64_t *demand = demand_and_times(self, name, args, nargs, least, most_args, t);
+    if (demand == NULL) return -1;
+    slots_at(self, demand, t[0], t[most_at - 1], &out[0], &out[1], &out[2]);
     return 0;
 }
 
@@ -129,24 +137,21 @@ static PyObject *profile_earliest_start(NativeProfile *self, PyObject *args, PyO
 
 static PyObject *profile_earliest_or_bound(NativeProfile *self, PyObject *const *args,
                                            Py_ssize_t nargs) {
-    int64_t duration, after, steps;
-    if (check_args("earliest_or_bound", nargs, 4, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &duration) < 0 || as_time(args[2], &after) < 0 ||
-        as_time(args[3], &steps) < 0)
-        return NULL;
-    return PyLong_FromLongLong(earliest_or_bound(self, demand, duration, after, steps));
+    int64_t t[3]; /* duration, after, steps */
+    const int64_t *demand = demand_and_times(self, "earliest_or_bound", args, nargs, 4, 4, t);
+    if (demand == NULL) return NULL;
+    return PyLong_FromLongLong(earliest_or_bound(self, demand, t[0], t[1], t[2]));
 }
 
 static PyObject *profile_earliest_growing(NativeProfile *self, PyObject *const *args,
                                           Py_ssize_t nargs) {
-    int64_t after, limit;
+    int64_t t[2], limit; /* duration (not read), after */
     int has_limit;
-    if (check_args("earliest_growing", nargs, 3, 4) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[2], &after) < 0 ||
+    const int64_t *demand = demand_and_times(self, "earliest_growing", args, nargs, 3, 4, t);
+    if (demand == NULL ||
         as_optional_time(nargs > 3 ? args[3] : Py_None, 0, &limit, &has_limit) < 0)
         return NULL;
+    int64_t after = t[1];
     if (has_limit && limit <= after) Py_RETURN_NONE;
     Py_ssize_t stop = has_limit ? at_time(self, limit, 0) : self->n;
     Py_ssize_t first = step_of(self, after);
@@ -166,21 +171,18 @@ static PyObject *profile_earliest_growing(NativeProfile *self, PyObject *const *
 
 static PyObject *profile_first_fit(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t after;
-    if (check_args("first_fit", nargs, 2, 2) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &after) < 0) return NULL;
+    const int64_t *demand = demand_and_times(self, "first_fit", args, nargs, 2, 2, &after);
+    if (demand == NULL) return NULL;
     Py_ssize_t i = room_from(self, demand, step_of(self, after));
     if (i == self->n) Py_RETURN_NONE;
     return PyLong_FromLongLong(self->times[i] > after ? self->times[i] : after);
 }
 
 static PyObject *profile_fits_during(NativeProfile *self, PyObject *const *args, Py_ssize_t nargs) {
-    int64_t start, duration;
-    if (check_args("fits_during", nargs, 3, 3) < 0) return NULL;
-    const int64_t *demand = demand_of(args[0], self->k);
-    if (demand == NULL || as_time(args[1], &start) < 0 || as_time(args[2], &duration) < 0)
-        return NULL;
-    return PyBool_FromLong(fits_during(self, demand, start, duration));
+    int64_t t[2]; /* start, duration */
+    const int64_t *demand = demand_and_times(self, "fits_during", args, nargs, 3, 3, t);
+    if (demand == NULL) return NULL;
+    return PyBool_FromLong(fits_during(self, demand, t[0], t[1]));
 }
 
 #endif
