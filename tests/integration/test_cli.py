@@ -245,6 +245,12 @@ def test_usage_prints_hours_per_user(
         (["--nodes", "3y"], "berth serve: --nodes (BERTH_NODES, TOML nodes): node group '3y'"),
         (["--tokens", "abc"], "berth serve: token entries are TOKEN:USER[:ROLE], got 'abc'"),
         (["--port", "99999"], "berth serve: --port (BERTH_PORT, TOML port): must be <= 65535"),
+        # With agents the cluster starts with no node: the policy is checked all the same.
+        (["--agents", "--policy", "qopz"], "berth serve: unknown policy 'qopz'; known: fcfs"),
+        (
+            ["--agents", "--policy", "qops", "--config", "options.toml"],
+            "berth serve: policy 'qops' does not take 'k_factr' (it takes heuristic",
+        ),
     ],
 )
 def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
@@ -253,8 +259,11 @@ def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
     import subprocess
     import sys
 
+    (tmp_path / "options.toml").write_text("[policy_options]\nk_factr = 3\n")
     command = [sys.executable, "-m", "berth.runtime.main", "serve", "--data-dir", str(tmp_path)]
-    done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]  # one line, no traceback
     assert done.stderr.startswith(line), done.stderr

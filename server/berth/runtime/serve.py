@@ -215,6 +215,11 @@ def run_serve(args: argparse.Namespace) -> int:
         + (f", time x{settings.time_scale:g}" if settings.time_scale != 1 else ""),
         flush=True,
     )
+    kept = stored_policy_note(
+        settings, engine.partitions.policy_name, engine.partitions.policy_options
+    )
+    if kept is not None:
+        print(kept, flush=True)
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     print(f"Dashboard: {url}/ui", flush=True)
@@ -248,6 +253,23 @@ def run_serve(args: argparse.Namespace) -> int:
 
             stop_agents(agents)
     return 0
+
+
+def stored_policy_note(settings: Settings, policy: str, options: dict[str, object]) -> str | None:
+    """A line for a daemon that resumes a database whose policy (set at its first start
+    or by ``PUT /v1/admin/policy``) is not the one its settings name, or ``None``: the
+    settings' policy applies to a fresh database only, and a ``--policy`` that seemed to
+    be ignored would be worse than one that is said to be."""
+    if (policy, options) == (settings.policy, dict(settings.policy_options)):
+        return None
+    wanted = settings.policy + (
+        f" {dict(settings.policy_options)}" if settings.policy_options else ""
+    )
+    stored = policy + (f" {options}" if options else "")
+    return (
+        f"policy: the database's {stored} is kept; the settings' {wanted} applies to a fresh "
+        "database only (change it with PUT /v1/admin/policy)"
+    )
 
 
 def _agents_demo(

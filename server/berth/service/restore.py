@@ -37,7 +37,13 @@ def restore_engine(
     policy = str(snapshot.config.get("policy", default_policy))
     options = snapshot.config.get("policy_options", default_options)
     assert isinstance(options, dict)
-    engine = Engine(nodes, policy, options, backend)
+    try:
+        engine = Engine(nodes, policy, options, backend)
+    except ValueError as error:
+        if "policy" not in snapshot.config:
+            raise
+        # (A database from a version that took what this one refuses.)
+        raise ValueError(f"the database's policy {policy!r}: {error}") from error
     engine.outbox.hold_intents = hold_intents
     partitions = snapshot.config.get("partitions", [])
     assert isinstance(partitions, list)

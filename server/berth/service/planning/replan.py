@@ -20,6 +20,9 @@ from berth.core.policies.node_registry import make_node_policy
 from berth.service.model import JobRecord, NodeState, moment
 from berth.service.nodes.cluster import Cluster
 
+#: The node a policy is checked on while a cluster has none.
+STAND_IN = "(no node yet)"
+
 
 @dataclass(slots=True)
 class Replan:
@@ -33,9 +36,12 @@ class Replan:
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
     """The policy over the nodes that are up (every policy plans on named nodes);
     ValueError for a bad policy or option."""
-    # With no node at all, jobs wait (unplanned, with a reason) for nodes to come.
+    # With no node at all, jobs wait (unplanned, with a reason) for nodes to come; the
+    # policy is still checked (on a stand-in node: its constructor checks the options'
+    # values), or a daemon waiting for its first agent would keep a misspelt one.
     everything = {n.name: n.resources for n in cluster.nodes.values()}
     if not everything:
+        make_node_policy(name, {STAND_IN: {"cpus": 1}}, None, **options)
         return NoNodes()
     up = {n.name: n.resources for n in cluster.nodes.values() if n.state is NodeState.UP}
     return make_node_policy(name, up, everything, **options)
