@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from berth.core.policies.node_deadline import NodeDeadline
 from berth.dispatch.emulated import EmulatedNodes
 from berth.runtime.serve import stored_policy_note
 from berth.runtime.settings import load_settings
@@ -27,6 +28,11 @@ from tests.support.live import ManualClock, nodes
         ("qopz", {}, "unknown policy 'qopz'"),
         ("qops", {"k_factr": 3}, "does not take 'k_factr'"),
         ("easy", {"selection": "bx"}, "selection must be one of ff, bl, bb"),
+        # (Settings files and the environment give strings: no TypeError from a comparison.)
+        ("qops", {"k_factor": "x"}, "k_factor must be a whole number >= 0, got 'x'"),
+        ("mrt", {"max_backtracks": True}, "max_backtracks must be a whole number >= 0"),
+        ("msb", {"relaxation": "soon"}, "relaxation factor R must be a number, got 'soon'"),
+        ("msb", {"relaxation": "nan"}, "relaxation factor R must be positive, got nan"),
     ],
 )
 def test_a_cluster_with_no_node_yet_still_refuses_a_bad_policy(
@@ -37,6 +43,12 @@ def test_a_cluster_with_no_node_yet_still_refuses_a_bad_policy(
     with pytest.raises(ValueError, match=problem):
         build_policy(Cluster([]), policy, options)
     assert build_policy(Cluster([]), "qops", {"k_factor": 3}).name == "none"  # (waits)
+
+
+def test_numeric_options_given_as_strings_are_read_as_numbers() -> None:
+    policy = build_policy(Cluster(nodes(2)), "qops", {"k_factor": "3", "relaxation": "2.5"})
+    assert isinstance(policy, NodeDeadline)
+    assert (policy.admission.k_factor, policy.rules.relaxation) == (3, 2.5)
 
 
 def test_a_later_start_keeps_the_stored_policy_and_says_so(tmp_path: Path) -> None:

@@ -45,11 +45,41 @@ class Broken:
     deadline: int
 
 
-def non_negative(name: str, value: int) -> int:
-    """``value`` if it is >= 0; a ``ValueError`` naming the option otherwise."""
-    if value < 0:
+def non_negative(name: str, value: object) -> int:
+    """``value`` as a whole number >= 0 (an int, or its digits as a string, as settings
+    files and environment variables may give it); a ``ValueError`` naming the option
+    otherwise, never a ``TypeError`` from a comparison."""
+    number = _whole(value)
+    if number is None:
+        raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if number < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
+    return number
+
+
+def _whole(value: object) -> int | None:
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def positive_number(name: str, value: object) -> float:
+    """``value`` if it is a number > 0 (or a string of one, read as a float); a
+    ``ValueError`` naming the option otherwise."""
+    number: object = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not number > 0:  # (and not NaN)
+        raise ValueError(f"{name} must be positive, got {value}")
+    return number
 
 
 class Deadlines:
@@ -60,8 +90,7 @@ class Deadlines:
     def __init__(self, heuristic: str = "edf", relaxation: float = 5.0) -> None:
         if heuristic not in HEURISTICS:
             raise ValueError(f"heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}")
-        if relaxation <= 0:
-            raise ValueError(f"relaxation factor R must be positive, got {relaxation}")
+        relaxation = positive_number("relaxation factor R", relaxation)
         self.heuristic = heuristic
         self.relaxation = relaxation
         #: Job id -> its deadline, real or artificial.
