@@ -251,6 +251,10 @@ def test_usage_prints_hours_per_user(
             ["--agents", "--policy", "qops", "--config", "options.toml"],
             "berth serve: policy 'qops' does not take 'k_factr' (it takes heuristic",
         ),
+        (  # (one line, not one per type a union of types tried)
+            ["--config", "list.toml"],
+            "berth serve: selection must be one of ff, bl, bb, got ['a']",
+        ),
     ],
 )
 def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
@@ -260,6 +264,7 @@ def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
     import sys
 
     (tmp_path / "options.toml").write_text("[policy_options]\nk_factr = 3\n")
+    (tmp_path / "list.toml").write_text("[policy_options]\nselection = ['a']\n")
     command = [sys.executable, "-m", "berth.runtime.main", "serve", "--data-dir", str(tmp_path)]
     done = subprocess.run(
         [*command, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path

@@ -32,7 +32,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     policy: str = "conservative"
-    policy_options: dict[str, str | int | float] = Field(default_factory=dict)
+    #: Any values: the policy's constructor checks each, naming it (a pydantic union
+    #: would give one line per type it tried).
+    policy_options: dict[str, object] = Field(default_factory=dict)
     nodes: str = Field(
         "16x cpus=32,mem_gb=128", description="'COUNTx NAME=AMOUNT,...' groups separated by ';'"
     )
