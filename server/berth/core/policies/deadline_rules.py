@@ -66,9 +66,9 @@ def _whole(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def positive_number(name: str, value: object) -> float:
-    """``value`` if it is a number > 0 (or a string of one, read as a float); a
-    ``ValueError`` naming the option otherwise."""
+def positive_number(name: str, value: object, most: float) -> float:
+    """``value`` if it is a number in ``(0, most]`` (or a string of one, read as a
+    float); a ``ValueError`` naming the option and the limit otherwise."""
     number: object = value
     if isinstance(value, str):
         try:
@@ -79,7 +79,15 @@ def positive_number(name: str, value: object) -> float:
         raise ValueError(f"{name} must be a number, got {value!r}")
     if not number > 0:  # (and not NaN)
         raise ValueError(f"{name} must be positive, got {value}")
+    if number > most:
+        raise ValueError(f"{name} must be at most {most:g}, got {value}")
     return number
+
+
+#: The largest relaxation factor R: an artificial deadline is R times the estimate
+#: away, and must stay a time the plans hold (64-bit seconds); an infinite R made the
+#: first job without a deadline fail its admission with an ``OverflowError``.
+MOST_RELAXATION = 1e6
 
 
 class Deadlines:
@@ -90,7 +98,7 @@ class Deadlines:
     def __init__(self, heuristic: str = "edf", relaxation: float = 5.0) -> None:
         if heuristic not in HEURISTICS:
             raise ValueError(f"heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}")
-        relaxation = positive_number("relaxation factor R", relaxation)
+        relaxation = positive_number("relaxation factor R", relaxation, MOST_RELAXATION)
         self.heuristic = heuristic
         self.relaxation = relaxation
         #: Job id -> its deadline, real or artificial.
