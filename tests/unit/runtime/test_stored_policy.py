@@ -35,6 +35,8 @@ from tests.support.live import ManualClock, nodes
         ("msb", {"relaxation": "soon"}, "relaxation factor R must be a number, got 'soon'"),
         ("msb", {"relaxation": "nan"}, "relaxation factor R must be positive, got nan"),
         ("qops", {"relaxation": float("inf")}, "relaxation factor R must be at most 1e+06"),
+        ("slack", {"slack_factor": float("inf")}, "slack_factor x awt (the largest initial"),
+        ("slack", {"awt": "1e300"}, "must be at most 1e+12 s, got 3e+300"),
     ],
 )
 def test_a_cluster_with_no_node_yet_still_refuses_a_bad_policy(

@@ -41,6 +41,12 @@ NEUTRAL_PRIORITY = 0.5
 #: Weighted priority of the timeless dummy job that prices a removal (Remove(j)).
 DUMMY_PRIORITY = NEUTRAL_PRIORITY
 
+#: The largest initial slack, slack_factor x awt, in seconds (about 31,700 years): a
+#: job's bound, its start plus its slack, is a promise the daemon stores as a time. An
+#: infinite slack factor gave a job of priority 1 a NaN slack (0 x inf), and a bound
+#: of 10^300 seconds is no time the store holds.
+MOST_INITIAL_SLACK = 1e12
+
 
 @dataclass(slots=True)
 class SlackState:
@@ -113,6 +119,11 @@ class SlackPricing:
         self.heuristic = heuristic
         self.slack_factor = _number("slack_factor", slack_factor, low=0.0)
         self.awt = _number("awt", awt, low=0.0, strict=True)
+        if self.slack_factor * self.awt > MOST_INITIAL_SLACK:
+            raise ValueError(
+                f"slack_factor x awt (the largest initial slack) must be at most "
+                f"{MOST_INITIAL_SLACK:g} s, got {self.slack_factor * self.awt:g}"
+            )
         self.alpha_u = _number("alpha_u", alpha_u, low=0.0, high=1.0)
         self.alpha_t = _number("alpha_t", alpha_t, low=0.0, high=1.0)
         self.alpha_p = _number("alpha_p", alpha_p, low=0.0, high=1.0)
