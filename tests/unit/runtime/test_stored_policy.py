@@ -33,10 +33,12 @@ from tests.support.live import ManualClock, nodes
         ("qops", {"k_factor": "x"}, "k_factor must be a whole number >= 0, got 'x'"),
         ("mrt", {"max_backtracks": True}, "max_backtracks must be a whole number >= 0"),
         ("msb", {"relaxation": "soon"}, "relaxation factor R must be a number, got 'soon'"),
-        ("msb", {"relaxation": "nan"}, "relaxation factor R must be positive, got nan"),
-        ("qops", {"relaxation": float("inf")}, "relaxation factor R must be at most 1e+06"),
+        ("msb", {"relaxation": "nan"}, "relaxation factor R must be in (0.0, 1e+06], got 'nan'"),
+        ("qops", {"relaxation": float("inf")}, "R must be in (0.0, 1e+06], got inf"),
         ("slack", {"slack_factor": float("inf")}, "slack_factor x awt (the largest initial"),
         ("slack", {"awt": "1e300"}, "must be at most 1e+12 s, got 3e+300"),
+        ("slack", {"alpha_u": True}, "alpha_u must be a number, got True"),
+        ("slack", {"alpha_f": [1]}, "alpha_f must be a number, got [1]"),
     ],
 )
 def test_a_cluster_with_no_node_yet_still_refuses_a_bad_policy(

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from berth.core.policies.boards import Board
-from berth.core.policies.deadline_rules import Broken, Deadlines, Queued, non_negative
+from berth.core.policies.deadline_rules import Broken, Deadlines, Queued
+from berth.core.policies.option_values import whole
 
 #: Default bound on deadline violations repaired per insertion point (the paper's
 #: K-factor; it gives no value).
@@ -331,8 +332,8 @@ class Admission:
         if name not in OPTIONS:
             raise ValueError(f"deadline admission must be one of {', '.join(OPTIONS)}")
         self.name = name
-        self.k_factor = non_negative("k_factor", k_factor)
-        self.max_backtracks = non_negative("max_backtracks", max_backtracks)
+        self.k_factor = whole("k_factor", k_factor)
+        self.max_backtracks = whole("max_backtracks", max_backtracks)
 
     def __call__(
         self,

@@ -28,7 +28,6 @@ from berth.core.policies.deadline_rules import (
     HEURISTICS,
     Broken,
     Deadlines,
-    non_negative,
 )
 from berth.core.resources import ResourceSpace
 
@@ -37,7 +36,6 @@ __all__ = [
     "HEURISTICS",
     "Broken",
     "DeadlinePolicy",
-    "non_negative",
 ]
 
 

@@ -18,6 +18,7 @@ from typing import Protocol
 from berth.core.catalog import DEADLINE_HEURISTICS
 from berth.core.decisions import Reject, at
 from berth.core.model import Job
+from berth.core.policies.option_values import number
 
 #: The artificial deadline's floor: a job without a deadline may wait up to a day.
 ARTIFICIAL_DEADLINE_FLOOR = 24 * 3600
@@ -45,45 +46,6 @@ class Broken:
     deadline: int
 
 
-def non_negative(name: str, value: object) -> int:
-    """``value`` as a whole number >= 0 (an int, or its digits as a string, as settings
-    files and environment variables may give it); a ``ValueError`` naming the option
-    otherwise, never a ``TypeError`` from a comparison."""
-    number = _whole(value)
-    if number is None:
-        raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
-    if number < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return number
-
-
-def _whole(value: object) -> int | None:
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def positive_number(name: str, value: object, most: float) -> float:
-    """``value`` if it is a number in ``(0, most]`` (or a string of one, read as a
-    float); a ``ValueError`` naming the option and the limit otherwise."""
-    number: object = value
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
-    if isinstance(number, bool) or not isinstance(number, int | float):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if not number > 0:  # (and not NaN)
-        raise ValueError(f"{name} must be positive, got {value}")
-    if number > most:
-        raise ValueError(f"{name} must be at most {most:g}, got {value}")
-    return number
-
-
 #: The largest relaxation factor R: an artificial deadline is R times the estimate
 #: away, and must stay a time the plans hold (64-bit seconds); an infinite R made the
 #: first job without a deadline fail its admission with an ``OverflowError``.
@@ -98,7 +60,7 @@ class Deadlines:
     def __init__(self, heuristic: str = "edf", relaxation: float = 5.0) -> None:
         if heuristic not in HEURISTICS:
             raise ValueError(f"heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}")
-        relaxation = positive_number("relaxation factor R", relaxation, MOST_RELAXATION)
+        relaxation = number("relaxation factor R", relaxation, 0.0, MOST_RELAXATION, strict=True)
         self.heuristic = heuristic
         self.relaxation = relaxation
         #: Job id -> its deadline, real or artificial.

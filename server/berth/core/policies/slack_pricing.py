@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from berth.core.catalog import SLACK_HEURISTICS
 from berth.core.model import Job
 from berth.core.policies.boards import Board
+from berth.core.policies.option_values import number
 
 #: The permutation heuristics of section 2.4, by their paper abbreviations.
 HEURISTICS = SLACK_HEURISTICS
@@ -117,17 +118,17 @@ class SlackPricing:
                 f"slack heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}"
             )
         self.heuristic = heuristic
-        self.slack_factor = _number("slack_factor", slack_factor, low=0.0)
-        self.awt = _number("awt", awt, low=0.0, strict=True)
+        self.slack_factor = number("slack_factor", slack_factor, low=0.0)
+        self.awt = number("awt", awt, low=0.0, strict=True)
         if self.slack_factor * self.awt > MOST_INITIAL_SLACK:
             raise ValueError(
                 f"slack_factor x awt (the largest initial slack) must be at most "
                 f"{MOST_INITIAL_SLACK:g} s, got {self.slack_factor * self.awt:g}"
             )
-        self.alpha_u = _number("alpha_u", alpha_u, low=0.0, high=1.0)
-        self.alpha_t = _number("alpha_t", alpha_t, low=0.0, high=1.0)
-        self.alpha_p = _number("alpha_p", alpha_p, low=0.0, high=1.0)
-        self.alpha_f = _number("alpha_f", alpha_f, low=0.0, high=1.0)
+        self.alpha_u = number("alpha_u", alpha_u, low=0.0, high=1.0)
+        self.alpha_t = number("alpha_t", alpha_t, low=0.0, high=1.0)
+        self.alpha_p = number("alpha_p", alpha_p, low=0.0, high=1.0)
+        self.alpha_f = number("alpha_f", alpha_f, low=0.0, high=1.0)
         self.state = {}
         #: Candidate schedules priced so far (for the bench's cost-per-insertion figures).
         self.schedules_priced = 0
@@ -345,20 +346,3 @@ def _cheaper(plan: SlackPlan, best: SlackPlan) -> bool:
     if plan.price < best.price - tolerance:
         return True
     return abs(plan.price - best.price) <= tolerance and plan.moved <= best.moved
-
-
-def _number(
-    name: str, value: object, low: float, high: float | None = None, strict: bool = False
-) -> float:
-    """Validate a numeric option (given as a number or a numeric string)."""
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    too_low = number <= low if strict else number < low
-    if math.isnan(number) or too_low or (high is not None and number > high):
-        limits = f"> {low}" if strict else f">= {low}"
-        if high is not None:
-            limits = f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {limits}, got {value!r}")
-    return number
