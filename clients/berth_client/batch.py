@@ -200,8 +200,8 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
 
 
 def deadline_arg(text: str) -> int:
-    """argparse ``type=`` for ``--deadline``: cluster seconds, or a local date and time
-    as Slurm writes it (``2026-12-01T18:00``)."""
+    """argparse ``type=`` for ``--deadline``: cluster seconds, or a local moment as
+    Slurm writes it (``2026-12-01T18:00``, ``now+2hours``: :mod:`berth_client.moments`)."""
     if text.strip().isdigit():
         return int(text)
     try:
@@ -211,14 +211,15 @@ def deadline_arg(text: str) -> int:
 
 
 def _deadline(text: str) -> int:
-    """Slurm's ``--deadline`` (``YYYY-MM-DD[THH:MM[:SS]]``, local time) as Unix seconds."""
+    """Slurm's ``--deadline`` (:mod:`berth_client.moments`, local time) as Unix seconds."""
     import datetime
 
+    from berth_client.moments import moment
+
     try:
-        moment = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"--deadline {text!r}: expected YYYY-MM-DD[THH:MM[:SS]]") from None
-    return int(moment.astimezone().timestamp())
+        return int(moment(text, datetime.datetime.now().astimezone()).timestamp())
+    except ValueError as error:
+        raise ValueError(f"--deadline {error}") from None
 
 
 def _slots(given: dict[str, Any]) -> dict[str, Any]:

@@ -46,7 +46,8 @@ def add_options(submit: argparse.ArgumentParser) -> None:
     add(
         "--deadline",
         type=deadline_arg,
-        help="complete by this time: cluster seconds, or YYYY-MM-DD[THH:MM[:SS]] (local)",
+        help="complete by this time: cluster seconds, or a local moment as Slurm writes it "
+        "(YYYY-MM-DD[THH:MM[:SS]], now+2hours, 18:30, MM/DD, tomorrow, noon)",
     )
     add("--priority", type=float, help="user priority in [0, 1]")
     add("--command", dest="job_command", help="the batch command (runs on the first node)")

@@ -140,5 +140,8 @@ def test_a_deadline_is_seconds_or_a_local_date_and_time() -> None:
     assert deadline_arg("1900000000") == 1_900_000_000
     moment = datetime.datetime(2026, 12, 1, 18, 0).astimezone()
     assert deadline_arg("2026-12-01T18:00") == int(moment.timestamp())
-    with pytest.raises(argparse.ArgumentTypeError, match="YYYY-MM-DD"):
-        deadline_arg("tomorrow")
+    tomorrow = datetime.datetime.now().astimezone().date() + datetime.timedelta(days=1)
+    at = datetime.datetime.combine(tomorrow, datetime.time()).astimezone()
+    assert deadline_arg("tomorrow") == int(at.timestamp())  # (Slurm's words too)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"YYYY-MM-DD.*now\+COUNT"):
+        deadline_arg("soon")
