@@ -163,6 +163,10 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
     from berth.emulate.gang import replay_gang
 
     unsupported = [flag for name, flag in _NOT_FOR_GANG.items() if getattr(args, name)]
+    # (and the backfilling policies' options: gang scheduling has its own)
+    unsupported += [
+        f"--{name.replace('_', '-')}" for name in POLICY_FLAGS if getattr(args, name) is not None
+    ]
     if unsupported:
         print(
             f"berth emulate: --policy gang does not take {', '.join(unsupported)}", file=sys.stderr

@@ -104,6 +104,11 @@ def test_gang_emulation_errors_name_the_problem(
     assert "does not take --slice" in capsys.readouterr().err
     assert main(["emulate", str(out), "--policy", "gang", "--compression-budget", "8"]) == 1
     assert "does not take --compression-budget" in capsys.readouterr().err
+    # (a backfilling policy's options are not gang scheduling's: refused, not ignored)
+    assert main(["emulate", str(out), "--policy", "gang", "--selection", "bb"]) == 1
+    assert "does not take --selection" in capsys.readouterr().err
+    assert main(["emulate", str(out), "--policy", "gang", "--k-factor", "0"]) == 1
+    assert "does not take --k-factor" in capsys.readouterr().err
     assert main(["workload", "generate", "--model", "zhou", "--out", str(out)]) == 1
     assert "needs --load" in capsys.readouterr().err
     assert main(["emulate", str(out), "--policy", "gang", "--slot-seconds", "0"]) == 1
