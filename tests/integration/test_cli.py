@@ -255,20 +255,37 @@ def test_usage_prints_hours_per_user(
             ["--config", "list.toml"],
             "berth serve: selection must be one of ff, bl, bb, got ['a']",
         ),
+        (
+            ["--database-url", "garbage"],
+            "berth serve: --database-url (BERTH_DATABASE_URL, TOML database_url): cannot read "
+            "'garbage' as a database URL; expected sqlite:///PATH or postgresql://USER@HOST/DB",
+        ),
+        (  # (nothing listens on port 1 of the loopback; the password is not shown)
+            ["--database-url", "postgresql://bob:s3cret@127.0.0.1:1/berth"],
+            "berth serve: cannot use the database postgresql://bob:***@127.0.0.1:1/berth: ",
+        ),
+        (["--port", "{taken}"], "berth serve: cannot listen on 127.0.0.1:{taken}: Address already"),
     ],
 )
 def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
     tmp_path: Path, args: list[str], line: str
 ) -> None:
+    import socket
     import subprocess
     import sys
 
     (tmp_path / "options.toml").write_text("[policy_options]\nk_factr = 3\n")
     (tmp_path / "list.toml").write_text("[policy_options]\nselection = ['a']\n")
     command = [sys.executable, "-m", "berth.runtime.main", "serve", "--data-dir", str(tmp_path)]
-    done = subprocess.run(
-        [*command, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
-    )
+    command += ["--port", "0"]  # (any free port: the address is tried first)
+    with socket.socket() as taken:  # (a port another program listens on)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        args, line = [a.replace("{taken}", port) for a in args], line.replace("{taken}", port)
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]  # one line, no traceback
     assert done.stderr.startswith(line), done.stderr

@@ -91,6 +91,8 @@ class Waker:
             await self.coordinator.archive.prune_events(self.event_retention_seconds)
         except Exception:  # a failed prune is retried next hour; it loses nothing
             log.exception("pruning events failed")
+        except asyncio.CancelledError:  # the daemon stops: the next start prunes
+            log.debug("pruning events cut short by the daemon stopping")
 
     async def _wake(self) -> None:
         self._planned = None

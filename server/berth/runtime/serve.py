@@ -166,6 +166,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def run_db(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from berth.runtime.startup_problems import database_problem, shown_url
     from berth.store.migrate import downgrade, upgrade
 
     try:
@@ -174,11 +175,18 @@ def run_db(args: argparse.Namespace) -> int:
         print(f"berth db: {error}", file=sys.stderr)
         return 2
     url = settings.url()
-    if args.db_command == "upgrade":
-        upgrade(url, args.revision)
-    else:
-        downgrade(url, args.revision)
-    print(f"database {url}: {args.db_command} to {args.revision} done")
+    try:
+        if args.db_command == "upgrade":
+            upgrade(url, args.revision)
+        else:
+            downgrade(url, args.revision)
+    except Exception as error:
+        problem = database_problem(error, url)
+        if problem is None:
+            raise
+        print(f"berth db: {problem}", file=sys.stderr)
+        return 2
+    print(f"database {shown_url(url)}: {args.db_command} to {args.revision} done")
     return 0
 
 
@@ -191,13 +199,18 @@ def run_serve(args: argparse.Namespace) -> int:
     from berth.runtime.ha import server_config
     from berth.runtime.heap import freeze_after_full_collections
     from berth.runtime.logs import configure
+    from berth.runtime.startup_problems import database_problem, listen_problem, shown_url
 
     # (For this process only: a test that builds the daemon in its own keeps its collector.)
     freeze_after_full_collections()
 
+    settings: Settings | None = None
     try:
         settings = _settings(args)
         configure(settings.log_level, settings.log_format)
+        cannot_listen = listen_problem(settings.host, settings.port)
+        if cannot_listen is not None:
+            raise ValueError(cannot_listen)
         if settings.ha:
             from berth.runtime.ha import run_ha
 
@@ -206,12 +219,18 @@ def run_serve(args: argparse.Namespace) -> int:
     except (ValidationError, ValueError, OSError) as error:
         print(f"berth serve: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        problem = None if settings is None else database_problem(error, settings.url())
+        if problem is None:
+            raise
+        print(f"berth serve: {problem}", file=sys.stderr)
+        return 2
     url = f"http://{settings.host}:{settings.port}"
     engine = built.daemon.engine
     kind = "agent" if settings.backend == "agents" else "emulated"
     print(
         f"Berth on {url} — policy {engine.partitions.policy_name}, {len(engine.cluster.nodes)} "
-        f"{kind} nodes {engine.cluster.full_capacity()}, database {settings.url()}"
+        f"{kind} nodes {engine.cluster.full_capacity()}, database {shown_url(settings.url())}"
         + (f", time x{settings.time_scale:g}" if settings.time_scale != 1 else ""),
         flush=True,
     )

@@ -85,3 +85,35 @@ def test_stopping_cancels_the_tick_that_waits() -> None:
 
     coordinator = asyncio.run(scenario())
     assert (coordinator.waiting, coordinator.ticks) == (0, 0)
+
+
+class _Archive:
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def prune_events(self, older_than: float) -> int:
+        self.started.set()
+        await asyncio.sleep(3600)  # (as a prune's thread outlives a stopping daemon)
+        return 0
+
+
+def test_a_prune_cut_short_by_the_daemon_stopping_is_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A daemon that stops (or fails to listen) during its start-up prune used to log
+    the scheduler's traceback of the cancelled prune."""
+    coordinator = _Coordinator()
+    archive = coordinator.archive = _Archive()  # type: ignore[attr-defined]
+    waker = Waker(cast(Any, coordinator), 3600, event_retention_seconds=86_400)
+
+    async def stop_during_a_prune() -> None:
+        pruning = asyncio.create_task(waker._prune())
+        await archive.started.wait()
+        pruning.cancel()
+        await pruning  # (returns: the cancellation is the prune's end)
+
+    with caplog.at_level(logging.DEBUG, logger="berth.waker"):
+        asyncio.run(stop_during_a_prune())
+    assert [r.getMessage() for r in caplog.records] == [
+        "pruning events cut short by the daemon stopping"
+    ]
