@@ -131,6 +131,9 @@ def run(args: argparse.Namespace, program: str = "berth agent") -> int:
         return refuse(f"--resources: {error}")
     if args.pids_max < 1:
         return refuse(f"--pids-max must be at least 1, got {args.pids_max}")
+    problem = setup_problem(args, token)
+    if problem is not None:
+        return refuse(problem)
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
@@ -154,6 +157,30 @@ def run(args: argparse.Namespace, program: str = "berth agent") -> int:
     except ValueError as error:
         return refuse(str(error))
     return 0
+
+
+def setup_problem(args: argparse.Namespace, token: str) -> str | None:
+    """What in the flags would stop the agent once started (its daemons' URLs, its work
+    folder, the account it runs jobs as), found before it starts: one line, not a
+    thread's traceback."""
+    from berth.agent.agent import DaemonLink
+    from berth.agent.launch import LaunchRefused, account_for
+
+    try:
+        DaemonLink(args.url, token).close()  # (reads the URLs; connects to none)
+    except ValueError as error:
+        return str(error)
+    workdir = args.workdir or _default_workdir()
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"--workdir {workdir}: {error.strerror}"
+    if args.run_as is not None:
+        try:
+            account_for(args.run_as, args.run_as)
+        except LaunchRefused as error:
+            return f"--run-as: {error}"
+    return None
 
 
 def main() -> None:
