@@ -38,7 +38,6 @@ def moment(text: str, now: datetime.datetime) -> datetime.datetime:
     """The moment ``text`` names, ``now`` being the local time with its zone;
     ``ValueError`` naming the formats otherwise."""
     written = text.strip().lower()
-    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     relative = _RELATIVE.fullmatch(written)
     if relative is not None:
         sign, count, unit = relative.groups()
@@ -50,6 +49,22 @@ def moment(text: str, now: datetime.datetime) -> datetime.datetime:
             )
         seconds = int(count) * _UNITS[unit]
         return now + datetime.timedelta(seconds=seconds if sign == "+" else -seconds)
+    # A time of day is a wall-clock time: read without a zone, then placed in the local
+    # one, so that "tomorrow" across a change to or from summer time is its midnight.
+    wall = _wall_time(written, text, now.replace(tzinfo=None))
+    if wall is not None:
+        return wall.astimezone()
+    try:
+        given = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r}: expected {FORMATS}") from None
+    return given.astimezone()
+
+
+def _wall_time(written: str, text: str, now: datetime.datetime) -> datetime.datetime | None:
+    """The local wall-clock time (no zone) a day or a time of day names, ``now`` being
+    the wall clock's; ``None`` if ``written`` is neither."""
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     if written in ("today", "tomorrow"):
         return midnight + datetime.timedelta(days=written == "tomorrow")
     if written in _NAMED_HOURS:
@@ -72,11 +87,7 @@ def moment(text: str, now: datetime.datetime) -> datetime.datetime:
             )
         except ValueError:
             raise ValueError(f"{text!r}: no such date") from None
-    try:
-        given = datetime.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"{text!r}: expected {FORMATS}") from None
-    return given.astimezone()
+    return None
 
 
 def _next(at: datetime.datetime, now: datetime.datetime) -> datetime.datetime:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import time
 
 import pytest
 
@@ -57,3 +58,21 @@ def test_slurms_ways_to_write_a_moment(text: str, expected: datetime.datetime) -
 def test_what_is_no_moment_is_refused_naming_the_formats(text: str, problem: str) -> None:
     with pytest.raises(ValueError, match=re.escape(problem)):
         moment(text, NOW)
+
+
+def test_a_time_of_day_is_on_the_wall_clock_across_a_change_of_summer_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The evening before Berlin's clocks go back: tomorrow's 09:00 is 09:00 in winter
+    time (a fixed offset read from now would give 08:00), and now+1d is 24 hours."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        evening = datetime.datetime(2026, 10, 24, 20, 0).astimezone()
+        assert evening.utcoffset() == datetime.timedelta(hours=2)
+        nine = moment("09:00", evening)
+        assert (nine.day, nine.hour, nine.utcoffset()) == (25, 9, datetime.timedelta(hours=1))
+        assert moment("now+1d", evening) - evening == datetime.timedelta(days=1)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
