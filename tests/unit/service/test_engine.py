@@ -410,6 +410,7 @@ def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job()
     assert nodes == {"node001", "node002"}
     with pytest.raises(RequestError, match=r"could only be promised .*, 40 s later") as caught:
         drain(live, "node002", "disk", 10)
+    assert "40 s later: it would end after its deadline t=160 (force" in str(caught.value)
     assert caught.value.code == "conflict"
     assert live.cluster.nodes["node002"].state is NodeState.UP
     live.advance(100)
