@@ -103,11 +103,11 @@ def _broken(record: JobRecord, decision: Reserve | Reject | None) -> str | None:
         return f"job {record.id} (guaranteed start {moment(promised)}) would lose its guarantee"
     if decision.guarantee > promised:
         # (A deadline job's guarantee is its latest start: say what the user was promised.)
-        deadline = record.deadline
-        late = deadline is not None and decision.guarantee + record.time_limit > deadline
+        missed = ""
+        if record.deadline is not None and decision.guarantee + record.time_limit > record.deadline:
+            missed = f": it would end after its deadline {moment(record.deadline)}"
         return (
             f"job {record.id} (guaranteed start {moment(promised)}) could only be promised "
-            f"{moment(decision.guarantee)}, {decision.guarantee - promised} s later"
-            + (f": it would end after its deadline {moment(deadline)}" if late and deadline else "")
+            f"{moment(decision.guarantee)}, {decision.guarantee - promised} s later{missed}"
         )
     return None
