@@ -264,7 +264,16 @@ def test_usage_prints_hours_per_user(
             ["--database-url", "postgresql://bob:s3cret@127.0.0.1:1/berth"],
             "berth serve: cannot use the database postgresql://bob:***@127.0.0.1:1/berth: ",
         ),
-        (["--port", "{taken}"], "berth serve: cannot listen on 127.0.0.1:{taken}: Address already"),
+        (
+            ["--port", "{taken}"],
+            "berth serve: --host (BERTH_HOST, TOML host) and --port (BERTH_PORT, TOML port): "
+            "cannot listen on 127.0.0.1:{taken}: Address already in use",
+        ),
+        (  # (".invalid" never resolves: RFC 2606)
+            ["--host", "no-such-host.invalid"],
+            "berth serve: --host (BERTH_HOST, TOML host): cannot find the address "
+            "'no-such-host.invalid': ",
+        ),
     ],
 )
 def test_serve_refuses_bad_configuration_in_one_line_with_status_2(

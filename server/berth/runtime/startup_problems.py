@@ -13,6 +13,8 @@ import socket
 from urllib.parse import urlsplit, urlunsplit
 
 _URL_SETTING = "--database-url (BERTH_DATABASE_URL, TOML database_url)"
+_HOST_SETTING = "--host (BERTH_HOST, TOML host)"
+_PORT_SETTING = "--port (BERTH_PORT, TOML port)"
 
 
 def shown_url(url: str) -> str:
@@ -47,11 +49,14 @@ def listen_problem(host: str, port: int) -> str | None:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except socket.gaierror as error:
-        return f"--host {host}: {error.strerror}"
+        return f"{_HOST_SETTING}: cannot find the address {host!r}: {error.strerror}"
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(address)
         except OSError as error:
-            return f"cannot listen on {host}:{port}: {error.strerror}"
+            return (
+                f"{_HOST_SETTING} and {_PORT_SETTING}: cannot listen on {host}:{port}: "
+                f"{error.strerror}"
+            )
     return None
