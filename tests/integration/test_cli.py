@@ -251,6 +251,14 @@ def test_usage_prints_hours_per_user(
             ["--agents", "--policy", "qops", "--config", "options.toml"],
             "berth serve: policy 'qops' does not take 'k_factr' (it takes heuristic",
         ),
+        (
+            ["--agents", "--policy", "qops", "--policy-option", "k_factr=3"],
+            "berth serve: policy 'qops' does not take 'k_factr' (it takes heuristic",
+        ),
+        (
+            ["--policy", "easy", "--policy-option", "selection=bx"],
+            "berth serve: selection must be one of ff, bl, bb, got 'bx'",
+        ),
         (  # (one line, not one per type a union of types tried)
             ["--config", "list.toml"],
             "berth serve: selection must be one of ff, bl, bb, got ['a']",

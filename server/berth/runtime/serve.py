@@ -28,9 +28,22 @@ if TYPE_CHECKING:
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     serve = commands.add_parser("serve")
     _settings_flags(serve)
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--policy", help="scheduling policy (default conservative)")
+    serve.add_argument("--host", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (8080)")
+    serve.add_argument(
+        "--policy",
+        help="scheduling policy: fcfs, easy, conservative (default), slack, qops, msb, mrt, "
+        "or gang; on a fresh database only (then PUT /v1/admin/policy)",
+    )
+    serve.add_argument(
+        "--policy-option",
+        dest="policy_options",
+        action="append",
+        type=policy_option_arg,
+        metavar="KEY=VALUE",
+        help="one of the policy's options, e.g. selection=bb, k_factor=3, heuristic=llf "
+        "(repeatable; each wins over the same key of the TOML's [policy_options])",
+    )
     serve.add_argument("--nodes", help="emulated cluster, e.g. '16x cpus=32,mem_gb=128'")
     backend = serve.add_mutually_exclusive_group()
     backend.add_argument(
@@ -121,7 +134,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=path_arg, help="TOML settings file")
-    parser.add_argument("--data-dir", type=path_arg)
+    parser.add_argument(
+        "--data-dir", type=path_arg, help="the database and tokens' folder (./berth-data)"
+    )
     parser.add_argument("--database-url", help="e.g. postgresql://user@host/berth")
 
 
@@ -136,6 +151,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "host",
             "port",
             "policy",
+            "policy_options",
             "nodes",
             "time_scale",
             "tokens",
@@ -160,7 +176,24 @@ def _settings(args: argparse.Namespace) -> Settings:
             "advertise_url",
         )
     }
+    if flags["policy_options"] is not None:
+        flags["policy_options"] = dict(flags["policy_options"])
     return load_settings(args.config, **flags)
+
+
+def policy_option_arg(text: str) -> tuple[str, object]:
+    """argparse ``type=`` of ``--policy-option``: ``KEY=VALUE``, the value read as a JSON
+    number, ``true``/``false``, else kept as text (``selection=bb``)."""
+    import json
+
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        read: object = json.loads(value)
+    except ValueError:
+        read = value
+    return key.strip(), read if isinstance(read, int | float) else value
 
 
 def run_db(args: argparse.Namespace) -> int:

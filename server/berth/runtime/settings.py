@@ -197,7 +197,7 @@ _FLAGS = {
     "backend": "--agents/--emulate",
     "reconcile_seconds": "",
     "sqlite_synchronous": "",
-    "policy_options": "",
+    "policy_options": "--policy-option",
     "tokens_file": "",
 }
 

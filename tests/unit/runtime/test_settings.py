@@ -130,3 +130,38 @@ def test_the_agent_unit_runs_a_valid_agent_command() -> None:
     assert "Delegate=yes" in lines  # its cgroup v2 subtree, for confining jobs
     assert not any(line.startswith(("ProtectKernelTunables", "ProtectControlGroups"))
                    for line in lines)  # fmt: skip
+
+
+def test_policy_option_flags_become_the_policy_options(tmp_path: Path) -> None:
+    """``--policy-option KEY=VALUE`` (repeatable): numbers read as numbers, words kept as
+    text, each key winning over the TOML's (the others kept)."""
+    import argparse
+
+    from berth.runtime.serve import add_commands
+
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    config = tmp_path / "berth.toml"
+    config.write_text('[policy_options]\nselection = "bl"\nk_factor = 7\n')
+    flags = ["--policy-option", "k_factor=3", "--policy-option", "heuristic=llf"]
+    flags += ["--policy-option", "relaxation=2.5", "--policy-option", "heuristic=edf"]
+    args = parser.parse_args(
+        ["serve", "--config", str(config), "--data-dir", str(tmp_path), *flags]
+    )
+    from berth.runtime.serve import _settings
+
+    options = _settings(args).policy_options
+    assert options == {"selection": "bl", "k_factor": 3, "heuristic": "edf", "relaxation": 2.5}
+    assert isinstance(options["k_factor"], int)
+    bare = parser.parse_args(["serve", "--config", str(config), "--data-dir", str(tmp_path)])
+    assert _settings(bare).policy_options == {"selection": "bl", "k_factor": 7}
+
+
+@pytest.mark.parametrize("text", ["selection", "=bb", " =3"])
+def test_a_policy_option_without_a_key_and_value_is_refused(text: str) -> None:
+    import argparse
+
+    from berth.runtime.serve import policy_option_arg
+
+    with pytest.raises(argparse.ArgumentTypeError, match="expected KEY=VALUE"):
+        policy_option_arg(text)
