@@ -25,8 +25,12 @@ def job_lines(job: dict[str, Any]) -> list[tuple[str, str]]:
     """``berth show``'s usage lines for one job: ``(label, text)``."""
     usage = job.get("usage")
     if not usage:
-        ended = job.get("end_time") is not None
-        return [("usage", "not measured (emulated nodes)" if ended else "measured at its end")]
+        if job.get("end_time") is None:
+            return [("usage", "measured at its end")]
+        if job.get("start_time") is None:
+            return [("usage", "none: it never started")]
+        # (a real node measures every command it ran; a launch that failed ran none)
+        return [("usage", "not measured (emulated nodes, or its command never ran)")]
     lines = []
     start, end = job.get("start_time"), job.get("end_time")
     elapsed = max(end - start, 0) if start is not None and end is not None else 0

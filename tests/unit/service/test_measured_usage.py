@@ -49,6 +49,9 @@ def test_show_prints_efficiency_like_seff() -> None:
         ("memory_peak", "1.00 GiB of 2.00 GiB asked: efficiency 50.0%"),
         ("gpus_used", "1"),
     ]
-    assert job_lines({"end_time": 5, "usage": None}) == [("usage", "not measured (emulated nodes)")]
+    ran = {"start_time": 1, "end_time": 5, "usage": None}
+    assert job_lines(ran) == [("usage", "not measured (emulated nodes, or its command never ran)")]
+    assert job_lines({"start_time": None, "end_time": 5}) == [("usage", "none: it never started")]
+    assert job_lines({"start_time": 1, "end_time": None}) == [("usage", "measured at its end")]
     assert size(812 * 2**10) == "812 KiB"
     assert size(10) == "10 B"
