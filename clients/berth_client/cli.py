@@ -153,19 +153,23 @@ def run_queue(args: argparse.Namespace) -> int:
         print(to_json({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
         return 0
     now = plan["now"]
-    header = (
-        f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':31} {'GUARANTEED':31} RESOURCES"
+    # (a DEADLINE column only where a listed job has one, as under QoPS)
+    deadlines = any(job.get("deadline") is not None for job in jobs)
+    print(
+        f"{'JOBID':>7} {'NAME':12} {'USER':10} {'STATE':9} {'START':31} {'GUARANTEED':31} "
+        + (f"{'DEADLINE':31} " if deadlines else "")
+        + "RESOURCES"
     )
-    print(header)
     for job in fold_arrays(jobs):
         start = job["start_time"]
         if job["job_state"] == "PENDING":
             start = predicted.get(job["job_id"])
         resources = ",".join(f"{k}={v}" for k, v in job["resources"].items())
+        deadline = f"{when(job.get('deadline'), now):31} " if deadlines else ""
         print(
             f"{job.get('label', job['job_id']):>7} {job['name'][:12]:12} {job['user'][:10]:10} "
             f"{job['job_state']:9} "
-            f"{when(start, now):31} {when(job['guaranteed_start'], now):31} {resources}"
+            f"{when(start, now):31} {when(job['guaranteed_start'], now):31} {deadline}{resources}"
         )
     return 0
 

@@ -75,6 +75,27 @@ def test_submit_queue_show_cancel(
     assert capsys.readouterr().out.strip() == "job 1 CANCELLED"
 
 
+def test_queue_shows_deadlines_when_a_job_has_one(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "-J", "plain"]) == 0
+    assert main(["queue", *auth]) == 0
+    assert "DEADLINE" not in capsys.readouterr().out  # (no job has one: no column)
+    flags = ["-r", "cpus=8", "-t", "600", "-J", "due", "--deadline", "now+3hours"]
+    assert main(["submit", *auth, *flags]) == 0
+    capsys.readouterr()
+    assert main(["queue", *auth]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == [
+        *("JOBID", "NAME", "USER", "STATE", "START", "GUARANTEED", "DEADLINE", "RESOURCES")
+    ]
+    column = slice(table[0].index("DEADLINE"), table[0].index("RESOURCES"))
+    shown = {row.split()[1]: row[column].strip() for row in table[1:]}
+    assert shown["plain"] == "-"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in (2h59m|3h)\)", shown["due"])
+
+
 def test_submit_test_only_answers_what_the_job_would_get_and_submits_nothing(
     daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
