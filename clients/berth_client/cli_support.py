@@ -32,6 +32,20 @@ def amounts(text: str) -> dict[str, int]:
     return parsed
 
 
+def option_pair(text: str) -> tuple[str, int | float | str]:
+    """A policy option written ``NAME=VALUE``: the value a whole number, else a number,
+    else text (``selection=bb``); an argparse type."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    for read in (int, float):
+        try:
+            return name.strip(), read(value)
+        except ValueError:
+            pass
+    return name.strip(), value
+
+
 def span(seconds: int) -> str:
     """A duration as people say it: ``45s``, ``12m``, ``2h13m``, ``3d4h``."""
     seconds = abs(seconds)

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from berth_client.cli_support import client_of, guard, to_json, when
+from berth_client.cli_support import client_of, guard, option_pair, to_json, when
 
 #: The actions of ``berth partition`` and what each does.
 ACTIONS = {
@@ -119,16 +119,11 @@ def options_of(pairs: list[str]) -> dict[str, Any]:
     """``NAME=VALUE`` flags as policy options (numbers as numbers); exits 2 on a bad one."""
     options: dict[str, Any] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"berth partition: --option expects NAME=VALUE, got {pair!r}")
         try:
-            options[name] = int(value)
-        except ValueError:
-            try:
-                options[name] = float(value)
-            except ValueError:
-                options[name] = value
+            name, value = option_pair(pair)
+        except argparse.ArgumentTypeError as error:
+            raise SystemExit(f"berth partition: --option {error}") from None
+        options[name] = value
     return options
 
 

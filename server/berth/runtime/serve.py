@@ -40,7 +40,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         dest="policy_options",
         action="append",
         type=policy_option_arg,
-        metavar="KEY=VALUE",
+        metavar="NAME=VALUE",
         help="one of the policy's options, e.g. selection=bb, k_factor=3, heuristic=llf "
         "(repeatable; each wins over the same key of the TOML's [policy_options])",
     )
@@ -182,18 +182,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def policy_option_arg(text: str) -> tuple[str, object]:
-    """argparse ``type=`` of ``--policy-option``: ``KEY=VALUE``, the value read as a JSON
-    number, ``true``/``false``, else kept as text (``selection=bb``)."""
-    import json
+    """argparse ``type=`` of ``--policy-option``: ``NAME=VALUE``, read as ``berth
+    partition``'s ``--option`` is (:func:`berth_client.cli_support.option_pair`)."""
+    from berth_client.cli_support import option_pair
 
-    key, equals, value = text.partition("=")
-    if not equals or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        read: object = json.loads(value)
-    except ValueError:
-        read = value
-    return key.strip(), read if isinstance(read, int | float) else value
+    return option_pair(text)
 
 
 def run_db(args: argparse.Namespace) -> int:

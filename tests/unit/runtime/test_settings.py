@@ -133,7 +133,7 @@ def test_the_agent_unit_runs_a_valid_agent_command() -> None:
 
 
 def test_policy_option_flags_become_the_policy_options(tmp_path: Path) -> None:
-    """``--policy-option KEY=VALUE`` (repeatable): numbers read as numbers, words kept as
+    """``--policy-option NAME=VALUE`` (repeatable): numbers read as numbers, words kept as
     text, each key winning over the TOML's (the others kept)."""
     import argparse
 
@@ -163,5 +163,5 @@ def test_a_policy_option_without_a_key_and_value_is_refused(text: str) -> None:
 
     from berth.runtime.serve import policy_option_arg
 
-    with pytest.raises(argparse.ArgumentTypeError, match="expected KEY=VALUE"):
+    with pytest.raises(argparse.ArgumentTypeError, match="expected NAME=VALUE"):
         policy_option_arg(text)
