@@ -417,6 +417,18 @@ def test_a_drain_that_would_break_a_deadline_promise_is_refused_naming_the_job()
     assert {first.start_time, second.start_time} == {100}
 
 
+def test_a_drain_that_leaves_a_deadline_job_no_start_names_its_deadline() -> None:
+    """QoPS on two nodes of 8 cpus: a job of 16 cpus needs both; with one drained it has
+    no start at all, and the refusal names the end its user was promised."""
+    live = engine("qops", count=2)
+    submit(live, request(cpus=16, limit=100), now=0)
+    whole, _ = submit(live, request(cpus=16, limit=50, deadline=400), now=0)
+    assert whole.guaranteed_start is not None
+    with pytest.raises(RequestError, match="would lose its guarantee") as caught:
+        drain(live, "node002", "disk", 10)
+    assert "would lose its guarantee to end by its deadline t=400 (force" in str(caught.value)
+
+
 def _budget_always_spent(monkeypatch: pytest.MonkeyPatch, policy: str) -> Engine:
     """The daemon's engine (improvements deferred) on a machine far too slow: every
     slice's clock reads as run out at once."""

@@ -100,7 +100,11 @@ def _broken(record: JobRecord, decision: Reserve | Reject | None) -> str | None:
     if isinstance(decision, Reject):
         return f"job {record.id} would be rejected: {decision.reason}"
     if decision is None or decision.guarantee is None:
-        return f"job {record.id} (guaranteed start {moment(promised)}) would lose its guarantee"
+        # (no start at all: what its user was promised under deadline admission is the end)
+        missed = (
+            "" if record.deadline is None else f" to end by its deadline {moment(record.deadline)}"
+        )
+        return f"job {record.id} (guaranteed start {moment(promised)}) would lose its guarantee{missed}"
     if decision.guarantee > promised:
         # (A deadline job's guarantee is its latest start: say what the user was promised.)
         missed = ""
