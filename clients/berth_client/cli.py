@@ -28,7 +28,7 @@ TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "guaranteed_
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register the client commands on an argparse subparsers object; their handlers."""
-    from berth_client import partitions_cli, submit_cli, tokens_cli
+    from berth_client import admin_cli, partitions_cli, submit_cli, tokens_cli
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--url", default=os.environ.get("BERTH_URL", DEFAULT_URL))
@@ -71,16 +71,6 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
 
-    admin = commands.add_parser("admin")
-    actions = admin.add_subparsers(dest="admin_command", required=True)
-    token = actions.add_parser(
-        "node-token", help="issue a node's agent token (shown once; replaces its older one)"
-    )
-    common(token)
-    token.add_argument("name", help="the node's name, as its agent gives it with --name")
-    agents = actions.add_parser("agents", help="each node's agent: state, last heard, jobs")
-    common(agents)
-    tokens_cli.add_token_commands(actions, common)
     return {
         "submit": submit,
         "queue": run_queue,
@@ -88,7 +78,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "usage": run_usage,
         "show": run_show,
         "cancel": run_cancel,
-        "admin": run_admin,
+        "admin": admin_cli.add_admin_command(commands, common),
         **partitions_cli.add_commands(commands, common),
         **tokens_cli.add_commands(commands, common),
     }
@@ -294,44 +284,3 @@ def run_cancel(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
     return 1 if failed else 0
-
-
-@guard
-def run_admin(args: argparse.Namespace) -> int:
-    if args.admin_command == "token":
-        from berth_client import tokens_cli
-
-        return tokens_cli.run_token(args)
-    with client_of(args) as client:
-        if args.admin_command == "node-token":
-            answer = client.node_token(args.name)
-            if args.json:
-                print(to_json(answer, indent=2))
-            else:
-                print(answer["token"])
-                print(
-                    f"(the token for node {answer['name']}: start its agent with "
-                    f"berth agent --name {answer['name']} --token-file FILE; it is not shown again)",
-                    file=sys.stderr,
-                )
-            return 0
-        answer = client.agents()
-    if args.json:
-        print(to_json(answer, indent=2))
-        return 0
-    print(f"{'NODE':16} {'STATE':8} {'HEARD':>10} {'JOBS':>5} {'CONFINEMENT':40} REASON")
-    for row in answer["agents"]:
-        heard = row["seconds_since_heard"]
-        heard_text = "never" if heard is None else f"{span(int(heard))} ago"
-        confined = row.get("confinement") or "-"
-        print(
-            f"{row['name'][:16]:16} {row['state']:8} {heard_text:>10} {row['running_jobs']:>5} "
-            f"{confined:40} {row['reason']}"
-        )
-    delays = answer["launch_delay_seconds"]
-    if delays.get("count"):
-        print(
-            f"launch delay (commit to process running) over {delays['count']} starts: "
-            f"p50 {delays['p50'] * 1000:.0f} ms, p99 {delays['p99'] * 1000:.0f} ms"
-        )
-    return 0
