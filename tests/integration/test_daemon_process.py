@@ -318,3 +318,34 @@ def test_a_stream_resumes_from_last_event_id_across_a_restart(tmp_path: Path) ->
         assert [e["kind"] for e in everything[5:]] == ["job.accepted", "job.started"]
     finally:
         daemon.stop()
+
+
+def test_an_open_event_stream_ends_when_the_daemon_stops(tmp_path: Path) -> None:
+    """A dashboard left open holds ``GET /v1/events`` for good: at shutdown the stream is
+    ended (the client reads its end) instead of being waited for through uvicorn's whole
+    grace and then cancelled with an error in the log."""
+    daemon = DaemonProcess(tmp_path)
+    ended = threading.Event()
+    lines: list[str] = []
+
+    def listen() -> None:
+        with httpx.stream(
+            "GET", f"{daemon.url}/v1/events", headers=_headers(), timeout=30
+        ) as answer:
+            lines.extend(answer.iter_lines())  # (grows line by line as they come)
+        ended.set()  # (the stream's end, read without an error)
+
+    reader = threading.Thread(target=listen, daemon=True)
+    reader.start()
+    try:
+        for _ in range(100):  # (until the stream's first line arrived)
+            if lines:
+                break
+            time.sleep(0.05)
+        assert lines[:1] == [": connected"]
+    finally:
+        daemon.stop()
+    assert daemon.process.returncode is not None
+    assert ended.wait(10)
+    log = daemon.log.read_text()
+    assert "graceful shutdown exceeded" not in log, log

@@ -86,6 +86,13 @@ class Daemon:
     def now(self) -> int:
         return self.coordinator.clock.now()
 
+    def end_long_requests(self) -> None:
+        """The daemon stops: answer the agents' held syncs and end every event stream
+        now, and hold no sync from here on (the web server waits for open requests)."""
+        if self.waiters is not None:
+            self.waiters.release_all()
+        self.coordinator.events.close()
+
 
 def daemon_of(request: Request) -> Daemon:
     daemon: Daemon = request.app.state.daemon

@@ -32,8 +32,8 @@ from typing import Any
 import uvicorn
 
 from berth.runtime.keys import trusted_keys
-from berth.runtime.logs import quiet_web_server
 from berth.runtime.settings import Settings
+from berth.runtime.web_server import DaemonServer, server_config
 from berth.service.identity.issued import IssuedTokens
 from berth.service.identity.signed import looks_signed
 from berth.service.model import RequestError
@@ -140,7 +140,7 @@ async def _run(settings: Settings) -> int:
     register = IssuedTokens(SqlTokens(database), None, trusted_keys(settings.trust_keys))
     standby = Standby(holder, register)
     revocations = asyncio.create_task(register.keep_fresh())
-    server = uvicorn.Server(server_config(standby, settings))
+    server = uvicorn.Server(server_config(standby, settings))  # (no stream to end)
     serving = asyncio.create_task(server.serve())
     log.info("daemon %s on %s: standby, waiting to lead", holder, advertise)
     period = settings.lease_seconds / 3
@@ -174,7 +174,7 @@ async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
     )  # fmt: skip
     if built.tokens_note:
         print(built.tokens_note, flush=True)
-    server = uvicorn.Server(server_config(built.app, settings))
+    server = DaemonServer(server_config(built.app, settings), built.daemon)
     guard = asyncio.create_task(_keep_leading(lease, built.daemon.coordinator, settings))
     serving = asyncio.create_task(server.serve())
     done, _ = await asyncio.wait({guard, serving}, return_when=asyncio.FIRST_COMPLETED)
@@ -206,23 +206,3 @@ async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> s
             log.warning("renewing the lease failed: %s", error)
             if time.monotonic() - renewed > settings.lease_seconds:
                 return f"the lease could not be renewed for {settings.lease_seconds:g} s"
-
-
-def server_config(app: Any, settings: Settings) -> uvicorn.Config:
-    """uvicorn's configuration for a daemon (single or one of an HA group)."""
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        # Its records go to the daemon's log (berth.runtime.logs), in its format.
-        log_config=None,
-        log_level=settings.log_level,
-        # One line per request (agents sync every few seconds) buries what happens:
-        # off unless asked for.
-        access_log=settings.access_log,
-        lifespan="on",
-        # Agents' long polls are released at shutdown; do not wait on them past this.
-        timeout_graceful_shutdown=5,
-    )
-    quiet_web_server(settings.log_level)
-    return config

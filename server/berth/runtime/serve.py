@@ -217,15 +217,14 @@ def run_db(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
     from pydantic import ValidationError
 
     from berth.api.auth import Role
     from berth.runtime.bootstrap import build
-    from berth.runtime.ha import server_config
     from berth.runtime.heap import freeze_after_full_collections
     from berth.runtime.logs import configure
     from berth.runtime.startup_problems import database_problem, listen_problem, shown_url
+    from berth.runtime.web_server import DaemonServer, server_config
 
     # (For this process only: a test that builds the daemon in its own keeps its collector.)
     freeze_after_full_collections()
@@ -268,17 +267,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     print(f"Dashboard: {url}/ui", flush=True)
-    config = server_config(built.app, settings)
-    waiters = built.daemon.waiters
-
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            # Answer the agents' held syncs first: uvicorn waits for open requests.
-            if waiters is not None:
-                waiters.release_all()
-            super().handle_exit(sig, frame)
-
-    server = Server(config)
+    server = DaemonServer(server_config(built.app, settings), built.daemon)
     agents: list[Any] = []
     if args.demo:
         token = built.daemon.tokens.token_for(Role.USER)
