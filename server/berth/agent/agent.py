@@ -17,6 +17,7 @@ may have started their work elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -120,6 +121,16 @@ class DaemonLink:
         index = self.targets.index(current) + 1 if current in self.targets else 0
         self.https, self.host, self.port = self.targets[index % len(self.targets)]
 
+    def interrupt(self) -> None:
+        """End the request under way at once (it fails as if the daemon went away):
+        the agent is stopping and a held sync may have seconds to go. Safe from a
+        signal handler: it shuts the socket, and the request's own thread closes it."""
+        connection = self._connection
+        sock = connection.sock if connection is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):  # (already closed)
+                sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
@@ -146,6 +157,8 @@ class Agent:
         self.shares = Shares(config.workdir)
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        #: The poller's link, whose held sync a stop interrupts.
+        self._polling: DaemonLink | None = None
         self.ended_unsent = threading.Event()
         #: Set when the daemon no longer knows this agent: register again at once.
         self.reregister = threading.Event()
@@ -194,7 +207,8 @@ class Agent:
         try:
             status, answer = link.post(path, body, timeout=wait + 30.0)
         except OSError as error:
-            log.warning("daemon unreachable at %s: %s", self.config.url, error)
+            if not self.stopping.is_set():  # (a stop interrupts the held sync)
+                log.warning("daemon unreachable at %s: %s", self.config.url, error)
             return False
         if status in (401, 403):
             raise AgentRefused(_message(answer, status))
@@ -334,7 +348,7 @@ class Agent:
 
     # ------------------------------------------------------------------ threads
     def _poller(self) -> None:
-        link = DaemonLink(self.config.url, self.config.token)
+        link = self._polling = DaemonLink(self.config.url, self.config.token)
         delay = RETRY_FIRST
         while not self.stopping.is_set():
             if not self.registered:
@@ -386,10 +400,17 @@ class Agent:
             self.shares.release(key)
         self.fenced = True
 
+    def stop(self) -> None:
+        """Stop serving now: a sync the daemon holds is not waited for (it held a stop
+        up to ``sync_wait`` seconds)."""
+        self.stopping.set()
+        if self._polling is not None:
+            self._polling.interrupt()
+
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT; jobs keep running when the agent stops."""
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.stopping.set())
+            signal.signal(sig, lambda *_: self.stop())
         log.info(
             "agent %s: %s, work dir %s, %d job(s) adopted",
             self.config.name,
