@@ -13,13 +13,14 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.conftest import screenshot
 from tests.integration.conftest import ALICE, BOB, OPERATOR, DaemonProcess
+from tests.support.http import http
 
 pytestmark = pytest.mark.browser
 
 
 def call(daemon: DaemonProcess, method: str, path: str, token: str = ALICE, **kw: Any) -> Any:
-    response = httpx.request(method, daemon.url + path, timeout=10,
-                             headers={"Authorization": f"Bearer {token}"}, **kw)  # fmt: skip
+    response = http().request(method, daemon.url + path,
+                              headers={"Authorization": f"Bearer {token}"}, **kw)  # fmt: skip
     assert response.status_code < 300, response.text
     return response.json()
 

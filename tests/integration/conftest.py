@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.http import http
 from tests.support.postgres import stop_postgresql
 
 OPERATOR, ALICE, BOB = "op-token", "alice-token", "bob-token"
@@ -91,7 +92,7 @@ class DaemonProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"daemon exited: {self.log.read_text()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                if http().get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
