@@ -128,7 +128,7 @@ def _set_node(
             "conflict",
             f"taking node {node.name!r} out would break {len(replan.broken)} guarantee(s): "
             + "; ".join(replan.broken[:10])
-            + " (force=true does it anyway)",
+            + " (forced, it goes ahead anyway: --force, or force: true in the API)",
             "name",
         )
     engine.outbox.node_changed(node.name)

@@ -61,7 +61,7 @@ def create_partition(
             f"taking these nodes from the default partition would break "
             f"{len(replan.broken)} guarantee(s): "
             + "; ".join(replan.broken[:10])
-            + " (force=true does it anyway)",
+            + " (forced, it goes ahead anyway: --force, or force: true in the API)",
             "nodes",
         )
     engine.outbox.config_changed()

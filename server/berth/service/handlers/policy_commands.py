@@ -43,7 +43,7 @@ def change_policy(
             f"switching to {name} would break {len(replan.broken)} guarantee(s): "
             + "; ".join(replan.broken[:10])
             + ("" if len(replan.broken) <= 10 else "; ...")
-            + " (force=true switches anyway)",
+            + " (forced, it switches anyway: --force, or force: true in the API)",
             "policy",
         )
     if partition is None:
