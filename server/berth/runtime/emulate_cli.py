@@ -48,6 +48,12 @@ def _tqdm_progress(enabled: bool) -> ProgressFactory:
     return factory
 
 
+#: The exit status of options the replay cannot take (argparse's own): a value out of
+#: range, options that do not go together or do not fit the workload. A workload that
+#: cannot be read exits with 1.
+BAD_ARGUMENTS = 2
+
+
 def run_emulate(args: argparse.Namespace) -> int:
     # The reader and the replay pause the cyclic collector (they build no cycles), and
     # each time they let it run again it walked all they had built, which was still
@@ -79,7 +85,7 @@ def _run_emulate(args: argparse.Namespace) -> int:
                 f"{', '.join(refused)} cannot replay",
                 file=sys.stderr,
             )
-            return 1
+            return BAD_ARGUMENTS
     if args.policy == "gang":
         return _run_gang(args, workload, show)
     options = {
@@ -107,9 +113,9 @@ def _run_emulate(args: argparse.Namespace) -> int:
             nodes=node_cluster(args.nodes) if args.nodes else workload.nodes,
             compression_budget=args.compression_budget,
         )
-    except ValueError as error:
+    except ValueError as error:  # (an option's value, or options that do not go together)
         print(f"berth emulate: {error}", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     records = [r for result in results for r in result.records]
     if args.out:
         with args.out.open("w", encoding="utf-8") as stream:
@@ -171,7 +177,7 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
         print(
             f"berth emulate: --policy gang does not take {', '.join(unsupported)}", file=sys.stderr
         )
-        return 1
+        return BAD_ARGUMENTS
     capacity = {**workload.capacity, **(args.capacity or {})}
     processors = capacity.get("cpus")
     if processors is None:
@@ -179,7 +185,7 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
             f"berth emulate: {args.workload} declares no processor count; pass --capacity cpus=N",
             file=sys.stderr,
         )
-        return 1
+        return BAD_ARGUMENTS
     if processors & (processors - 1):
         power = 1 << processors.bit_length()
         print(
@@ -187,16 +193,16 @@ def _run_gang(args: argparse.Namespace, workload: Workload, show: bool) -> int:
             f"blocks), got {processors}; pass --capacity cpus={power} to replay on {power}",
             file=sys.stderr,
         )
-        return 1
+        return BAD_ARGUMENTS
     jobs = workload.jobs[: args.first] if args.first else workload.jobs
     try:
         with _tqdm_progress(show)("gang", len(jobs)) as tick:
             result = replay_gang(
                 jobs, processors, args.scheme, args.slot_seconds, tick, args.max_rows
             )
-    except ValueError as error:
+    except ValueError as error:  # (the slot length or row limit)
         print(f"berth emulate: {error}", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     if args.out:
         with args.out.open("w", encoding="utf-8") as stream:
             for record in result.records:

@@ -63,12 +63,17 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     return {"workload": run_generate}
 
 
+#: The exit status of options it cannot take (argparse's own); a source trace that
+#: cannot be read, or declares no processor count, exits with 1.
+BAD_ARGUMENTS = 2
+
+
 def run_generate(args: argparse.Namespace) -> int:
     if args.model == "zhou":
         return _generate_zhou(args)
     if args.source is None:
         print("berth workload generate: --model leinberger needs --from TRACE", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     from berth.emulate.generate import calibrate, extend_to_k, resource_names, with_poisson_arrivals
     from berth.emulate.traces import read_workload
     from berth.emulate.traces.jsonl import write_jsonl
@@ -87,7 +92,7 @@ def run_generate(args: argparse.Namespace) -> int:
         return 1
     if args.jobs < 2:
         print(f"berth workload generate: --jobs must be >= 2, got {args.jobs}", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
 
     def report(iteration: int, gap: float, length: float) -> None:
         print(
@@ -99,9 +104,9 @@ def run_generate(args: argparse.Namespace) -> int:
         jobs = extend_to_k(base.jobs[: args.jobs], args.k, args.distribution, processors, args.seed)
         capacity = dict.fromkeys(resource_names(args.k), processors)
         found = calibrate(jobs, capacity, args.queue_length, args.seed, progress=report)
-    except ValueError as error:
+    except ValueError as error:  # (an option's value)
         print(f"berth workload generate: {error}", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     arrivals = with_poisson_arrivals(jobs, found.mean_interarrival, args.seed)
     comments = [
         f"berth workload generate --from {args.source.name} --k {args.k} "
@@ -126,13 +131,13 @@ def _generate_zhou(args: argparse.Namespace) -> int:
 
     if args.load is None:
         print("berth workload generate: --model zhou needs --load RHO", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     if args.slot_seconds < 1:
         print(
             f"berth workload generate: --slot-seconds must be >= 1, got {args.slot_seconds}",
             file=sys.stderr,
         )
-        return 1
+        return BAD_ARGUMENTS
     try:
         made = generate_zhou(
             args.load,
@@ -142,9 +147,9 @@ def _generate_zhou(args: argparse.Namespace) -> int:
             powers_of_two=args.sizes == "power-of-two",
             slot_seconds=args.slot_seconds,
         )
-    except ValueError as error:
+    except ValueError as error:  # (an option's value)
         print(f"berth workload generate: {error}", file=sys.stderr)
-        return 1
+        return BAD_ARGUMENTS
     comments = [
         f"berth workload generate --model zhou --load {args.load:g} --jobs {args.jobs} "
         f"--seed {args.seed} --processors {args.processors} --sizes {args.sizes} "

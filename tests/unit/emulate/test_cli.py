@@ -112,7 +112,7 @@ def test_emulate_deadline_policy_with_options(capsys: pytest.CaptureFixture[str]
 def test_options_of_another_policy_are_refused(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["emulate", str(KTH_SAMPLE), *argv]) == 1
+    assert main(["emulate", str(KTH_SAMPLE), *argv]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -147,5 +147,5 @@ def test_a_compression_budget_replays_on_nodes(capsys: pytest.CaptureFixture[str
 def test_a_compression_budget_needs_nodes_and_one_question(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["emulate", str(KTH_SAMPLE), "--policy", "conservative", *argv]) == 1
+    assert main(["emulate", str(KTH_SAMPLE), "--policy", "conservative", *argv]) == 2
     assert message in capsys.readouterr().err

@@ -96,22 +96,22 @@ def test_gang_emulation_errors_name_the_problem(
     main(["workload", "generate", "--model", "zhou", "--load", "0.5", "--jobs", "50",
           "--out", str(out)])  # fmt: skip
     capsys.readouterr()
-    assert main(["emulate", str(out), "--policy", "gang", "--capacity", "cpus=100"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--capacity", "cpus=100"]) == 2
     assert "power-of-two processor count (buddy blocks), got 100; pass --capacity cpus=128" in (
         capsys.readouterr().err
     )
-    assert main(["emulate", str(out), "--policy", "gang", "--slice", "month"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--slice", "month"]) == 2
     assert "does not take --slice" in capsys.readouterr().err
-    assert main(["emulate", str(out), "--policy", "gang", "--compression-budget", "8"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--compression-budget", "8"]) == 2
     assert "does not take --compression-budget" in capsys.readouterr().err
     # (a backfilling policy's options are not gang scheduling's: refused, not ignored)
-    assert main(["emulate", str(out), "--policy", "gang", "--selection", "bb"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--selection", "bb"]) == 2
     assert "does not take --selection" in capsys.readouterr().err
-    assert main(["emulate", str(out), "--policy", "gang", "--k-factor", "0"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--k-factor", "0"]) == 2
     assert "does not take --k-factor" in capsys.readouterr().err
-    assert main(["workload", "generate", "--model", "zhou", "--out", str(out)]) == 1
+    assert main(["workload", "generate", "--model", "zhou", "--out", str(out)]) == 2
     assert "needs --load" in capsys.readouterr().err
-    assert main(["emulate", str(out), "--policy", "gang", "--slot-seconds", "0"]) == 1
+    assert main(["emulate", str(out), "--policy", "gang", "--slot-seconds", "0"]) == 2
     assert "--slot-seconds must be >= 1" in capsys.readouterr().err
 
 

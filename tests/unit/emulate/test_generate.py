@@ -95,7 +95,7 @@ def test_workload_generate_names_a_bad_option(
         "--out",
         str(tmp_path / "x"),
     ]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "--k must be >= 1, got 0" in capsys.readouterr().err
 
 
@@ -139,7 +139,7 @@ def test_emulate_takes_slack_options(capsys: pytest.CaptureFixture[str]) -> None
     report = json.loads(capsys.readouterr().out)
     assert report["policy"] == "slack"
     assert set(report["priority_classes"]) == {"political=0,user=0", "political=1,user=1"}
-    assert main(["emulate", str(KTH_SAMPLE), "--policy", "slack", "--alpha-u", "3"]) == 1
+    assert main(["emulate", str(KTH_SAMPLE), "--policy", "slack", "--alpha-u", "3"]) == 2
     assert "alpha_u must be in [0.0, 1.0], got 3.0" in capsys.readouterr().err
 
 

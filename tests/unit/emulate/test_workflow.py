@@ -120,5 +120,5 @@ def test_a_workflow_is_not_replayed_where_it_cannot_be(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _write(tmp_path, FLOW)
-    assert main(["emulate", str(path), "--slice", "month"]) == 1
+    assert main(["emulate", str(path), "--slice", "month"]) == 2
     assert "--slice cannot replay" in capsys.readouterr().err
