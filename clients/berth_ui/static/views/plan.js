@@ -51,8 +51,8 @@ function draw(schedule, cluster, width) {
   const t0 = now - Math.round(seconds * 0.04);
   const perSecond = (width - LEFT - 10) / seconds;
   const x = (t) => LEFT + (t - t0) * perSecond;
-  // Per node when the plan says where every reservation is held; a policy that plans
-  // the cluster as one pool (the deadline policies, slack) gets the capacity lane.
+  // Per node when the plan says where every reservation is held (every policy on the
+  // daemon's nodes); a plan with a window on no named node gets the capacity lane.
   const placed = (w) => Object.keys(w.nodes).length > 0;
   const byNode = windows.some(placed) && schedule.planned.every(placed);
   const rows = byNode ? cluster.nodes.map((n) => n.name) : ["capacity"];
