@@ -40,8 +40,9 @@ typecheck: native
 contracts: native
 	$(BIN)/lint-imports --no-cache
 
+# The slowest tests are listed at the end: the whole CI run must stay under 20 minutes.
 test: lint typecheck contracts docs-build browser-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 # The documentation site (MkDocs, Material theme; mkdocs.yml): served with live reload
 # on http://127.0.0.1:8000, or built into site/ with --strict (a broken link, a missing
