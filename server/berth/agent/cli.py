@@ -131,6 +131,7 @@ def run(args: argparse.Namespace, program: str = "berth agent") -> int:
         return refuse(f"--resources: {error}")
     if args.pids_max < 1:
         return refuse(f"--pids-max must be at least 1, got {args.pids_max}")
+    args.workdir = args.workdir or _default_workdir()  # (one folder, checked then used)
     problem = setup_problem(args, token)
     if problem is not None:
         return refuse(problem)
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace, program: str = "berth agent") -> int:
         token,
         args.name or default_name(),
         resources,
-        args.workdir or _default_workdir(),
+        args.workdir,
         run_as=args.run_as,
         cgroups=not args.no_cgroups,
         pids_max=args.pids_max,
