@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from berth.core.catalog import POLICY_NAMES
 from berth.runtime.paths import path_arg
 
 if TYPE_CHECKING:
@@ -32,8 +33,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     serve.add_argument("--port", type=int, help="port to listen on (8080)")
     serve.add_argument(
         "--policy",
-        help="scheduling policy: fcfs, easy, conservative (default), slack, qops, msb, mrt, "
-        "or gang; on a fresh database only (then PUT /v1/admin/policy)",
+        help=f"scheduling policy: {', '.join(POLICY_NAMES)} (default conservative); on a "
+        "fresh database only (then `berth partition set default --policy P`); gang "
+        "scheduling runs in partitions of its own (`berth partition create`)",
     )
     serve.add_argument(
         "--policy-option",
@@ -302,7 +304,7 @@ def stored_policy_note(settings: Settings, policy: str, options: dict[str, objec
     stored = policy + (f" {options}" if options else "")
     return (
         f"policy: the database's {stored} is kept; the settings' {wanted} applies to a fresh "
-        "database only (change it with PUT /v1/admin/policy)"
+        "database only (change it with `berth partition set default --policy P`)"
     )
 
 

@@ -73,7 +73,7 @@ def test_a_later_start_keeps_the_stored_policy_and_says_so(tmp_path: Path) -> No
     assert stored == ("easy", {})
     assert stored_policy_note(settings, *stored) == (
         "policy: the database's easy is kept; the settings' qops {'k_factor': 2} applies to"
-        " a fresh database only (change it with PUT /v1/admin/policy)"
+        " a fresh database only (change it with `berth partition set default --policy P`)"
     )
     same = load_settings(data_dir=tmp_path, policy="easy")
     assert stored_policy_note(same, *stored) is None
