@@ -43,6 +43,9 @@ def add_admin_command(
     actions = admin.add_subparsers(dest="admin_command", required=True)
     nodes = actions.add_parser("nodes", help="each node: state, reason, resources, use (sinfo -N)")
     common(nodes)
+    nodes.add_argument(
+        "--state", choices=("up", "drained", "down"), help="only nodes in this state (sinfo -t)"
+    )
     for action, text in NODE_ACTIONS.items():
         parser = actions.add_parser(action, help=text)
         common(parser)
@@ -115,6 +118,8 @@ def _run(args: argparse.Namespace) -> int:
         if action == "node-token":
             return _print_node_token(args, client.node_token(args.name))
         answer = client.cluster() if action == "nodes" else client.agents()
+    if action == "nodes" and args.state is not None:
+        answer["nodes"] = [node for node in answer["nodes"] if node["state"] == args.state]
     if args.json:
         print(to_json(answer, indent=2))
     elif action == "nodes":

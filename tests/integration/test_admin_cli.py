@@ -56,6 +56,8 @@ def test_operators_change_nodes_and_jobs_from_the_cli(
     assert capsys.readouterr().out.splitlines()[2].split() == [
         *("node002", "drained", "cpus=8,mem_gb=32", "cpus=8", "disk")
     ]
+    assert main(["admin", "nodes", "--state", "drained", *operator]) == 0
+    assert [row.split()[0] for row in capsys.readouterr().out.splitlines()[1:]] == ["node002"]
     assert main(["admin", "resume", "node002", *operator]) == 0
     assert capsys.readouterr().out == "node node002 up\n"
 
