@@ -204,10 +204,16 @@ def run_submit(args: argparse.Namespace) -> int:
         line = f"array {job['job_id']} accepted: {count} tasks, jobs {job['job_id']}-"
         line += f"{answer['array_tasks'][-1]}" + (f" ({rejected} rejected)" if rejected else "")
         line += "; its first task"
-    if job["guaranteed_start"] is not None:
+    if job["job_state"] == "RUNNING" and not answer.get("array_tasks"):
+        # (started already: what is left to say is where, and that its time limit ends it,
+        # which is sooner than any end a deadline policy promised)
+        held = ",".join(job.get("nodes") or {})
+        line += f"; started {when(job['start_time'], now)}" + (f" on {held}" if held else "")
+        line += f"; ends by {when(job['start_time'] + job['time_limit'], now)} at the latest"
+    elif job["guaranteed_start"] is not None:
         line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
-    if job["guaranteed_end"] is not None:
-        line += f" and to end by {when(job['guaranteed_end'], now)}"
+        if job["guaranteed_end"] is not None:
+            line += f" and to end by {when(job['guaranteed_end'], now)}"
     print(line)
     return 0
 

@@ -29,7 +29,12 @@ def test_submit_queue_show_cancel(
     assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "-J", "whole"]) == 0
     assert main(["submit", *auth, "-r", "cpus=16,mem_gb=8", "-t", "60", "-J", "waits"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "job 1 accepted (RUNNING); guaranteed to start by " + out[0].split("by ")[1]
+    # (running already: when and where it started, and when its time limit ends it)
+    started = (
+        r"job 1 accepted \(RUNNING\); started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((now|\d+s ago)\)"
+    )
+    ends = r"; ends by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in (9|10)m\) at the latest"
+    assert re.fullmatch(started + r" on node00\d(,node00\d){3}" + ends, out[0]), out[0]
     assert out[1].startswith("job 2 accepted (PENDING); guaranteed to start by ")
 
     assert main(["queue", *auth]) == 0
