@@ -76,6 +76,15 @@ def when(value: int | None, now: int | None = None) -> str:
     return f"{text} (now)"
 
 
+def start_words(job: dict[str, Any], now: int | None) -> str:
+    """A job's start as its submitter reads it: ``started ... on NODES`` once it runs,
+    else ``guaranteed start ...`` (``-`` for none)."""
+    if job["job_state"] == "RUNNING" and job.get("start_time") is not None:
+        held = ",".join(job.get("nodes") or {})
+        return f"started {when(job['start_time'], now)}" + (f" on {held}" if held else "")
+    return f"guaranteed start {when(job['guaranteed_start'], now)}"
+
+
 def to_json(value: Any, indent: int = 2) -> str:
     """``--json`` output; :mod:`json` loads only when a command prints it."""
     import json

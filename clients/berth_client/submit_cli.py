@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from berth_client.batch import deadline_arg, time_arg, yes_no
-from berth_client.cli_support import amounts, client_of, guard, to_json, when
+from berth_client.cli_support import amounts, client_of, guard, start_words, to_json, when
 
 #: ``berth submit``'s defaults, filled in after the command line and the directives.
 DEFAULTS: dict[str, Any] = {
@@ -207,9 +207,7 @@ def run_submit(args: argparse.Namespace) -> int:
     if job["job_state"] == "RUNNING" and not answer.get("array_tasks"):
         # (started already: what is left to say is where, and that its time limit ends it,
         # which is sooner than any end a deadline policy promised)
-        held = ",".join(job.get("nodes") or {})
-        line += f"; started {when(job['start_time'], now)}" + (f" on {held}" if held else "")
-        line += f"; ends by {when(job['start_time'] + job['time_limit'], now)} at the latest"
+        line += f"; {start_words(job, now)}; ends by {when(job['start_time'] + job['time_limit'], now)} at the latest"
     elif job["guaranteed_start"] is not None:
         line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
         if job["guaranteed_end"] is not None:

@@ -83,7 +83,7 @@ def _jobs_dir(data_dir: Path) -> tuple[Path, bool]:
 def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
     """Submit the demo jobs, wait for their ends; the lines to print."""
     from berth_client import BerthClient
-    from berth_client.cli_support import when
+    from berth_client.cli_support import start_words
 
     out: list[str] = []
     with BerthClient(url, operator) as admin:
@@ -109,8 +109,7 @@ def run_demo(url: str, operator: str, user: str, data_dir: Path) -> list[str]:
             job = answer["job"]
             ids[job["job_id"]] = name
             print(
-                f"  job {job['job_id']} {name:10} {job['job_state']:8} guaranteed start "
-                f"{when(job['guaranteed_start'], now)}",
+                f"  job {job['job_id']} {name:10} {job['job_state']:8} {start_words(job, now)}",
                 flush=True,
             )
         final = (

@@ -362,7 +362,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
 
     from berth.runtime.logs import events_muted
     from berth_client import BerthClient, BerthError
-    from berth_client.cli_support import when
+    from berth_client.cli_support import start_words, when
 
     for _ in range(200):
         if server.started:
@@ -387,7 +387,7 @@ def _demo(server: uvicorn.Server, url: str, token: str | None) -> None:
                 verdict = "accepted" if answer["accepted"] else "REJECTED"
                 print(
                     f"  job {job['job_id']} {name:12} {verdict:8} {job['job_state']:8} "
-                    f"guaranteed start {when(job['guaranteed_start'], now)}  ({answer['reason']})",
+                    f"{start_words(job, now)}  ({answer['reason']})",
                     flush=True,
                 )
             plan = client.what_if({"cpus": 512}, 600)
