@@ -34,7 +34,7 @@ def test_submit_queue_show_cancel(
         r"job 1 accepted \(RUNNING\); started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \((now|\d+s ago)\)"
     )
     ends = r"; ends by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in (9|10)m\) at the latest"
-    assert re.fullmatch(started + r" on node00\d(,node00\d){3}" + ends, out[0]), out[0]
+    assert re.fullmatch(started + r" on node\[001-004\]" + ends, out[0]), out[0]
     assert out[1].startswith("job 2 accepted (PENDING); guaranteed to start by ")
 
     assert main(["queue", *auth]) == 0
