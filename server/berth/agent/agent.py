@@ -62,6 +62,9 @@ class AgentConfig:
     cgroups: bool = True
     #: The most tasks (processes and threads) one job may have on this node.
     pids_max: int = 4096
+    #: Stop when the process with this pid (the one that started the agent: a demo, a
+    #: test rig) is no longer its parent; ``None``: run on whatever its parent does.
+    parent: int | None = None
 
 
 class DaemonLink:
@@ -369,7 +372,12 @@ class Agent:
 
     def _watcher(self) -> None:
         link = DaemonLink(self.config.url, self.config.token)
+        parent = self.config.parent
         while not self.stopping.wait(0.1):
+            if parent is not None and os.getppid() != parent:
+                log.warning("the process that started this agent (%d) has ended: stopping", parent)
+                self.stop()
+                break
             with self.lock:
                 ended = self.jobs.refresh()
                 silent = time.monotonic() - self.last_contact

@@ -98,6 +98,12 @@ def add_arguments(agent: argparse.ArgumentParser) -> None:
         help="the most tasks (processes and threads) one job may have here (default 4096)",
     )
     agent.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when the process that started the agent ends, even killed (demos and "
+        "test rigs; on a node, systemd runs the agent)",
+    )
+    agent.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
 
@@ -149,6 +155,7 @@ def run(args: argparse.Namespace, program: str = "berth agent") -> int:
         run_as=args.run_as,
         cgroups=not args.no_cgroups,
         pids_max=args.pids_max,
+        parent=os.getppid() if args.exit_with_parent else None,
     )
     try:
         Agent(config).run()

@@ -48,7 +48,8 @@ def start_agents(url: str, operator: str, data_dir: Path) -> list[subprocess.Pop
             token_file.write_text(client.node_token(name)["token"])
             command = [sys.executable, "-m", "berth.runtime.main", "agent", "--url", url,
                        "--token-file", str(token_file), "--name", name,
-                       "--resources", resources, "--workdir", str(workdir)]  # fmt: skip
+                       "--resources", resources, "--workdir", str(workdir),
+                       "--exit-with-parent"]  # fmt: skip
             if os.geteuid() == 0:
                 command += ["--run-as", "nobody"]
             with open(workdir.parent / f"{name}.log", "ab") as log:
