@@ -126,9 +126,7 @@ def _set_node(
         node.state, node.reason = before
         raise RequestError(
             "conflict",
-            f"taking node {node.name!r} out would break {len(replan.broken)} guarantee(s): "
-            + "; ".join(replan.broken[:10])
-            + " (forced, it goes ahead anyway: --force, or force: true in the API)",
+            replan.refusal(f"taking node {node.name!r} out"),
             "name",
         )
     engine.outbox.node_changed(node.name)

@@ -58,10 +58,7 @@ def create_partition(
         _forget(engine, name)
         raise RequestError(
             "conflict",
-            f"taking these nodes from the default partition would break "
-            f"{len(replan.broken)} guarantee(s): "
-            + "; ".join(replan.broken[:10])
-            + " (forced, it goes ahead anyway: --force, or force: true in the API)",
+            replan.refusal("taking these nodes from the default partition"),
             "nodes",
         )
     engine.outbox.config_changed()

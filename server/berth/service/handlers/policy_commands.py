@@ -40,10 +40,7 @@ def change_policy(
     if replan.broken and not force:
         raise RequestError(
             "conflict",
-            f"switching to {name} would break {len(replan.broken)} guarantee(s): "
-            + "; ".join(replan.broken[:10])
-            + ("" if len(replan.broken) <= 10 else "; ...")
-            + " (forced, it switches anyway: --force, or force: true in the API)",
+            replan.refusal(f"switching to {name}", forced="switches"),
             "policy",
         )
     if partition is None:

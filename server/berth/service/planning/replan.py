@@ -24,6 +24,10 @@ from berth.service.nodes.cluster import Cluster
 STAND_IN = "(no node yet)"
 
 
+#: The most broken guarantees a refusal names one by one.
+BROKEN_NAMED = 10
+
+
 @dataclass(slots=True)
 class Replan:
     """A candidate policy built from the records, and the decision for each waiting job."""
@@ -31,6 +35,16 @@ class Replan:
     policy: LivePolicy
     decisions: dict[int, Reserve | Reject | None]
     broken: list[str]
+
+    def refusal(self, change: str, forced: str = "goes ahead") -> str:
+        """Why ``change`` is refused: the guarantees it would break (the first ten
+        named) and how to force it, from the command line or the API."""
+        named = "; ".join(self.broken[:BROKEN_NAMED])
+        more = "" if len(self.broken) <= BROKEN_NAMED else "; ..."
+        return (
+            f"{change} would break {len(self.broken)} guarantee(s): {named}{more} "
+            f"(forced, it {forced} anyway: --force, or force: true in the API)"
+        )
 
 
 def build_policy(cluster: Cluster, name: str, options: dict[str, object]) -> LivePolicy:
