@@ -20,6 +20,11 @@ from typing import Any
 #: A command's handler: it runs the parsed command and returns the exit status.
 Handler = Callable[[argparse.Namespace], int]
 
+#: The exit status of arguments a command cannot take, argparse's own: a value out of
+#: range, options that do not go together or do not fit the input (a file that cannot
+#: be read is 1).
+BAD_ARGUMENTS = 2
+
 #: Each group's module (its ``add_commands(commands)`` registers the group's commands
 #: and returns their handlers).
 GROUPS = {

@@ -26,6 +26,7 @@ from berth.emulate.samples import KTH_SAMPLE
 from berth.emulate.scenario import Scenario
 from berth.emulate.traces import read_workload
 from berth.emulate.workload import Workload, WorkloadError
+from berth.runtime.commands import BAD_ARGUMENTS
 from berth.runtime.options import POLICY_FLAGS, node_cluster
 from berth.runtime.paths import DEMO_TRACE, find_shared_trace
 
@@ -46,12 +47,6 @@ def _tqdm_progress(enabled: bool) -> ProgressFactory:
             yield advance
 
     return factory
-
-
-#: The exit status of options the replay cannot take (argparse's own): a value out of
-#: range, options that do not go together or do not fit the workload. A workload that
-#: cannot be read exits with 1.
-BAD_ARGUMENTS = 2
 
 
 def run_emulate(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from berth.core.catalog import DISTRIBUTIONS, GANG_SLOT_SECONDS
+from berth.runtime.commands import BAD_ARGUMENTS
 from berth.runtime.paths import path_arg
 
 
@@ -61,11 +62,6 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     generate.add_argument("--out", type=path_arg, required=True, help="JSONL file to write")
     return {"workload": run_generate}
-
-
-#: The exit status of options it cannot take (argparse's own); a source trace that
-#: cannot be read, or declares no processor count, exits with 1.
-BAD_ARGUMENTS = 2
 
 
 def run_generate(args: argparse.Namespace) -> int:
