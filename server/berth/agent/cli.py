@@ -171,7 +171,7 @@ def setup_problem(args: argparse.Namespace, token: str) -> str | None:
     """What in the flags would stop the agent once started (its daemons' URLs, its work
     folder, the account it runs jobs as), found before it starts: one line, not a
     thread's traceback."""
-    from berth.agent.agent import DaemonLink
+    from berth.agent.daemon_link import DaemonLink
     from berth.agent.launch import LaunchRefused, account_for
 
     try:
