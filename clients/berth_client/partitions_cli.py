@@ -57,14 +57,27 @@ def _action_arguments(parser: argparse.ArgumentParser, action: str) -> None:
         parser.add_argument(
             "--policy", default="gang", help="gang (default), or a backfilling policy (easy, ...)"
         )
-        parser.add_argument("--option", action="append", default=[], help="backfilling: NAME=VALUE")
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            type=option_pair,
+            metavar="NAME=VALUE",
+            help="a backfilling policy's option (repeatable)",
+        )
         parser.add_argument("--scheme", choices=schemes, default="brmms")
         parser.add_argument("--slot-seconds", type=int, default=30, help="time slot length")
         parser.add_argument("--max-rows", type=int, help="most rows; jobs beyond wait in order")
         parser.add_argument("--force", action="store_true", help="even if a guarantee breaks")
     elif action == "set":
         parser.add_argument("--policy", help="backfilling partitions (and default): a new policy")
-        parser.add_argument("--option", action="append", help="backfilling: NAME=VALUE")
+        parser.add_argument(
+            "--option",
+            action="append",
+            type=option_pair,
+            metavar="NAME=VALUE",
+            help="a backfilling policy's option (repeatable)",
+        )
         parser.add_argument("--force", action="store_true", help="even if a guarantee breaks")
         parser.add_argument("--scheme", choices=schemes)
         parser.add_argument("--slot-seconds", type=int)
@@ -81,7 +94,7 @@ def run_partition(args: argparse.Namespace) -> int:
         elif action == "matrix":
             answer = client.matrix(args.name)
         elif action == "create":
-            options: dict[str, Any] = options_of(args.option)
+            options: dict[str, Any] = dict(args.option)
             if args.policy == "gang":
                 options = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
                            "max_rows": args.max_rows}  # fmt: skip
@@ -93,7 +106,7 @@ def run_partition(args: argparse.Namespace) -> int:
             body = {"scheme": args.scheme, "slot_seconds": args.slot_seconds,
                     "max_rows": args.max_rows, "no_max_rows": args.no_max_rows,
                     "policy": args.policy, "force": args.force,
-                    "options": None if args.option is None else options_of(args.option)}  # fmt: skip
+                    "options": None if args.option is None else dict(args.option)}  # fmt: skip
             body = {k: v for k, v in body.items() if v not in (None, False)}
             answer = client.admin("PATCH", f"partitions/{args.name}", body)
         elif action == "delete":
@@ -113,18 +126,6 @@ def run_partition(args: argparse.Namespace) -> int:
     else:
         _print_row(answer)
     return 0
-
-
-def options_of(pairs: list[str]) -> dict[str, Any]:
-    """``NAME=VALUE`` flags as policy options (numbers as numbers); exits 2 on a bad one."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        try:
-            name, value = option_pair(pair)
-        except argparse.ArgumentTypeError as error:
-            raise SystemExit(f"berth partition: --option {error}") from None
-        options[name] = value
-    return options
 
 
 def _print_row(row: dict[str, Any]) -> None:

@@ -201,6 +201,12 @@ def test_a_backfilling_partition_from_the_cli(
     assert capsys.readouterr().out.split()[:2] == ["b", "conservative"]
     assert main(["partition", "set", "b", "--option", "nope=1", *admin]) == 1
     assert "does not take 'nope'" in capsys.readouterr().err
+    # A malformed option is a usage error (exit 2), found before anything is sent.
+    for command in (create[:3], ["partition", "set", "b"]):
+        with pytest.raises(SystemExit) as usage:
+            main([*command, "--option", "selection", *admin])
+        assert usage.value.code == 2
+        assert "argument --option: expected NAME=VALUE, got 'selection'" in capsys.readouterr().err
 
 
 def test_history_lists_finished_jobs(

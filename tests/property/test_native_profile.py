@@ -243,3 +243,40 @@ def test_a_question_with_a_missing_or_wrong_argument_is_refused_by_name(
         wrong = [*filled[:at], "soon", *filled[at + 1 :]]
         with pytest.raises(TypeError):
             ask(*wrong)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    capacity=st.lists(st.integers(0, (1 << 49) - 1), min_size=1, max_size=8),
+    share=st.lists(st.floats(0, 1), min_size=8, max_size=8),
+)
+def test_packed_vectors_of_any_width_are_read_as_python_reads_them(
+    capacity: list[int], share: list[float]
+) -> None:
+    """A packed vector wider than 64 bits (two resources or more) is split from its bytes
+    in C: the capacity given comes back from ``steps``, and a reservation of any demand
+    (a new int each time, as a booking's amounts are) leaves what Python's subtraction
+    leaves."""
+    space = ResourceSpace({f"r{i}": max(1, amount) for i, amount in enumerate(capacity)})
+    packed_capacity = space.packed_capacity
+    profile = Profile(int(str(packed_capacity)), space.guard, 0)
+    assert profile.steps() == [(0, packed_capacity)]
+    demand = space.pack(
+        {name: int(space.capacity[name] * part) for name, part in zip(space.names, share)}
+    )
+    profile.reserve(0, 5, int(str(demand)))
+    assert profile.free_at(0) == packed_capacity - demand
+    assert profile.free_at(5) == packed_capacity
+
+
+@pytest.mark.parametrize(
+    ("packed", "message"),
+    [(-(1 << 70), "must not be negative"), (1 << 100, "more fields"), (1 << 150, "more fields")],
+)
+def test_a_wide_vector_that_is_negative_or_too_wide_is_refused(packed: int, message: str) -> None:
+    space = SPACES[1]  # two resources: 100 bits
+    with pytest.raises(ValueError, match=message):
+        Profile(packed, space.guard, 0)
+    profile = Profile(space.packed_capacity, space.guard, 0)
+    with pytest.raises(ValueError, match=message):
+        profile.fits_during(packed, 0, 1)
