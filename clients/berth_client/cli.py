@@ -136,13 +136,23 @@ def run_queue(args: argparse.Namespace) -> int:
                 break
         if not args.all and args.state is None:
             jobs = [j for j in jobs if j["job_state"] in ("PENDING", "RUNNING", "HELD")]
-        # One plan answer carries every pending job's predicted start and the cluster's now.
-        plan = client.schedule()
-    predicted = {w["job_id"]: w["start"] for w in plan["planned"]}
+        # Each waiting job's page carries its predicted start and the cluster's time; a
+        # daemon older than that answer has them only in its whole plan (megabytes with a
+        # deep queue on many nodes: every planned job's nodes).
+        now = page.get("now")
+        if now is None:
+            plan = client.schedule()
+            now, starts = plan["now"], {w["job_id"]: w["start"] for w in plan["planned"]}
+            for job in jobs:
+                job["predicted_start"] = starts.get(job["job_id"])
+    predicted = {
+        job["job_id"]: job["predicted_start"]
+        for job in jobs
+        if job["job_state"] == "PENDING" and job.get("predicted_start") is not None
+    }
     if args.json:
-        print(to_json({"now": plan["now"], "jobs": jobs, "predicted": predicted}, indent=2))
+        print(to_json({"now": now, "jobs": jobs, "predicted": predicted}, indent=2))
         return 0
-    now = plan["now"]
     # (a DEADLINE column only where a listed job has one, as under QoPS)
     deadlines = any(job.get("deadline") is not None for job in jobs)
     print(
@@ -199,7 +209,7 @@ def run_history(args: argparse.Namespace) -> int:
 @guard
 def run_usage(args: argparse.Namespace) -> int:
     with client_of(args) as client:
-        now = client.schedule()["now"]
+        now = client.now()
         since = max(0, now - int(args.days * 86_400))
         answer = client.usage(since, by=args.by, account=args.account)
     if args.json:

@@ -228,6 +228,16 @@ class BerthClient:
         result: dict[str, Any] = self._call("GET", "/v1/jobs", params=params)
         return result
 
+    def now(self) -> int:
+        """The cluster's time (an emulating daemon's clock may run faster than the
+        wall's), from one job's page; a daemon older than ``now`` on that page answers
+        it on its plan's first page."""
+        page: dict[str, Any] = self._call("GET", "/v1/jobs", params={"limit": 1})
+        if "now" in page:
+            return int(page["now"])
+        plan: dict[str, Any] = self._call("GET", "/v1/schedule", params={"limit": 1})
+        return int(plan["now"])
+
     def history(
         self,
         state: str | None = None,

@@ -57,6 +57,12 @@ def test_submit_queue_show_cancel(
     guaranteed = table[2][guarantee_col : table[0].index("RESOURCES")].strip()
     assert predicted == guaranteed  # under conservative the prediction is the guarantee
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(in \d+m\)", predicted), predicted
+    # (each waiting job's page says its predicted start, and the cluster's time: no plan)
+    assert main(["queue", *auth, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert abs(listed["now"] - time.time()) < 60
+    waiting = next(job for job in listed["jobs"] if job["job_id"] == 2)
+    assert listed["predicted"] == {"2": waiting["guaranteed_start"]}
 
     assert main(["show", *auth, "2"]) == 0
     lines = {

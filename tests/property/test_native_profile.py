@@ -262,7 +262,10 @@ def test_packed_vectors_of_any_width_are_read_as_python_reads_them(
     profile = Profile(int(str(packed_capacity)), space.guard, 0)
     assert profile.steps() == [(0, packed_capacity)]
     demand = space.pack(
-        {name: int(space.capacity[name] * part) for name, part in zip(space.names, share)}
+        {
+            name: int(space.capacity[name] * part)
+            for name, part in zip(space.names, share, strict=False)
+        }
     )
     profile.reserve(0, 5, int(str(demand)))
     assert profile.free_at(0) == packed_capacity - demand

@@ -188,6 +188,10 @@ class JobList(BaseModel):
     total: int
     limit: int
     offset: int
+    now: int = Field(
+        description="the cluster's time of this page (an emulating daemon's clock may run "
+        "faster than the wall's): what its waiting jobs' predicted starts are from"
+    )
 
 
 class JobHistory(BaseModel):

@@ -154,7 +154,7 @@ async def list_jobs(
         listed = [ListedJob.of(r) for r in shown]
         for job in listed:
             job.predicted_start, job.queued_before = standing.get(job.job_id, (None, None))
-        return JobList(jobs=listed, total=len(jobs), limit=limit, offset=offset)
+        return JobList(jobs=listed, total=len(jobs), limit=limit, offset=offset, now=now)
 
     return await daemon.coordinator.read(page)
 
