@@ -26,6 +26,8 @@ router = APIRouter(tags=["system"])
 KEEPALIVE = 15.0
 #: Stored events read at a time when a stream resumes.
 BACKLOG_PAGE = 1000
+#: Characters of ``/v1/schedule``'s list of node names (4,096 names of a dozen).
+NODE_LIST_LIMIT = 65_536
 
 
 @router.get("/v1/whoami", response_model=WhoAmI, summary="Whom the token speaks for, and its role")
@@ -38,15 +40,33 @@ async def whoami(who: PrincipalDep) -> WhoAmI:
     response_model=ScheduleOut,
     summary="The plan: running and planned jobs with their windows",
 )
-async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> ScheduleOut:
+async def schedule(
+    daemon: DaemonDep,
+    _: PrincipalDep,
+    page: PageDep,
+    nodes: Annotated[
+        str | None,
+        Query(
+            max_length=NODE_LIST_LIMIT,
+            description="comma-separated node names: only the jobs on these nodes, each "
+            "window's ``nodes`` holding only these (a page of a large cluster's Gantt chart)",
+        ),
+    ] = None,
+) -> ScheduleOut:
     now = daemon.now()
+    only = None if nodes is None else {name.strip() for name in nodes.split(",") if name.strip()}
 
-    def window(engine: Engine, r: JobRecord, start: int | None) -> Window:
+    def where(engine: Engine, r: JobRecord) -> dict[str, dict[str, int]]:
         if r.state is JobState.RUNNING:
-            nodes = r.allocation
+            held = r.allocation
         else:
             lane = engine.planner.lanes.get(r.partition)
-            nodes = (None if lane is None else lane.policy.planned_nodes(r.id)) or {}
+            held = (None if lane is None else lane.policy.planned_nodes(r.id)) or {}
+        if only is None:
+            return held
+        return {name: amounts for name, amounts in held.items() if name in only}
+
+    def window(r: JobRecord, start: int | None, nodes: dict[str, dict[str, int]]) -> Window:
         return Window(
             job_id=r.id,
             name=r.name,
@@ -62,13 +82,24 @@ async def schedule(daemon: DaemonDep, _: PrincipalDep, page: PageDep) -> Schedul
         )
 
     def view(engine: Engine) -> ScheduleOut:
+        if only is not None and (unknown := sorted(only - engine.cluster.nodes.keys())):
+            raise RequestError("not_found", f"no node {unknown[0]!r}", "nodes")
         predicted = engine.forecasts.predictions(now)[1]
-        running = [window(engine, r, r.start_time) for r in engine.running.values()]
+        running = [
+            window(r, r.start_time, held)
+            for r in engine.running.values()
+            if (held := where(engine, r)) or only is None
+        ]
         order = sorted(
             engine.pending.values(),
             key=lambda r: (predicted.get(r.id) is None, predicted.get(r.id) or 0, r.id),
         )
-        planned = [window(engine, r, predicted.get(r.id)) for r in page.of(order)]
+        if only is None:
+            planned = [window(r, predicted.get(r.id), where(engine, r)) for r in page.of(order)]
+        else:  # (only the jobs on those nodes are paged: each one's nodes asked once)
+            on = [(r, held) for r in order if (held := where(engine, r))]
+            order = [r for r, _ in on]
+            planned = [window(r, predicted.get(r.id), held) for r, held in page.of(on)]
         return ScheduleOut(
             now=now,
             policy=engine.partitions.policy_name,
