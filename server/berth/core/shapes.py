@@ -97,10 +97,19 @@ def shape_problem(
     return None
 
 
+def node_names(count: int) -> list[str]:
+    """The names of ``count`` numbered nodes: ``node001``, ``node002``, ..., with as many
+    digits as the count needs and at least three, so that they sort by name in number
+    order (4,096 nodes are ``node0001``-``node4096``; with three digits ``node1000``
+    came between ``node100`` and ``node101`` in every list sorted by name)."""
+    digits = max(3, len(str(count)))
+    return [f"node{number:0{digits}d}" for number in range(1, count + 1)]
+
+
 def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
     """``16x cpus=32,mem_gb=128; 2x cpus=32,gpus=4`` -> node001 ... node018 with their
     resources (the space after ``x`` is optional). Raises ``ValueError`` naming the group."""
-    nodes: dict[str, dict[str, int]] = {}
+    listed: list[dict[str, int]] = []
     for group in filter(None, (g.strip() for g in spec.split(";"))):
         count_text, _, amounts = group.partition("x")
         try:
@@ -121,11 +130,10 @@ def parse_node_groups(spec: str) -> dict[str, dict[str, int]]:
             resources[name.strip()] = int(amount)
         if not resources:
             raise ValueError(f"node group {group!r} names no resources")
-        for _ in range(count):
-            nodes[f"node{len(nodes) + 1:03d}"] = dict(resources)
-    if not nodes:
+        listed += (dict(resources) for _ in range(count))
+    if not listed:
         raise ValueError("the cluster needs at least one node")
-    return nodes
+    return dict(zip(node_names(len(listed)), listed, strict=True))
 
 
 def slots_in(free: int, demand: int, cap: int) -> int:

@@ -37,13 +37,12 @@ def node_group(text: str) -> dict[str, int]:
 
 
 def node_cluster(groups: Sequence[dict[str, int]]) -> dict[str, dict[str, int]]:
-    """The ``--nodes`` groups as one cluster: node001, node002, ... in group order."""
-    nodes: dict[str, dict[str, int]] = {}
-    for group in groups:
-        amounts = {n: a for n, a in group.items() if n}
-        for _ in range(group[""]):
-            nodes[f"node{len(nodes) + 1:03d}"] = dict(amounts)
-    return nodes
+    """The ``--nodes`` groups as one cluster: node001, node002, ... in group order
+    (:func:`~berth.core.shapes.node_names`)."""
+    from berth.core.shapes import node_names
+
+    listed = [{n: a for n, a in group.items() if n} for group in groups for _ in range(group[""])]
+    return dict(zip(node_names(len(listed)), listed, strict=True))
 
 
 def estimates_arg(text: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from berth.core.model import MIN_DURATION, Job
-from berth.core.shapes import Shape
+from berth.core.shapes import Shape, node_names
 from berth.emulate.traces.opening import reading
 from berth.emulate.traces.workflow import Workflow
 from berth.emulate.workload import TraceJob, Workload, WorkloadError
@@ -101,7 +101,8 @@ def _node_list(where: str, value: Any) -> dict[str, dict[str, int]]:
     """The ``{"nodes": [...]}`` line: named nodes, or groups of alike nodes."""
     if not isinstance(value, list) or not value:
         raise WorkloadError(f"{where}: field 'nodes' must be a non-empty list of nodes")
-    nodes: dict[str, dict[str, int]] = {}
+    listed: list[tuple[str | None, dict[str, int]]] = []  # (numbered at the end)
+    named: set[str] = set()
     for at, entry in enumerate(value):
         field = f"nodes[{at}]"
         if not isinstance(entry, dict) or set(entry) - {"name", "count", "resources"}:
@@ -112,13 +113,16 @@ def _node_list(where: str, value: Any) -> dict[str, dict[str, int]]:
         resources = _amounts(where, entry.get("resources"), f"{field}.resources")
         if "name" in entry:
             name = entry["name"]
-            if not isinstance(name, str) or not name or name in nodes:
+            if not isinstance(name, str) or not name or name in named:
                 raise WorkloadError(f"{where}: {field}.name must be a new non-empty string")
-            nodes[name] = resources
+            named.add(name)
+            listed.append((name, resources))
         else:
-            for _ in range(_integer(where, entry, "count", 1)):
-                nodes[f"node{len(nodes) + 1:03d}"] = dict(resources)
-    return nodes
+            listed += ((None, dict(resources)) for _ in range(_integer(where, entry, "count", 1)))
+    numbered = node_names(len(listed))
+    return {
+        numbered[at] if name is None else name: amounts for at, (name, amounts) in enumerate(listed)
+    }
 
 
 def _estimate(where: str, record: Mapping[str, Any]) -> int:
