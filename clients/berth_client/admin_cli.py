@@ -19,6 +19,7 @@ from typing import Any
 from berth_client import tokens_cli
 from berth_client.cli_support import client_of, guard, span, to_json
 from berth_client.errors import BerthError
+from berth_client.hostlists import expand_hostlist, hostlist
 
 #: The actions that change nodes, and what each does.
 NODE_ACTIONS = {
@@ -49,7 +50,13 @@ def add_admin_command(
     for action, text in NODE_ACTIONS.items():
         parser = actions.add_parser(action, help=text)
         common(parser)
-        parser.add_argument("names", nargs="+", metavar="NODE", help="one or more nodes")
+        parser.add_argument(
+            "names",
+            nargs="+",
+            type=expand_hostlist,
+            metavar="NODE",
+            help="one or more nodes, or Slurm hostlists: node[0001-0100],gpu[1-2]",
+        )
         if action != "resume":
             parser.add_argument("--reason", default="", help="why (shown beside the node)")
         if action == "drain":
@@ -101,7 +108,10 @@ def _run(args: argparse.Namespace) -> int:
     action = args.admin_command
     with client_of(args) as client:
         if action in NODE_ACTIONS:
-            return _each(args, args.names, lambda name: _change_node(client, action, name, args))
+            names = list(dict.fromkeys(name for listed in args.names for name in listed))
+            if len(names) > 1:
+                return _change_nodes(client, action, names, args)
+            return _each(args, names, lambda name: _change_node(client, action, name, args))
         if action in JOB_ACTIONS:
             return _each(
                 args, args.job_ids, lambda job_id: _change_job(client, action, job_id, args)
@@ -130,12 +140,38 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _change_node(client: Any, action: str, name: str, args: argparse.Namespace) -> str:
-    body = None if action == "resume" else {"reason": args.reason}
-    if action == "drain":
-        body = {"reason": args.reason, "force": args.force}
+    body = None if action == "resume" else _node_body(action, args)  # (resume takes none)
     node = client.admin("POST", f"nodes/{name}/{action}", body)
+    return to_json(node) if args.json else _node_line(node)
+
+
+def _change_nodes(client: Any, action: str, names: list[str], args: argparse.Namespace) -> int:
+    """Several nodes in one request (one replan on the daemon: one by one, a rack of 96
+    on 4,096 nodes took six minutes); refused as a whole, with one line saying why."""
+    try:
+        answer = client.admin(
+            "POST", f"nodes/{action}", {"names": names, **_node_body(action, args)}
+        )
+    except BerthError as error:
+        where = f" ({error.field})" if error.field else ""
+        print(f"berth admin {action} {hostlist(names)}: {error.message}{where}", file=sys.stderr)
+        return 1
+    for node in answer["nodes"]:
+        print(to_json(node) if args.json else _node_line(node))
+    return 0
+
+
+def _node_body(action: str, args: argparse.Namespace) -> dict[str, Any]:
+    if action == "resume":
+        return {}
+    if action == "drain":
+        return {"reason": args.reason, "force": args.force}
+    return {"reason": args.reason}
+
+
+def _node_line(node: dict[str, Any]) -> str:
     reason = f" ({node['reason']})" if node["reason"] else ""
-    return to_json(node) if args.json else f"node {node['name']} {node['state']}{reason}"
+    return f"node {node['name']} {node['state']}{reason}"
 
 
 def _change_job(client: Any, action: str, job_id: int, args: argparse.Namespace) -> str:

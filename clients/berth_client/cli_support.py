@@ -8,13 +8,13 @@ and none on another (``cli`` registers them all).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from berth_client.errors import BerthError
+from berth_client.hostlists import hostlist
 
 if TYPE_CHECKING:
     from berth_client.client import BerthClient
@@ -86,40 +86,6 @@ def start_words(job: dict[str, Any], now: int | None) -> str:
     if job.get("guaranteed_start") is None:
         return "no guaranteed start"
     return f"guaranteed start {when(job['guaranteed_start'], now)}"
-
-
-def hostlist(names: list[str]) -> str:
-    """Node names as Slurm's hostlists write them: ``node[001-013],gpu[1-2]``; runs of one
-    prefix and consecutive numbers (of one zero-padded width) fold into a range, in the
-    order given."""
-    parts: list[tuple[str, int, int, int] | str] = []  # (prefix, first, last, width) | name
-    for name in names:
-        match = re.fullmatch(r"(.*?)(\d+)", name)
-        if match is None:
-            parts.append(name)
-            continue
-        prefix, digits = match.group(1), match.group(2)
-        number = int(digits)
-        width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0
-        last = parts[-1] if parts else None
-        if (
-            isinstance(last, tuple)
-            and last[0] == prefix
-            and last[2] + 1 == number
-            and last[3] in (width, len(digits))  # (node099 then node100 stay one range)
-        ):
-            parts[-1] = (prefix, last[1], number, last[3])
-        else:
-            parts.append((prefix, number, number, width))
-    written = []
-    for part in parts:
-        if isinstance(part, str):
-            written.append(part)
-            continue
-        prefix, first, last_number, width = part
-        low, high = str(first).zfill(width), str(last_number).zfill(width)
-        written.append(f"{prefix}{low}" if first == last_number else f"{prefix}[{low}-{high}]")
-    return ",".join(written)
 
 
 def to_json(value: Any, indent: int = 2) -> str:

@@ -29,6 +29,8 @@ MAX_RESOURCE_KINDS = 64
 OptionName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 OptionValue = Annotated[str, StringConstraints(max_length=200)] | int | float
 MAX_OPTIONS = 32
+#: Nodes one request may drain, resume or mark down (a center's whole cluster).
+MAX_NODES_CHANGED = 10_000
 PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 #: Accounts are named like partitions: letters, digits, ``.``, ``_`` and ``-``.
@@ -351,6 +353,21 @@ class NodeChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reason: str = Field("", max_length=1000)
     force: bool = False
+
+
+class NodesChange(BaseModel):
+    """Several nodes changed at once (``POST /v1/admin/nodes/drain`` ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+    names: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=MAX_NODES_CHANGED
+    )
+    reason: str = Field("", max_length=1000)
+    force: bool = False
+
+
+class NodesOut(BaseModel):
+    nodes: list[NodeOut]
 
 
 class HoldIn(BaseModel):

@@ -101,3 +101,55 @@ def test_dry_run_keeps_what_waiting_jobs_wait_for(api: Api) -> None:
     report = api.call("POST", "/v1/admin/dry-run", OPERATOR, json={"policy": "easy"}).json()
     starts = {j["job_id"]: j["predicted_start"] for j in report["jobs"]}
     assert starts == {2: 1_000_050, 3: 1_000_070}
+
+
+def test_several_nodes_change_in_one_request(api: Api) -> None:
+    """``POST /v1/admin/nodes/{drain,resume,down}`` with ``names``: one replan for all
+    of them, refused as a whole (nothing changed) with every offending node named."""
+    fill_and_queue(api)
+
+    def states() -> dict[str, tuple[str, str]]:
+        nodes = api.call("GET", "/v1/cluster").json()["nodes"]
+        return {n["name"]: (n["state"], n["reason"]) for n in nodes}
+
+    pair = {"names": ["node001", "node002"], "reason": "rack 7"}
+    refused = api.call("POST", "/v1/admin/nodes/drain", OPERATOR, json=pair)
+    assert refused.status_code == 409
+    error = error_of(refused)
+    assert error["field"] == "names"
+    assert error["message"].startswith(
+        "taking 2 nodes (node001, node002) out would break 1 guarantee(s): job 2 "
+    )
+    assert set(states().values()) == {("up", "")}  # (as it was)
+    for asked, status, field in (
+        ({"names": ["node003", "nope"]}, 404, "name"),
+        ({"names": []}, 422, "names"),
+        ({"names": ["node001"], "colour": "red"}, 422, "colour"),
+    ):
+        answer = api.call("POST", "/v1/admin/nodes/drain", OPERATOR, json=asked)
+        assert (answer.status_code, error_of(answer)["field"]) == (status, field)
+    assert states()["node003"] == ("up", "")
+
+    forced = api.call("POST", "/v1/admin/nodes/drain", OPERATOR, json={**pair, "force": True})
+    assert forced.status_code == 200
+    assert [(n["name"], n["state"], n["reason"]) for n in forced.json()["nodes"]] == [
+        ("node001", "drained", "rack 7"),
+        ("node002", "drained", "rack 7"),
+    ]
+    again = api.call("POST", "/v1/admin/nodes/drain", OPERATOR, json=pair)
+    assert error_of(again)["message"] == (
+        "node 'node001' is drained, not up; node 'node002' is drained, not up"
+    )
+    resumed = api.call("POST", "/v1/admin/nodes/resume", OPERATOR, json={"names": pair["names"]})
+    assert [n["state"] for n in resumed.json()["nodes"]] == ["up", "up"]
+    down = api.call(
+        "POST", "/v1/admin/nodes/down", OPERATOR, json={"names": ["node003", "node004"]}
+    )
+    assert [n["reason"] for n in down.json()["nodes"]] == ["marked down by an operator"] * 2
+    failed = api.call("GET", "/v1/jobs/1").json()
+    assert (failed["job_state"], failed["state_reason"]) == (
+        "NODE_FAIL",
+        "node node003 went down: marked down by an operator",
+    )
+    other = api.call("POST", "/v1/admin/nodes/reboot", OPERATOR, json={"names": ["node001"]})
+    assert (other.status_code, error_of(other)["field"]) == (422, "action")

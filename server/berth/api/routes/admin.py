@@ -3,6 +3,8 @@ policy, dry runs."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter
 
 from berth.api.agent_schemas import NodeTokenIn, NodeTokenOut
@@ -16,6 +18,8 @@ from berth.api.schemas import (
     NodeAdd,
     NodeChange,
     NodeOut,
+    NodesChange,
+    NodesOut,
     PolicyIn,
     PolicyOut,
     PriorityIn,
@@ -23,6 +27,7 @@ from berth.api.schemas import (
 from berth.core.policies import POLICIES, POLICY_OPTIONS, policy_problem
 from berth.service.commands import (
     AddNode,
+    ChangeNodes,
     ChangePolicy,
     DrainNode,
     HoldJob,
@@ -43,6 +48,27 @@ async def add_node(body: NodeAdd, daemon: DaemonDep, who: OperatorDep) -> NodeOu
     return await daemon.coordinator.call(
         AddNode(body.name, body.resources), NodeOut.of, by=who.user
     )
+
+
+@router.post(
+    "/nodes/{action}",
+    response_model=NodesOut,
+    summary="Drain, resume or mark down several nodes at once (one replan for all; a "
+    "drain that would break a guarantee is refused as a whole)",
+)
+async def change_nodes(
+    action: Literal["drain", "resume", "down"],
+    body: NodesChange,
+    daemon: DaemonDep,
+    who: OperatorDep,
+) -> NodesOut:
+    reason = body.reason or ("marked down by an operator" if action == "down" else "")
+    changed = await daemon.coordinator.call(
+        ChangeNodes(action, tuple(body.names), reason, body.force),
+        lambda nodes: NodesOut(nodes=[NodeOut.of(node) for node in nodes]),
+        by=who.user,
+    )
+    return changed
 
 
 @router.post(
