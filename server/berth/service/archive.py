@@ -2,7 +2,8 @@
 
 Finished jobs the engine let go of, job history, usage and the event log live in the
 store only. :class:`Archive` reads them in a worker thread, so the loop goes on serving
-requests and the single writer meanwhile. Reads only, apart from pruning old events.
+requests and the single writer meanwhile. Reads only, apart from pruning old events; what it recalls for the idempotency keys of
+submissions goes back into the engine's memory.
 """
 
 from __future__ import annotations
@@ -10,9 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from berth.service.model import JobRecord
 from berth.service.ports import EventRow, JobFilter, Store, UsageBy
+
+if TYPE_CHECKING:
+    from berth.service.commands import SubmitJob
+    from berth.service.engine import Engine
 
 log = logging.getLogger("berth.coordinator")
 
@@ -22,6 +28,26 @@ class Archive:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    async def recall_keys(self, engine: Engine, submits: list[SubmitJob]) -> None:
+        """Submits that carry an idempotency key the engine no longer holds (a job let go
+        after it finished): those jobs fetched from the store (off the loop) back into the
+        engine's memory before the submits apply, so a retry finds its job instead of
+        creating a second one."""
+        keys = [
+            (submit.request.user, key)
+            for submit in submits
+            if (key := submit.request.idempotency_key) is not None
+            and not engine.memory.knows_key(submit.request.user, key)
+        ]
+        if keys:
+            try:
+                found = await asyncio.to_thread(self.store.jobs_by_keys, keys)
+            except Exception:  # the save after them will fail the same way and say so
+                log.exception("looking up idempotency keys failed")
+                return
+            for record in found:
+                engine.memory.remember(record)
 
     async def stored_job(self, job_id: int) -> JobRecord | None:
         """A job the engine does not hold, from the store (off the loop)."""

@@ -9,10 +9,11 @@ compared in tests and queued without closing over request objects. No I/O here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
+from berth.service.handlers.node_commands import NodeChange
 from berth.service.handlers.policy_commands import change_policy
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partitions.specs import DEFAULT_PARTITION
@@ -125,50 +126,55 @@ class AddNode:
         return node_commands.add_node(engine, self.name, self.resources, now)
 
 
-@dataclass(frozen=True, slots=True)
-class DrainNode:
-    name: str
-    reason: str
-    force: bool = False
+@runtime_checkable
+class Prepared(Protocol):
+    """A command whose long part only reads the engine (a replan over a large cluster:
+    seconds). The single writer runs :meth:`prepare` off the event loop, applying
+    nothing meanwhile while reads go on, then :meth:`apply_prepared` with what it gave,
+    at the same ``now``; :meth:`apply` does both at once."""
 
-    def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return node_commands.drain(engine, self.name, self.reason, now, self.force)
+    def prepare(self, engine: Engine, now: int) -> Any: ...
 
+    def apply_prepared(self, engine: Engine, now: int, prepared: Any) -> Any: ...
 
-@dataclass(frozen=True, slots=True)
-class ResumeNode:
-    name: str
-
-    def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return node_commands.resume_node(engine, self.name, now)
-
-
-@dataclass(frozen=True, slots=True)
-class MarkNodeDown:
-    name: str
-    reason: str
-
-    def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return node_commands.mark_down(engine, self.name, self.reason, now)
+    def apply(self, engine: Engine, now: int) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
 class ChangeNodes:
-    """``drain``, ``resume`` or ``down`` for several nodes at once: one replan for all
-    (a rack's worth one by one was a replan each, seconds apiece on a large cluster)."""
+    """``drain`` or ``resume`` nodes (one or many: one replan for all; a rack's worth one
+    by one was a replan each, seconds apiece on a large cluster). A :class:`Prepared`
+    command: the replan and its check are made off the event loop."""
 
     action: str
     names: tuple[str, ...]
     reason: str = ""
     force: bool = False
 
+    def prepare(self, engine: Engine, now: int) -> NodeChange:
+        drain = self.action == "drain"
+        return node_commands.plan_node_change(
+            engine, self.action, list(self.names), self.reason if drain else "", now,
+            self.force or not drain,
+        )  # fmt: skip
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: NodeChange) -> list[NodeRecord]:
+        return node_commands.apply_node_change(engine, prepared, now)
+
     def apply(self, engine: Engine, now: int) -> list[NodeRecord]:
-        names = list(self.names)
-        if self.action == "drain":
-            return node_commands.drain_nodes(engine, names, self.reason, now, self.force)
-        if self.action == "resume":
-            return node_commands.resume_nodes(engine, names, now)
-        return node_commands.mark_nodes_down(engine, names, self.reason, now)
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
+
+
+@dataclass(frozen=True, slots=True)
+class MarkNodesDown:
+    """Nodes failed: their jobs are killed first (the replan then sees them ended), so
+    the whole command runs in the writer."""
+
+    names: tuple[str, ...]
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> list[NodeRecord]:
+        return node_commands.mark_nodes_down(engine, list(self.names), self.reason, now)
 
 
 @dataclass(frozen=True, slots=True)

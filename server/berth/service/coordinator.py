@@ -38,12 +38,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
-from berth.service.commands import Command, Improve, SubmitJob, Tick
+from berth.service.commands import Command, Improve, Prepared, SubmitJob, Tick
 from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
 from berth.service.model import Event, RequestError
 from berth.service.nodes.intents import Intent
-from berth.service.planning.budgets import PASS_SECONDS
+from berth.service.planning.budgets import (
+    BATCH_SECONDS,
+    IMPROVE_SECONDS,
+    SLICE_SECONDS,
+    TURNS_BETWEEN_SLICES,
+)
 from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
 from berth.service.writes import RESTART, SHUTTING_DOWN, Queued, Stats, StoreUnavailable
@@ -55,24 +60,6 @@ log = logging.getLogger("berth.coordinator")
 
 #: Commands applied and committed together at most.
 MAX_BATCH = 1024
-#: Wall time a batch may spend applying commands before the rest wait for the next
-#: batch (each command is whole; reads and commits go on in between).
-BATCH_SECONDS = 0.05
-#: Wall time one slice of deferred plan improvement (compression) may take in a batch
-#: (for what the batch's ends made due, before its arrivals, as in the emulator); the
-#: batch shares one budget of :data:`PASS_SECONDS` with the passes around it.
-IMPROVE_SECONDS = PASS_SECONDS
-#: Wall time of a slice between batches. Every request that arrives waits for the slice
-#: under way: at 4,096 nodes x 50,000 queued, 8 clients submitting waited 32 ms at the
-#: median (p99 66) behind 10-ms slices, 24 ms (p99 57) behind 5-ms ones, with as many
-#: jobs ending and starting (``bench_scale.py``). With no request waiting, slices follow
-#: each other, so compression alone goes as fast.
-SLICE_SECONDS = PASS_SECONDS / 2
-#: Turns of the loop the writer gives after a slice of improvement before the next.
-#: A request takes a few turns (read, handler, its command or read, the answer), and
-#: would otherwise wait a whole slice at each: /healthz took 67 ms at the 99th
-#: percentile with one turn, on 1,024 nodes with compression going on for minutes.
-TURNS_BETWEEN_SLICES = 4
 
 
 class Coordinator:
@@ -262,18 +249,53 @@ class Coordinator:
                     return
                 if not improving and not carried:
                     await self._gather(batch)
-                await self._recall_keys(batch)
-                outcomes = self._apply(batch)
-                if self._open is not None:
-                    self._open.extend(outcomes)  # joins the group waiting to commit
+                await self.archive.recall_keys(
+                    self.engine, [q.command for q, _ in batch if isinstance(q.command, SubmitJob)]
+                )
+                if isinstance(batch[0][0].command, Prepared):
+                    self._join(await self._prepared(batch))
                 else:
-                    self._open = outcomes
-                    previous = self._commits[-1] if self._commits else None
-                    self._commits.append(asyncio.create_task(self._commit_after(previous)))
+                    self._join(self._apply(batch))
             finally:
                 self._holding = False
             for _ in range(TURNS_BETWEEN_SLICES if improving else 1):
                 await asyncio.sleep(0)  # let the group's commit, and requests, move on
+
+    def _join(self, outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+        """What a batch applied joins the group waiting to commit, or opens one."""
+        if self._open is not None:
+            self._open.extend(outcomes)
+        else:
+            self._open = outcomes
+            previous = self._commits[-1] if self._commits else None
+            self._commits.append(asyncio.create_task(self._commit_after(previous)))
+
+    async def _prepared(
+        self, batch: list[tuple[Queued, asyncio.Future[Any]]]
+    ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """A :class:`Prepared` command, alone (the rest of its batch waits for the next):
+        what is due by now applied and committed first; then its long part runs in a
+        thread on that quiet, committed state, reads answered meanwhile (a drain's
+        replan over 4,096 nodes held every read for seconds); then the command, at the
+        same ``now``. Nothing is applied in between, so what it prepared still holds."""
+        self._carry.extendleft(reversed(batch[1:]))
+        del batch[1:]
+        now = self.clock.now()
+        self._join(self._apply([], now))
+        await self._drain()
+        if self.failed is not None:
+            self._refuse_batch(batch)
+            return []
+        (queued, future) = batch[0]
+        assert isinstance(queued.command, Prepared)
+        try:
+            prepared = await asyncio.to_thread(queued.command.prepare, self.engine, now)
+        except RequestError as refusal:  # (it changed nothing: answered with the next group)
+            return [(future, None, refusal)]
+        except Exception as bug:
+            log.exception("command failed")
+            return [(future, None, bug)]
+        return self._apply(batch, now, (prepared,))
 
     async def _gather(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
         """Add to ``batch`` the commands queued, and those of the requests that have
@@ -315,12 +337,17 @@ class Coordinator:
                 future.set_exception(error)
 
     def _apply(
-        self, batch: list[tuple[Queued, asyncio.Future[Any]]]
+        self,
+        batch: list[tuple[Queued, asyncio.Future[Any]]],
+        at_time: int | None = None,
+        prepared: tuple[Any] | None = None,
     ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
-        """One round of the timeline at the clock's ``now``: what is due, the batch's
-        commands, then one scheduling pass (the order the emulator follows at every
-        instant); each command's answer rendered from the state the batch left."""
-        now = self.clock.now()
+        """One round of the timeline at the clock's ``now`` (or ``at_time``): what is
+        due, the batch's commands, then one scheduling pass (the order the emulator
+        follows at every instant); each command's answer rendered from the state the
+        batch left. ``prepared``: what the first command, a :class:`Prepared` one,
+        prepared; a :class:`Prepared` command later in the batch waits for the next."""
+        now = self.clock.now() if at_time is None else at_time
         began = time.perf_counter()
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
@@ -334,12 +361,19 @@ class Coordinator:
                 # not in the batches of commands, which it would only make slower.
                 Improve(IMPROVE_SECONDS).apply(self.engine, now)
             for at, (queued, future) in enumerate(batch):
-                if at and time.perf_counter() - began > BATCH_SECONDS:
+                if at and (
+                    time.perf_counter() - began > BATCH_SECONDS
+                    or isinstance(queued.command, Prepared)
+                ):
                     self._carry.extendleft(reversed(batch[at:]))  # first in the next batch
                     break
                 self.engine.outbox.actor = queued.by
                 try:
-                    applied = queued.command.apply(self.engine, now)
+                    if prepared is not None and at == 0:
+                        assert isinstance(queued.command, Prepared)
+                        applied = queued.command.apply_prepared(self.engine, now, prepared[0])
+                    else:
+                        applied = queued.command.apply(self.engine, now)
                     results.append((queued, future, applied))
                 except RequestError as refusal:
                     outcomes.append((future, None, refusal))
@@ -392,27 +426,6 @@ class Coordinator:
             self._serve_reads()
         if self.failed is not None:
             self._refuse_all([])
-
-    async def _recall_keys(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
-        """Submits that carry an idempotency key the engine no longer holds (a job let go
-        after it finished): fetch those jobs from the store first, so a retry finds its
-        job instead of creating a second one."""
-        engine = self.engine
-        keys = [
-            (q.command.request.user, key)
-            for q, _ in batch
-            if isinstance(q.command, SubmitJob)
-            and (key := q.command.request.idempotency_key) is not None
-            and not engine.memory.knows_key(q.command.request.user, key)
-        ]
-        if keys:
-            try:
-                found = await asyncio.to_thread(self.store.jobs_by_keys, keys)
-            except Exception:  # the save below will fail the same way and say so
-                log.exception("looking up idempotency keys failed")
-                return
-            for record in found:
-                engine.memory.remember(record)
 
     async def _commit(
         self,

@@ -147,11 +147,13 @@ class Engine:
         keep_plan: bool,
         partition: str | None = None,
         tighten: bool = True,
+        pool: Cluster | None = None,
     ) -> Replan:
         """A backfilling partition's policy (the default one's unless named) rebuilt from
-        its jobs (see :func:`~berth.service.planning.replan.replan`)."""
+        its jobs (see :func:`~berth.service.planning.replan.replan`); ``pool``: its nodes
+        as a change would leave them (by default as they are)."""
         return replan(
-            self.partitions.pool(partition),
+            self.partitions.pool(partition) if pool is None else pool,
             [r for r in self.running.values() if r.partition == partition],
             [
                 r

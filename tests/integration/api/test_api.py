@@ -343,35 +343,36 @@ def test_slot_requests_no_node_set_can_hold_are_refused_naming_the_field(
     assert words in error_of(answer)["message"]
 
 
-def test_the_plan_of_some_nodes_holds_only_their_jobs_and_shares(api: Api) -> None:
-    """``/v1/schedule?nodes=``: a page of a large cluster's Gantt chart asks for the jobs
-    on its nodes only, each window with only those nodes' shares."""
+def test_the_plan_of_a_page_of_nodes_holds_only_their_jobs_and_shares(api: Api) -> None:
+    """``/v1/schedule?node_offset=&node_limit=``: a page of a large cluster's Gantt chart
+    asks for the jobs on the nodes of a page of /v1/cluster only, each window with only
+    those nodes' shares."""
     api.submit(resources={"cpus": 24}, time_limit=100)  # running on three nodes
     api.submit(resources={"cpus": 16}, time_limit=100)  # planned on two
     api.submit(resources={"cpus": 8}, time_limit=50)  # running on the fourth
     whole = api.call("GET", "/v1/schedule").json()
-    names = [n["name"] for n in api.call("GET", "/v1/cluster").json()["nodes"]]
-    counted = []  # (how many windows each asked set got: some must leave jobs out)
-    for asked in ([names[0]], names[1:3], [names[3]], names):
-        part = api.call("GET", "/v1/schedule", params={"nodes": " , ".join(asked)}).json()
-        counted.append((len(asked), len(part["running"]) + len(part["planned"])))
+    counted = []  # (how many windows each page got: some must leave jobs out)
+    for offset, limit in ((0, 1), (1, 2), (3, 1), (0, 4), (0, 10_000), (4, 1)):
+        cluster = api.call("GET", "/v1/cluster", params={"offset": offset, "limit": limit})
+        asked = [n["name"] for n in cluster.json()["nodes"]]
+        params = {"node_offset": offset, "node_limit": limit}
+        part = api.call("GET", "/v1/schedule", params=params).json()
+        counted.append(len(part["running"]) + len(part["planned"]))
         for kind in ("running", "planned"):
             expected = [
                 {**w, "nodes": {n: a for n, a in w["nodes"].items() if n in asked}}
                 for w in whole[kind]
                 if set(w["nodes"]) & set(asked)
             ]
-            assert part[kind] == expected, (asked, kind)
+            assert part[kind] == expected, (offset, limit, kind)
         assert part["planned_total"] == len(part["planned"])
-    assert counted[-1] == (4, 3)
-    assert min(count for _, count in counted) < 3
-    paged = api.call("GET", "/v1/schedule", params={"nodes": ",".join(names), "limit": 1})
+    assert counted[3:] == [3, 3, 0]  # (all four nodes, more than all, none)
+    assert min(counted[:3]) < 3
+    paged = api.call("GET", "/v1/schedule", params={"node_limit": 4, "limit": 1})
     assert paged.json()["planned"] == whole["planned"][:1]
     assert paged.json()["planned_total"] == whole["planned_total"] == 1
-    unknown = api.call("GET", "/v1/schedule", params={"nodes": f"{names[0]},nosuch"})
-    assert unknown.status_code == 404
-    assert error_of(unknown) == {"code": "not_found", "message": "no node 'nosuch'",
-                                 "field": "nodes"}  # fmt: skip
+    bad = api.call("GET", "/v1/schedule", params={"node_limit": 0})
+    assert (bad.status_code, error_of(bad)["field"]) == (422, "node_limit")
 
 
 def test_deadline_admission_places_slots_on_named_nodes(api: Api) -> None:

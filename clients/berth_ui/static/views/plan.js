@@ -3,7 +3,7 @@
 // clusters. Running jobs are dark, planned ones light; a black tick marks a job's
 // guaranteed start, a dashed red line its deadline, the green line now. Zoom with the
 // buttons or the mouse wheel over the chart. A cluster of more than NODE_PAGE nodes is
-// drawn a page of nodes at a time, with only the jobs on them (`/v1/schedule?nodes=`):
+// drawn a page of nodes at a time, with only the jobs on them (`/v1/schedule?node_limit=`):
 // 4,096 nodes at once were 123,000 px of rows, 331,000 bars and 35 s to draw, again at
 // every event.
 //
@@ -137,8 +137,8 @@ export async function render(_argument, redraw) {
   // All the nodes on one page: the whole plan, as it is (a plan on the pool included);
   // more: the jobs on this page's nodes, each with its shares of them only.
   const paged = cluster.node_total > NODE_PAGE;
-  const names = cluster.nodes.map((n) => encodeURIComponent(n.name)).join(",");
-  const schedule = await api("GET", "/v1/schedule?limit=10000" + (paged ? `&nodes=${names}` : ""));
+  const nodes = `&node_offset=${nodeOffset}&node_limit=${NODE_PAGE}`;
+  const schedule = await api("GET", "/v1/schedule?limit=10000" + (paged ? nodes : ""));
   // Gang partitions' jobs take turns in the matrix (the Gang page), not in this plan.
   const gang = new Set(partitions.filter((p) => p.policy === "gang").map((p) => p.name));
   const inGang = (w) => gang.has(w.partition);

@@ -29,16 +29,14 @@ from berth.service.commands import (
     AddNode,
     ChangeNodes,
     ChangePolicy,
-    DrainNode,
     HoldJob,
     IssueNodeToken,
-    MarkNodeDown,
+    MarkNodesDown,
     ReleaseJob,
-    ResumeNode,
     SetPriority,
 )
 from berth.service.engine import Engine
-from berth.service.model import RequestError
+from berth.service.model import NodeRecord, RequestError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -62,13 +60,22 @@ async def change_nodes(
     daemon: DaemonDep,
     who: OperatorDep,
 ) -> NodesOut:
-    reason = body.reason or ("marked down by an operator" if action == "down" else "")
-    changed = await daemon.coordinator.call(
-        ChangeNodes(action, tuple(body.names), reason, body.force),
-        lambda nodes: NodesOut(nodes=[NodeOut.of(node) for node in nodes]),
-        by=who.user,
+    names = tuple(body.names)
+    command: ChangeNodes | MarkNodesDown = (
+        MarkNodesDown(names, body.reason or "marked down by an operator")
+        if action == "down"
+        else ChangeNodes(action, names, body.reason, body.force)
     )
-    return changed
+    return await daemon.coordinator.call(command, _nodes_out, by=who.user)
+
+
+def _nodes_out(nodes: list[NodeRecord]) -> NodesOut:
+    return NodesOut(nodes=[NodeOut.of(node) for node in nodes])
+
+
+def _node_out(nodes: list[NodeRecord]) -> NodeOut:
+    (node,) = nodes
+    return NodeOut.of(node)
 
 
 @router.post(
@@ -78,7 +85,7 @@ async def change_nodes(
 )
 async def drain(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
     return await daemon.coordinator.call(
-        DrainNode(name, body.reason, body.force), NodeOut.of, by=who.user
+        ChangeNodes("drain", (name,), body.reason, body.force), _node_out, by=who.user
     )
 
 
@@ -86,7 +93,7 @@ async def drain(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep
     "/nodes/{name}/resume", response_model=NodeOut, summary="Put a drained or down node back up"
 )
 async def resume(name: str, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
-    return await daemon.coordinator.call(ResumeNode(name), NodeOut.of, by=who.user)
+    return await daemon.coordinator.call(ChangeNodes("resume", (name,)), _node_out, by=who.user)
 
 
 @router.post(
@@ -94,7 +101,7 @@ async def resume(name: str, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
 )
 async def down(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
     reason = body.reason or "marked down by an operator"
-    return await daemon.coordinator.call(MarkNodeDown(name, reason), NodeOut.of, by=who.user)
+    return await daemon.coordinator.call(MarkNodesDown((name,), reason), _node_out, by=who.user)
 
 
 @router.post(

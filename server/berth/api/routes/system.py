@@ -26,8 +26,6 @@ router = APIRouter(tags=["system"])
 KEEPALIVE = 15.0
 #: Stored events read at a time when a stream resumes.
 BACKLOG_PAGE = 1000
-#: Characters of ``/v1/schedule``'s list of node names (4,096 names of a dozen).
-NODE_LIST_LIMIT = 65_536
 
 
 @router.get("/v1/whoami", response_model=WhoAmI, summary="Whom the token speaks for, and its role")
@@ -44,19 +42,21 @@ async def schedule(
     daemon: DaemonDep,
     _: PrincipalDep,
     page: PageDep,
-    nodes: Annotated[
-        str | None,
+    node_limit: Annotated[
+        int | None,
         Query(
-            max_length=NODE_LIST_LIMIT,
-            description="comma-separated node names: only the jobs on these nodes, each "
-            "window's ``nodes`` holding only these (a page of a large cluster's Gantt chart)",
+            ge=1,
+            le=10_000,
+            description="only the jobs on this many nodes (from ``node_offset``, by name, "
+            "as /v1/cluster pages them), each window's ``nodes`` holding only those: a "
+            "page of a large cluster's Gantt chart",
         ),
     ] = None,
+    node_offset: Annotated[int, Query(ge=0, le=MAX_NUMBER, description="nodes skipped")] = 0,
 ) -> ScheduleOut:
     now = daemon.now()
-    only = None if nodes is None else {name.strip() for name in nodes.split(",") if name.strip()}
 
-    def where(engine: Engine, r: JobRecord) -> dict[str, dict[str, int]]:
+    def where(engine: Engine, r: JobRecord, only: set[str] | None) -> dict[str, dict[str, int]]:
         if r.state is JobState.RUNNING:
             held = r.allocation
         else:
@@ -82,22 +82,25 @@ async def schedule(
         )
 
     def view(engine: Engine) -> ScheduleOut:
-        if only is not None and (unknown := sorted(only - engine.cluster.nodes.keys())):
-            raise RequestError("not_found", f"no node {unknown[0]!r}", "nodes")
+        only = None
+        if node_limit is not None:  # (the nodes of a page of /v1/cluster)
+            only = set(sorted(engine.cluster.nodes)[node_offset : node_offset + node_limit])
         predicted = engine.forecasts.predictions(now)[1]
         running = [
             window(r, r.start_time, held)
             for r in engine.running.values()
-            if (held := where(engine, r)) or only is None
+            if (held := where(engine, r, only)) or only is None
         ]
         order = sorted(
             engine.pending.values(),
             key=lambda r: (predicted.get(r.id) is None, predicted.get(r.id) or 0, r.id),
         )
         if only is None:
-            planned = [window(r, predicted.get(r.id), where(engine, r)) for r in page.of(order)]
+            planned = [
+                window(r, predicted.get(r.id), where(engine, r, None)) for r in page.of(order)
+            ]
         else:  # (only the jobs on those nodes are paged: each one's nodes asked once)
-            on = [(r, held) for r in order if (held := where(engine, r))]
+            on = [(r, held) for r in order if (held := where(engine, r, only))]
             order = [r for r, _ in on]
             planned = [window(r, predicted.get(r.id), held) for r, held in page.of(on)]
         return ScheduleOut(

@@ -10,11 +10,13 @@ typed commands (:mod:`berth.service.commands`) and agents' reports call them. No
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from berth.service.model import JobState, NodeRecord, NodeState, RequestError
+from berth.service.nodes.cluster import Cluster
 from berth.service.nodes.intents import Kill
+from berth.service.planning.replan import Replan
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -94,19 +96,19 @@ def drain_nodes(
 ) -> list[NodeRecord]:
     """:func:`drain` for several nodes at once: one replan for all of them (a rack's
     drain was a replan per node, seconds each on a large cluster), refused as a whole."""
-    nodes = _nodes(engine, names, lambda node: node.state is not NodeState.UP, "not up")
-    return _set_nodes(engine, nodes, NodeState.DRAINED, reason, now, force, "node.drained")
+    return apply_node_change(
+        engine, plan_node_change(engine, "drain", names, reason, now, force), now
+    )
 
 
 def resume_nodes(engine: Engine, names: list[str], now: int) -> list[NodeRecord]:
     """Put drained or down nodes back up, with one replan for all of them."""
-    nodes = _nodes(engine, names, lambda node: node.state is NodeState.UP, "already up")
-    return _set_nodes(engine, nodes, NodeState.UP, "", now, True, "node.resumed")
+    return apply_node_change(engine, plan_node_change(engine, "resume", names, "", now), now)
 
 
 def mark_nodes_down(engine: Engine, names: list[str], reason: str, now: int) -> list[NodeRecord]:
     """Nodes failed (a rack, say): their jobs are killed, one replan re-makes guarantees."""
-    nodes = _nodes(engine, names, lambda node: node.state is NodeState.DOWN, "already down")
+    nodes = _nodes(engine, names, "down")
     down = {node.name for node in nodes}
     for record in list(engine.running.values()):
         if down & record.allocation.keys():
@@ -116,43 +118,41 @@ def mark_nodes_down(engine: Engine, names: list[str], reason: str, now: int) -> 
                 record, JobState.NODE_FAIL, now, f"node {failed} went down: {reason}"
             )
     engine.life.requeue_ended(now, decide=False)  # the replan below decides for them
-    return _set_nodes(engine, nodes, NodeState.DOWN, reason, now, True, "node.down")
+    return apply_node_change(engine, plan_node_change(engine, "down", names, reason, now), now)
 
 
-def _nodes(
-    engine: Engine, names: list[str], unchanged: Callable[[NodeRecord], bool], why: str
-) -> list[NodeRecord]:
-    """The nodes named (each once), or a refusal naming those unknown or ``unchanged``
-    (``why``: "node 'x' is already up"; the state they are in for "not up")."""
-    if not names:
-        raise RequestError("invalid", "name at least one node", "names")
-    nodes = [engine.cluster.node(name) for name in dict.fromkeys(names)]  # (404 naming it)
-    stuck = [node for node in nodes if unchanged(node)]
-    if stuck:
-        said = [
-            f"node {node.name!r} is {node.state}, not up" if why == "not up"
-            else f"node {node.name!r} is {why}"
-            for node in stuck
-        ]  # fmt: skip
-        raise RequestError("conflict", "; ".join(said), "name" if len(names) == 1 else "names")
-    return nodes
+#: Per action: the state it sets, the state it cannot change (with why), its event.
+_ACTIONS = {
+    "drain": (NodeState.DRAINED, "node.drained"),
+    "resume": (NodeState.UP, "node.resumed"),
+    "down": (NodeState.DOWN, "node.down"),
+}
 
 
-def _set_nodes(
-    engine: Engine,
-    nodes: list[NodeRecord],
-    state: NodeState,
-    reason: str,
-    now: int,
-    force: bool,
-    event: str,
-) -> list[NodeRecord]:
-    """Set the nodes' state and replan each partition they are in, once; a replan that
-    would break a guarantee (unless ``force``) or leave a partition with nothing to
-    schedule puts every node back as it was and refuses."""
-    before = {node.name: (node.state, node.reason) for node in nodes}
-    for node in nodes:
-        node.state, node.reason = state, reason
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """Nodes to set to ``state`` and each partition's replan over them: what
+    :func:`plan_node_change` found (reading the engine only) and
+    :func:`apply_node_change` makes so."""
+
+    nodes: list[NodeRecord]
+    state: NodeState
+    reason: str
+    event: str
+    replans: list[tuple[str | None, Replan]]
+
+
+def plan_node_change(
+    engine: Engine, action: str, names: list[str], reason: str, now: int, force: bool = True
+) -> NodeChange:
+    """The nodes' new state and each partition's replan over it, or the refusal: a node
+    unknown or already so, a partition left with nothing to schedule, or (a drain,
+    unless ``force``) a guarantee it would break. Reads the engine and changes nothing,
+    so the single writer runs it off the event loop while reads go on (seconds on a
+    large cluster: a replan rebuilds every waiting job's reservation)."""
+    nodes = _nodes(engine, names, action)
+    state, event = _ACTIONS[action]
+    changed = {node.name: replace(node, state=state, reason=reason) for node in nodes}
     lanes: dict[str | None, list[NodeRecord]] = {}
     for node in nodes:
         lanes.setdefault(engine.partitions.lane_of_node(node.name), []).append(node)
@@ -160,11 +160,12 @@ def _set_nodes(
     replans = []
     for lane, members in lanes.items():
         policy, options = engine.partitions.policy_spec(lane)
+        pool = engine.partitions.pool(lane)
+        as_changed = Cluster(changed.get(name, node) for name, node in pool.nodes.items())
         which = _which(members)
         try:
-            replan = engine.replan(policy, options, now, True, partition=lane)
+            replan = engine.replan(policy, options, now, True, partition=lane, pool=as_changed)
         except ValueError:
-            _put_back(nodes, before)
             last = "the last one up" if len(members) == 1 else "the last ones up"
             raise RequestError(
                 "conflict",
@@ -173,27 +174,46 @@ def _set_nodes(
                 field,
             ) from None
         if replan.broken and not force:
-            _put_back(nodes, before)
             raise RequestError("conflict", replan.refusal(f"taking {which} out"), field)
         replans.append((lane, replan))
-    for node in nodes:
+    return NodeChange(nodes, state, reason, event, replans)
+
+
+def apply_node_change(engine: Engine, change: NodeChange, now: int) -> list[NodeRecord]:
+    """Set the nodes' state and install the replans :func:`plan_node_change` made (on the
+    engine as it was then: the single writer applies nothing in between)."""
+    for node in change.nodes:
+        node.state, node.reason = change.state, change.reason
         engine.outbox.node_changed(node.name)
-    for lane, replan in replans:
+    for lane, replan in change.replans:
         engine.life.install(replan, now, partition=lane)
-    for node in nodes:
-        engine.outbox.emit(event, now, node=node.name, reason=reason)
+    for node in change.nodes:
+        engine.outbox.emit(change.event, now, node=node.name, reason=change.reason)
     engine.schedule_pass(now)
+    return change.nodes
+
+
+def _nodes(engine: Engine, names: list[str], action: str) -> list[NodeRecord]:
+    """The nodes named (each once), or a refusal naming every one unknown (404) or in a
+    state ``action`` does not change (409)."""
+    if not names:
+        raise RequestError("invalid", "name at least one node", "names")
+    nodes = [engine.cluster.node(name) for name in dict.fromkeys(names)]  # (404 naming it)
+    if action == "drain":
+        said = [
+            f"node {n.name!r} is {n.state}, not up" for n in nodes if n.state is not NodeState.UP
+        ]
+    else:
+        target = _ACTIONS[action][0]
+        said = [f"node {n.name!r} is already {n.state}" for n in nodes if n.state is target]
+    if said:
+        raise RequestError("conflict", "; ".join(said), "name" if len(names) == 1 else "names")
     return nodes
 
 
 def _which(nodes: list[NodeRecord]) -> str:
-    """``node 'node001'``, or ``nodes node001, node002, ...`` (the first ten named)."""
+    """``node 'node001'``, or ``2 nodes (node001, node002)`` (the first ten named)."""
     if len(nodes) == 1:
         return f"node {nodes[0].name!r}"
     named = ", ".join(node.name for node in nodes[:10])
     return f"{len(nodes)} nodes ({named}{', ...' if len(nodes) > 10 else ''})"
-
-
-def _put_back(nodes: list[NodeRecord], before: dict[str, tuple[NodeState, str]]) -> None:
-    for node in nodes:
-        node.state, node.reason = before[node.name]
