@@ -9,7 +9,7 @@ compared in tests and queued without closing over request objects. No I/O here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
@@ -126,7 +126,6 @@ class AddNode:
         return node_commands.add_node(engine, self.name, self.resources, now)
 
 
-@runtime_checkable
 class Prepared(Protocol):
     """A command whose long part only reads the engine (a replan over a large cluster:
     seconds). The single writer runs :meth:`prepare` off the event loop, applying
@@ -138,6 +137,13 @@ class Prepared(Protocol):
     def apply_prepared(self, engine: Engine, now: int, prepared: Any) -> Any: ...
 
     def apply(self, engine: Engine, now: int) -> Any: ...
+
+
+def is_prepared(command: object) -> TypeGuard[Prepared]:
+    """Whether ``command`` is :class:`Prepared` (asked of every command of a batch: a
+    class attribute, where ``isinstance`` against a runtime-checkable protocol took
+    19 µs, 19 ms for a batch of 1,024 submissions)."""
+    return hasattr(type(command), "prepare")
 
 
 @dataclass(frozen=True, slots=True)

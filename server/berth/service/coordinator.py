@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
-from berth.service.commands import Command, Improve, Prepared, SubmitJob, Tick
+from berth.service.commands import Command, Improve, SubmitJob, Tick, is_prepared
 from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
 from berth.service.model import Event, RequestError
@@ -252,7 +252,7 @@ class Coordinator:
                 await self.archive.recall_keys(
                     self.engine, [q.command for q, _ in batch if isinstance(q.command, SubmitJob)]
                 )
-                if isinstance(batch[0][0].command, Prepared):
+                if is_prepared(batch[0][0].command):
                     self._join(await self._prepared(batch))
                 else:
                     self._join(self._apply(batch))
@@ -287,7 +287,7 @@ class Coordinator:
             self._refuse_batch(batch)
             return []
         (queued, future) = batch[0]
-        assert isinstance(queued.command, Prepared)
+        assert is_prepared(queued.command)
         try:
             prepared = await asyncio.to_thread(queued.command.prepare, self.engine, now)
         except RequestError as refusal:  # (it changed nothing: answered with the next group)
@@ -362,15 +362,14 @@ class Coordinator:
                 Improve(IMPROVE_SECONDS).apply(self.engine, now)
             for at, (queued, future) in enumerate(batch):
                 if at and (
-                    time.perf_counter() - began > BATCH_SECONDS
-                    or isinstance(queued.command, Prepared)
+                    time.perf_counter() - began > BATCH_SECONDS or is_prepared(queued.command)
                 ):
                     self._carry.extendleft(reversed(batch[at:]))  # first in the next batch
                     break
                 self.engine.outbox.actor = queued.by
                 try:
                     if prepared is not None and at == 0:
-                        assert isinstance(queued.command, Prepared)
+                        assert is_prepared(queued.command)
                         applied = queued.command.apply_prepared(self.engine, now, prepared[0])
                     else:
                         applied = queued.command.apply(self.engine, now)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import ChangeNodes, Prepared, SubmitJob
+from berth.service.commands import ChangeNodes, SubmitJob, is_prepared
 from berth.service.engine import Engine
 from berth.service.model import NodeState, RequestError
 from tests.support.live import request
@@ -46,7 +46,8 @@ def test_reads_are_answered_while_a_drain_is_prepared_and_commands_wait() -> Non
         coordinator, _, _, _ = coordinator_setup(count=2)
         await coordinator.start()
         drain = HeldDrain(ChangeNodes("drain", ("node001",), "disk"))
-        assert isinstance(drain, Prepared)
+        assert is_prepared(drain)
+        assert not is_prepared(SubmitJob(request(8)))
         draining = asyncio.create_task(
             coordinator.call(drain, lambda nodes: [(n.name, n.state) for n in nodes])
         )
