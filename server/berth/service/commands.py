@@ -216,11 +216,15 @@ class ExpireAgents:
     seen_at: float
 
     def apply(self, engine: Engine, now: int) -> list[str]:
-        downed = []
-        for name, quiet in self.agents.silent(engine, self.seen_at):
-            node_commands.mark_down(engine, name, f"{SILENT} for {quiet:.0f} s", now)
-            downed.append(name)
-        return downed
+        # All at once: one replan (a rack's agents falling silent together were a replan
+        # each, seconds apiece on a large cluster, all on the event loop).
+        reasons = {
+            name: f"{SILENT} for {quiet:.0f} s"
+            for name, quiet in self.agents.silent(engine, self.seen_at)
+        }
+        if reasons:
+            node_commands.mark_nodes_down(engine, list(reasons), reasons, now)
+        return list(reasons)
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,31 @@ def test_silence_takes_the_node_down_and_talking_brings_it_back() -> None:
     assert wish["acknowledged"] == []  # still running there: the agent cancels, then reports
 
 
+def test_agents_silent_together_take_their_nodes_down_in_one_replan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rack's agents falling silent together: one replan, not one per node (seconds
+    each on a large cluster, on the event loop); each node says how long its agent was
+    silent."""
+    engine, agents, _ = setup(3)
+    for name, seen in (("n1", 0.0), ("n2", 10.0), ("n3", 59.0)):
+        sync(engine, agents, name, seen=seen)
+    replans: list[object] = []
+    original = engine.replan
+
+    def counted(*args: Any, **named: Any) -> Any:
+        replans.append(args)
+        return original(*args, **named)
+
+    monkeypatch.setattr(engine, "replan", counted)
+    with engine.batch(70):
+        downed = ExpireAgents(agents, 71.0).apply(engine, 70)
+    assert downed == ["n1", "n2"]
+    assert len(replans) == 1
+    reasons = [engine.cluster.nodes[name].reason for name in ("n1", "n2", "n3")]
+    assert reasons == [f"{SILENT} for 71 s", f"{SILENT} for 61 s", ""]
+
+
 def test_a_job_that_started_and_ended_between_two_syncs_still_counts_its_launch() -> None:
     engine, agents, wall = setup(1)
     job = submit(engine)

@@ -10,6 +10,7 @@ typed commands (:mod:`berth.service.commands`) and agents' reports call them. No
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,14 @@ from berth.service.planning.replan import Replan
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
+
+
+#: Why nodes change: one reason for all of them, or each node's own.
+Reason = str | Mapping[str, str]
+
+
+def _reason_of(reason: Reason, name: str) -> str:
+    return reason if isinstance(reason, str) else reason[name]
 
 
 def add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
@@ -106,17 +115,17 @@ def resume_nodes(engine: Engine, names: list[str], now: int) -> list[NodeRecord]
     return apply_node_change(engine, plan_node_change(engine, "resume", names, "", now), now)
 
 
-def mark_nodes_down(engine: Engine, names: list[str], reason: str, now: int) -> list[NodeRecord]:
-    """Nodes failed (a rack, say): their jobs are killed, one replan re-makes guarantees."""
+def mark_nodes_down(engine: Engine, names: list[str], reason: Reason, now: int) -> list[NodeRecord]:
+    """Nodes failed (a rack, say; ``reason``: one for all, or each node's): their jobs
+    are killed, one replan re-makes guarantees."""
     nodes = _nodes(engine, names, "down")
     down = {node.name for node in nodes}
     for record in list(engine.running.values()):
         if down & record.allocation.keys():
             failed = sorted(down & record.allocation.keys())[0]
+            why = f"node {failed} went down: {_reason_of(reason, failed)}"
             engine.outbox.intend(Kill(record.id, now))
-            engine.life.end_job(
-                record, JobState.NODE_FAIL, now, f"node {failed} went down: {reason}"
-            )
+            engine.life.end_job(record, JobState.NODE_FAIL, now, why)
     engine.life.requeue_ended(now, decide=False)  # the replan below decides for them
     return apply_node_change(engine, plan_node_change(engine, "down", names, reason, now), now)
 
@@ -137,13 +146,13 @@ class NodeChange:
 
     nodes: list[NodeRecord]
     state: NodeState
-    reason: str
+    reason: Reason
     event: str
     replans: list[tuple[str | None, Replan]]
 
 
 def plan_node_change(
-    engine: Engine, action: str, names: list[str], reason: str, now: int, force: bool = True
+    engine: Engine, action: str, names: list[str], reason: Reason, now: int, force: bool = True
 ) -> NodeChange:
     """The nodes' new state and each partition's replan over it, or the refusal: a node
     unknown or already so, a partition left with nothing to schedule, or (a drain,
@@ -152,7 +161,10 @@ def plan_node_change(
     large cluster: a replan rebuilds every waiting job's reservation)."""
     nodes = _nodes(engine, names, action)
     state, event = _ACTIONS[action]
-    changed = {node.name: replace(node, state=state, reason=reason) for node in nodes}
+    changed = {
+        node.name: replace(node, state=state, reason=_reason_of(reason, node.name))
+        for node in nodes
+    }
     lanes: dict[str | None, list[NodeRecord]] = {}
     for node in nodes:
         lanes.setdefault(engine.partitions.lane_of_node(node.name), []).append(node)
@@ -183,12 +195,12 @@ def apply_node_change(engine: Engine, change: NodeChange, now: int) -> list[Node
     """Set the nodes' state and install the replans :func:`plan_node_change` made (on the
     engine as it was then: the single writer applies nothing in between)."""
     for node in change.nodes:
-        node.state, node.reason = change.state, change.reason
+        node.state, node.reason = change.state, _reason_of(change.reason, node.name)
         engine.outbox.node_changed(node.name)
     for lane, replan in change.replans:
         engine.life.install(replan, now, partition=lane)
     for node in change.nodes:
-        engine.outbox.emit(change.event, now, node=node.name, reason=change.reason)
+        engine.outbox.emit(change.event, now, node=node.name, reason=node.reason)
     engine.schedule_pass(now)
     return change.nodes
 
