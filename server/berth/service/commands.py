@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.handlers.node_commands import NodeChange
-from berth.service.handlers.policy_commands import change_policy
+from berth.service.handlers.policy_commands import (
+    apply_policy_change,
+    change_policy,
+    plan_policy_change,
+)
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.planning.budgets import within
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
     from berth.service.engine import Engine
     from berth.service.partitions.gang import GangSpec
     from berth.service.partitions.specs import BackfillSpec
+    from berth.service.planning.replan import Replan
 
 
 class Command(Protocol):
@@ -191,9 +196,16 @@ class ChangePolicy:
     options: dict[str, object] = field(hash=False)
     force: bool = False
 
-    def apply(self, engine: Engine, now: int) -> Engine:
-        change_policy(engine, self.policy, self.options, now, self.force)
+    def prepare(self, engine: Engine, now: int) -> Replan:
+        """(a :class:`Prepared` command: the replan under the new policy off the loop)"""
+        return plan_policy_change(engine, self.policy, self.options, now, self.force)
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: Replan) -> Engine:
+        apply_policy_change(engine, self.policy, self.options, prepared, now)
         return engine
+
+    def apply(self, engine: Engine, now: int) -> Engine:
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)

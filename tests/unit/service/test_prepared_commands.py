@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import ChangeNodes, SubmitJob, is_prepared
+from berth.service.commands import ChangeNodes, ChangePolicy, SubmitJob, is_prepared
 from berth.service.engine import Engine
 from berth.service.model import NodeState, RequestError
 from tests.support.live import request
@@ -19,11 +19,11 @@ from tests.unit.service.coordinator_harness import coordinator_setup
 
 
 @dataclass(frozen=True)
-class HeldDrain:
-    """``ChangeNodes`` whose preparation waits for the test to open ``gate``, noting
-    the thread it ran in."""
+class Held:
+    """A :class:`Prepared` command whose preparation waits for the test to open ``gate``,
+    noting the thread it ran in."""
 
-    inner: ChangeNodes
+    inner: Any
     gate: threading.Event = field(default_factory=threading.Event)
     started: threading.Event = field(default_factory=threading.Event)
     threads: list[int] = field(default_factory=list)
@@ -45,7 +45,7 @@ def test_reads_are_answered_while_a_drain_is_prepared_and_commands_wait() -> Non
     async def scenario() -> None:
         coordinator, _, _, _ = coordinator_setup(count=2)
         await coordinator.start()
-        drain = HeldDrain(ChangeNodes("drain", ("node001",), "disk"))
+        drain = Held(ChangeNodes("drain", ("node001",), "disk"))
         assert is_prepared(drain)
         assert not is_prepared(SubmitJob(request(8)))
         draining = asyncio.create_task(
@@ -89,6 +89,25 @@ def test_a_refusal_found_while_preparing_changes_nothing() -> None:
         assert refused.value.message.startswith("taking node 'node001' out would break 1 ")
         assert await coordinator.read(lambda e: e.cluster.nodes["node001"].state) is NodeState.UP
         assert store.saves - saves <= 1  # (at most the advance before it; nothing of it)
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_policy_change_is_prepared_off_the_loop_too() -> None:
+    async def scenario() -> None:
+        coordinator, _, _, _ = coordinator_setup(count=2)
+        await coordinator.start()
+        change = Held(ChangePolicy("easy", {}))
+        assert is_prepared(change)
+        changing = asyncio.create_task(
+            coordinator.call(change, lambda engine: engine.partitions.policy_name)
+        )
+        assert await asyncio.to_thread(change.started.wait, 10)
+        policy = await coordinator.read(lambda e: e.partitions.policy_name)
+        assert policy == "conservative"  # (read while the new plan is made)
+        change.gate.set()
+        assert await changing == "easy"
         await coordinator.stop()
 
     asyncio.run(scenario())

@@ -15,6 +15,7 @@ from berth.service.model import RequestError
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
+    from berth.service.planning.replan import Replan
 
 
 def change_policy(
@@ -27,6 +28,22 @@ def change_policy(
 ) -> None:
     """Switch a backfilling partition's policy (the default one's unless named),
     keeping every guarantee given, or refuse naming those it breaks."""
+    replan = plan_policy_change(engine, name, options, now, force, partition)
+    apply_policy_change(engine, name, options, replan, now, partition)
+
+
+def plan_policy_change(
+    engine: Engine,
+    name: str,
+    options: dict[str, object],
+    now: int,
+    force: bool = False,
+    partition: str | None = None,
+) -> Replan:
+    """The new policy rebuilt from the records, or the refusal (a bad policy or option,
+    or a guarantee it would break unless ``force``). Reads the engine and changes
+    nothing, so the single writer runs it off the event loop (a
+    :class:`~berth.service.commands.Prepared` command)."""
     if partition is not None and partition not in engine.backfill:
         raise RequestError("not_found", f"no backfilling partition {partition!r}", "name")
     problem = policy_problem(name, options)
@@ -43,6 +60,18 @@ def change_policy(
             replan.refusal(f"switching to {name}", forced="switches"),
             "policy",
         )
+    return replan
+
+
+def apply_policy_change(
+    engine: Engine,
+    name: str,
+    options: dict[str, object],
+    replan: Replan,
+    now: int,
+    partition: str | None = None,
+) -> None:
+    """Put the policy :func:`plan_policy_change` rebuilt in force."""
     if partition is None:
         engine.partitions.policy_name, engine.partitions.policy_options = name, dict(options)
     else:
