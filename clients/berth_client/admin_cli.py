@@ -4,9 +4,11 @@
 ``down`` change nodes (a drain that would break a job's guarantee or deadline is refused
 with the jobs it would break, unless ``--force``); ``hold``, ``release`` and
 ``priority`` change waiting jobs; ``node-token`` issues an agent's token and ``agents``
-shows the agents; ``token`` (``tokens_cli``) issues users' tokens. Each command that
-names several nodes or jobs tries every one, prints one line each, and says which it
-could not change (exit status 1 then), as ``berth cancel`` does.
+shows the agents; ``token`` (``tokens_cli``) issues users' tokens. Nodes may be named
+as Slurm hostlists (``node[001-096]``); several go in one request, changed together or
+refused as a whole (one replan on the daemon). Each command that names several jobs
+tries every one, prints one line each, and says which it could not change (exit status
+1 then), as ``berth cancel`` does.
 """
 
 from __future__ import annotations
@@ -156,8 +158,11 @@ def _change_nodes(client: Any, action: str, names: list[str], args: argparse.Nam
         where = f" ({error.field})" if error.field else ""
         print(f"berth admin {action} {hostlist(names)}: {error.message}{where}", file=sys.stderr)
         return 1
+    if args.json:
+        print(to_json(answer["nodes"]))  # (one document: the nodes as changed)
+        return 0
     for node in answer["nodes"]:
-        print(to_json(node) if args.json else _node_line(node))
+        print(_node_line(node))
     return 0
 
 

@@ -1,8 +1,10 @@
 """``berth admin nodes / drain / resume / down / hold / release / priority`` against a
-QoPS daemon process: each target changed or named with why not, exit status 1 then."""
+QoPS daemon process: several nodes (Slurm hostlists) changed in one request or refused
+as a whole with why; each job changed or named with why not; exit status 1 then."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +73,15 @@ def test_operators_change_nodes_and_jobs_from_the_cli(
     )
     assert main(["admin", "resume", "node002", *operator]) == 0
     assert capsys.readouterr().out == "node node002 up\n"
+    # (--json: the nodes as changed, one document)
+    assert main(["admin", "drain", "node[003-004]", "--force", "--json", *operator]) == 0
+    changed = json.loads(capsys.readouterr().out)
+    assert [(n["name"], n["state"]) for n in changed] == [
+        ("node003", "drained"),
+        ("node004", "drained"),
+    ]
+    assert main(["admin", "resume", "node[003-004]", *operator]) == 0
+    assert capsys.readouterr().out == "node node003 up\nnode node004 up\n"
 
     # Jobs: a hold, a release (job 1 runs: named), a political priority.
     assert main(["admin", "hold", "2", "--reason", "asked", *operator]) == 0
