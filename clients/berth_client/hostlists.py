@@ -101,15 +101,20 @@ def _numbers(ranges: str, text: str) -> list[str]:
     numbers: list[str] = []
     for part in ranges.split(","):
         low, dash, high = part.strip().partition("-")
-        if not low.isdigit() or (dash and not high.isdigit()):
+        if not _digits(low) or (dash and not _digits(high)):
             raise argparse.ArgumentTypeError(
                 f"{text!r}: expected numbers or LOW-HIGH ranges in brackets, got {part!r}"
             )
         first, last = int(low), int(high) if dash else int(low)
         if last < first:
             raise argparse.ArgumentTypeError(f"{text!r}: range {part.strip()!r} runs backwards")
-        if last - first >= MOST_NAMES:
+        if len(numbers) + last - first >= MOST_NAMES:
             raise argparse.ArgumentTypeError(f"{text!r} names more than {MOST_NAMES:,} nodes")
         width = len(low) if low.startswith("0") else 0
         numbers += (str(number).zfill(width) for number in range(first, last + 1))
     return numbers
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also takes ``²``, which ``int`` refuses)."""
+    return text.isascii() and text.isdigit()

@@ -61,6 +61,8 @@ def test_hostlists_expand_as_slurm_reads_them(text: str, names: list[str]) -> No
         ("n[1-99999999]", "names more than 100,000 nodes"),
         ("a[1-1000]b[1-1000]", "names more than 100,000 nodes"),
         (",", "names no node"),
+        ("n[²]", "got '²'"),
+        ("n[1-60000,1-60000]", "names more than 100,000 nodes"),
     ],
 )
 def test_a_malformed_hostlist_is_refused_saying_why(text: str, complaint: str) -> None:
