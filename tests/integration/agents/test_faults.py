@@ -188,5 +188,5 @@ def test_bad_input_from_agents_is_refused_and_changes_nothing(cluster: Cluster) 
     assert "another agent" in imposter.json()["error"]["message"]
     assert httpx.post(url, json=hello).status_code == 401
     after = cluster.call("GET", "/v1/jobs", OPERATOR).json()
-    assert after == before
+    assert after["jobs"] == before["jobs"]  # (the page's `now` moves on)
     assert [n["name"] for n in cluster.call("GET", "/v1/cluster").json()["nodes"]] == ["n1"]
