@@ -130,7 +130,7 @@ def mark_nodes_down(engine: Engine, names: list[str], reason: Reason, now: int) 
     return apply_node_change(engine, plan_node_change(engine, "down", names, reason, now), now)
 
 
-#: Per action: the state it sets, the state it cannot change (with why), its event.
+#: Per action: the state it sets and the event it makes.
 _ACTIONS = {
     "drain": (NodeState.DRAINED, "node.drained"),
     "resume": (NodeState.UP, "node.resumed"),
