@@ -155,8 +155,7 @@ def _change_nodes(client: Any, action: str, names: list[str], args: argparse.Nam
             "POST", f"nodes/{action}", {"names": names, **_node_body(action, args)}
         )
     except BerthError as error:
-        where = f" ({error.field})" if error.field else ""
-        print(f"berth admin {action} {hostlist(names)}: {error.message}{where}", file=sys.stderr)
+        _say_refused(action, hostlist(names), error)
         return 1
     if args.json:
         print(to_json(answer["nodes"]))  # (one document: the nodes as changed)
@@ -198,12 +197,14 @@ def _each(args: argparse.Namespace, targets: list[Any], change: Callable[[Any], 
             print(change(target))
         except BerthError as error:
             failed += 1
-            where = f" ({error.field})" if error.field else ""
-            print(
-                f"berth admin {args.admin_command} {target}: {error.message}{where}",
-                file=sys.stderr,
-            )
+            _say_refused(args.admin_command, target, error)
     return 1 if failed else 0
+
+
+def _say_refused(action: str, target: object, error: BerthError) -> None:
+    """One line on stderr: what was refused and why (and the field the daemon named)."""
+    where = f" ({error.field})" if error.field else ""
+    print(f"berth admin {action} {target}: {error.message}{where}", file=sys.stderr)
 
 
 def _print_node_token(args: argparse.Namespace, answer: dict[str, Any]) -> int:

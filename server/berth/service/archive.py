@@ -2,8 +2,9 @@
 
 Finished jobs the engine let go of, job history, usage and the event log live in the
 store only. :class:`Archive` reads them in a worker thread, so the loop goes on serving
-requests and the single writer meanwhile. Reads only, apart from pruning old events; what it recalls for the idempotency keys of
-submissions goes back into the engine's memory.
+requests and the single writer meanwhile. Reads only, apart from pruning old events;
+what it recalls for the idempotency keys of submissions goes back into the engine's
+memory.
 """
 
 from __future__ import annotations

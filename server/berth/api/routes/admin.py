@@ -40,6 +40,9 @@ from berth.service.model import NodeRecord, RequestError
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
+#: A node marked down by an operator who gave no reason.
+OPERATOR_DOWN = "marked down by an operator"
+
 
 @router.post("/nodes", response_model=NodeOut, status_code=201, summary="Add a node")
 async def add_node(body: NodeAdd, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
@@ -62,7 +65,7 @@ async def change_nodes(
 ) -> NodesOut:
     names = tuple(body.names)
     command: ChangeNodes | MarkNodesDown = (
-        MarkNodesDown(names, body.reason or "marked down by an operator")
+        MarkNodesDown(names, body.reason or OPERATOR_DOWN)
         if action == "down"
         else ChangeNodes(action, names, body.reason, body.force)
     )
@@ -100,7 +103,7 @@ async def resume(name: str, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
     "/nodes/{name}/down", response_model=NodeOut, summary="Mark a node down: its jobs are killed"
 )
 async def down(name: str, body: NodeChange, daemon: DaemonDep, who: OperatorDep) -> NodeOut:
-    reason = body.reason or "marked down by an operator"
+    reason = body.reason or OPERATOR_DOWN
     return await daemon.coordinator.call(MarkNodesDown((name,), reason), _node_out, by=who.user)
 
 
