@@ -234,6 +234,15 @@ class JobRecord:
         self.guaranteed_start = self.guaranteed_end = self.planned_start = None
         self.planned_nodes = None
 
+    def clear_run(self) -> None:
+        """Forget the attempt a node failure ended, to queue the job again: its times,
+        exit, usage, nodes and plan (its id and request stay; ``requeued`` counts it)."""
+        self.requeued += 1
+        self.start_time = self.end_time = self.launched_at = None
+        self.exit_code = self.exit_signal = self.usage = None
+        self.drop_plan()
+        self.allocation = {}
+
     @property
     def final(self) -> bool:
         return self.state in FINAL_STATES

@@ -8,7 +8,7 @@ import pytest
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.handlers.job_commands import submit
-from berth.service.handlers.node_commands import drain
+from berth.service.handlers.node_commands import drain, mark_down
 from berth.service.handlers.partition_commands import create_partition, delete_partition
 from berth.service.handlers.policy_commands import change_policy
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
@@ -159,3 +159,22 @@ def test_one_jobs_prediction_is_its_plan_or_the_forecast_of_its_partition() -> N
     for record in (forecast_one, planned_one):
         assert live.forecasts.prediction(record.id, 0) == (at, predicted[record.id])
         assert start_info(live, record.id, 0)["predicted_start"] == 100
+
+
+def test_a_job_queued_again_after_its_node_fails_is_planned_by_its_partitions_replan() -> None:
+    """Not first admitted on the partition's policy of before the failure, where the
+    failed node was still up: it was promised a start there, which the replan then broke."""
+    live = two_partitions("conservative")
+    again, _ = submit(live, job(8, partition="p", requeue=True), 0)
+    submit(live, job(8, 50, partition="p"), 0)
+    waiting, _ = submit(live, job(8, partition="p"), 0)
+    assert waiting.guaranteed_start == 50
+    failed = next(iter(again.allocation))
+    mark_down(live, failed, "psu", 10)
+    assert again.state is JobState.PENDING
+    assert again.requeued == 1
+    assert waiting.planned_start == 50  # its promise kept
+    assert again.planned_start == 150
+    assert again.guaranteed_start == 150
+    assert live.counters["guarantee_broken"] == 0
+    assert "job.guarantee_missed" not in [event.kind for event in live.outbox.take_events()]

@@ -254,17 +254,14 @@ class JobLifecycle:
 
     def requeue_ended(self, now: int, decide: bool = True) -> None:
         """Queue again the jobs a node failure ended that asked for it: at the back, with
-        a new admission decision (``decide``), or left to the replan that follows."""
+        a new admission decision (``decide``), or left to the replan that follows (one
+        of a backfilling partition: gang partitions do not replan)."""
         records, self.to_requeue = self.to_requeue, []
         for record in records:
-            record.requeued += 1
-            record.start_time = record.end_time = record.launched_at = None
-            record.exit_code = record.exit_signal = record.usage = None
-            record.drop_plan()
-            record.allocation = {}
+            record.clear_run()
             self.counters["requeued"] += 1
             self.outbox.emit("job.requeued", now, record.id, times=record.requeued)
-            if decide or record.partition is not None:  # no replan decides for gang jobs
+            if decide or self.partitions.gang_of(record) is not None:
                 self.admit(record, self.decide(record, now), now)
             else:
                 self.pending[record.id] = record
