@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.handlers.node_commands import NodeChange
+from berth.service.handlers.node_commands import NodeChange, NodesDown
 from berth.service.handlers.policy_commands import (
     apply_policy_change,
     change_policy,
@@ -178,14 +178,21 @@ class ChangeNodes:
 
 @dataclass(frozen=True, slots=True)
 class MarkNodesDown:
-    """Nodes failed: their jobs are killed first (the replan then sees them ended), so
-    the whole command runs in the writer."""
+    """Nodes failed: their jobs are killed and one replan re-makes guarantees. A
+    :class:`Prepared` command: the replan (as if the jobs had ended) is made off the
+    event loop, the kills with the rest at once."""
 
     names: tuple[str, ...]
     reason: str
 
+    def prepare(self, engine: Engine, now: int) -> NodesDown:
+        return node_commands.plan_nodes_down(engine, list(self.names), self.reason, now)
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: NodesDown) -> list[NodeRecord]:
+        return node_commands.apply_nodes_down(engine, prepared, now)
+
     def apply(self, engine: Engine, now: int) -> list[NodeRecord]:
-        return node_commands.mark_nodes_down(engine, list(self.names), self.reason, now)
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,21 +229,31 @@ class AgentSync:
 
 @dataclass(frozen=True, slots=True)
 class ExpireAgents:
-    """Take down the nodes whose agent has been silent past the timeout."""
+    """Take down the nodes whose agent has been silent past the timeout; the result is
+    their names. A :class:`Prepared` command, as :class:`MarkNodesDown`."""
 
     agents: AgentNodes = field(compare=False)
     seen_at: float
 
-    def apply(self, engine: Engine, now: int) -> list[str]:
+    def prepare(self, engine: Engine, now: int) -> NodesDown | None:
         # All at once: one replan (a rack's agents falling silent together were a replan
-        # each, seconds apiece on a large cluster, all on the event loop).
+        # each, seconds apiece on a large cluster, all on the event loop). The agents'
+        # links change only in the writer's commands, so reading them here is safe.
         reasons = {
             name: f"{SILENT} for {quiet:.0f} s"
             for name, quiet in self.agents.silent(engine, self.seen_at)
         }
-        if reasons:
-            node_commands.mark_nodes_down(engine, list(reasons), reasons, now)
-        return list(reasons)
+        if not reasons:
+            return None
+        return node_commands.plan_nodes_down(engine, list(reasons), reasons, now)
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: NodesDown | None) -> list[str]:
+        if prepared is None:
+            return []
+        return [node.name for node in node_commands.apply_nodes_down(engine, prepared, now)]
+
+    def apply(self, engine: Engine, now: int) -> list[str]:
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)

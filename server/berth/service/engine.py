@@ -33,7 +33,8 @@ work through the lifecycle's steps and :meth:`Engine.schedule_pass`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import itertools
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from berth.core.policies.base import LivePolicy
@@ -148,16 +149,20 @@ class Engine:
         partition: str | None = None,
         tighten: bool = True,
         pool: Cluster | None = None,
+        ended: Collection[int] = (),
+        requeued: Sequence[JobRecord] = (),
     ) -> Replan:
         """A backfilling partition's policy (the default one's unless named) rebuilt from
         its jobs (see :func:`~berth.service.planning.replan.replan`); ``pool``: its nodes
-        as a change would leave them (by default as they are)."""
+        as a change would leave them (by default as they are); ``ended``: running jobs a
+        change will end, and ``requeued``, waiting jobs it will queue again (after the
+        others), so that the replan is made before the change (without making it)."""
         return replan(
             self.partitions.pool(partition) if pool is None else pool,
-            [r for r in self.running.values() if r.partition == partition],
+            [r for r in self.running.values() if r.partition == partition and r.id not in ended],
             [
                 r
-                for r in self.pending.values()
+                for r in itertools.chain(self.pending.values(), requeued)
                 if r.partition == partition and r.id not in self.deps.waits.gated
             ],
             name,

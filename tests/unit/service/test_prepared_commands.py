@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import ChangeNodes, ChangePolicy, SubmitJob, is_prepared
+from berth.service.commands import ChangeNodes, ChangePolicy, MarkNodesDown, SubmitJob, is_prepared
 from berth.service.engine import Engine
-from berth.service.model import NodeState, RequestError
+from berth.service.model import JobState, NodeState, RequestError
 from tests.support.live import request
 from tests.unit.service.coordinator_harness import coordinator_setup
 
@@ -108,6 +108,31 @@ def test_a_policy_change_is_prepared_off_the_loop_too() -> None:
         assert policy == "conservative"  # (read while the new plan is made)
         change.gate.set()
         assert await changing == "easy"
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_node_failure_is_prepared_off_the_loop_and_kills_only_when_applied() -> None:
+    """Its replan is made as if the node's jobs had ended; they are killed (the kill
+    sent once the state that ends them is committed) only when it is applied."""
+
+    async def scenario() -> None:
+        coordinator, _, backend, _ = coordinator_setup(count=2)
+        await coordinator.start()
+        job_id = await coordinator.call(SubmitJob(request(8)), lambda made: made[0].id)
+        (node,) = await coordinator.read(lambda e: list(e.jobs[job_id].allocation))
+        down = Held(MarkNodesDown((node,), "psu"))
+        assert is_prepared(down)
+        failing = asyncio.create_task(coordinator.call(down, lambda nodes: nodes[0].state))
+        assert await asyncio.to_thread(down.started.wait, 10)
+        seen = await coordinator.read(lambda e: (e.jobs[job_id].state, e.cluster.nodes[node].state))
+        assert seen == (JobState.RUNNING, NodeState.UP)  # (read while its replan is made)
+        assert ("kill", job_id, "RUNNING") not in backend.sent
+        down.gate.set()
+        assert await failing is NodeState.DOWN
+        assert await coordinator.read(lambda e: e.jobs[job_id].state) is JobState.NODE_FAIL
+        assert ("kill", job_id, "NODE_FAIL") in backend.sent
         await coordinator.stop()
 
     asyncio.run(scenario())
