@@ -16,6 +16,7 @@ in a circle. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -162,10 +163,13 @@ class NodeSchedule:
         self.used = 0
         #: Waiting jobs no node in ``nodes`` can hold, with why.
         self.parked: dict[int, str] = {}
-        self._configured = [
+        # The nodes of each capacity, configured and up: counted once, not per shape
+        # asked (3,900 waiting jobs' replan on 4,096 nodes counted 4,096 per shape: 10 %).
+        self._configured = Counter(
             self.space.pack({n: a for n, a in amounts.items() if n in self.space.capacity})
             for amounts in (configured or nodes).values()
-        ]
+        )
+        self._up = Counter(capacities)
         self._replanned: set[int] = set()
         self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None, int]] = {}
         self._shape_seen: dict[int, tuple[Shape, tuple[str | None, str | None, int]]] = {}
@@ -290,7 +294,7 @@ class NodeSchedule:
                 if unknown
                 else shape_problem(shape, self.space, self._configured)
             )
-            waits = None if problem else shape_problem(shape, self.space, self.plan.capacities)
+            waits = None if problem else shape_problem(shape, self.space, self._up)
             demand = 0 if problem else self.space.pack(shape.per_slot)
             known = self._shape_problems[key] = (problem, waits, demand)
         self._shape_seen[id(shape)] = (shape, known)  # (kept alive: its id is not reused)
