@@ -288,6 +288,7 @@ class JobLifecycle:
                 continue
             guarantee = decision.guarantee if isinstance(decision, Reserve) else None
             completion = decision.completion if isinstance(decision, Reserve) else None
+            said = (record.state_reason, record.guaranteed_start, record.guaranteed_end)
             waits = policy.wait_reason(job_id)
             if waits is not None:
                 record.state_reason = readable(waits)
@@ -315,16 +316,20 @@ class JobLifecycle:
                     guaranteed_end=completion,
                 )
                 record.guaranteed_start, record.guaranteed_end = guarantee, completion
-            self.take_plan(record, policy)
+            changed = said != (record.state_reason, record.guaranteed_start, record.guaranteed_end)
+            self.take_plan(record, policy, changed)
             self.waits.touch(job_id)  # its promise may have moved: its waiters hear
         policy.take_replanned()
         self.outbox.version += 1
 
-    def take_plan(self, record: JobRecord, policy: LivePolicy) -> None:
-        """Record where the policy now plans a waiting job (start and nodes)."""
-        record.planned_start = policy.planned_start(record.id)
-        record.planned_nodes = policy.named_plan(record.id)
-        self.outbox.job_changed(record)
+    def take_plan(self, record: JobRecord, policy: LivePolicy, changed: bool = False) -> None:
+        """Record where the policy now plans a waiting job (start and nodes), saved if
+        that or (``changed``) anything else of the record changed: a replan on 4,096
+        nodes kept most of 3,900 plans, and rewrote every row, on the event loop."""
+        planned = (policy.planned_start(record.id), policy.named_plan(record.id))
+        if changed or planned != (record.planned_start, record.planned_nodes):
+            record.planned_start, record.planned_nodes = planned
+            self.outbox.job_changed(record)
 
     def set_state(self, record: JobRecord, state: JobState, reason: str) -> None:
         if state in FINAL_STATES and not record.final:
