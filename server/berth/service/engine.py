@@ -170,6 +170,7 @@ class Engine:
             now,
             keep_plan,
             tighten,
+            self.planner.deferred,
         )
 
     def validate(self, request: JobRequest, now: int) -> None:

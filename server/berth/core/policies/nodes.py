@@ -148,8 +148,7 @@ class NodeBackfill(NodeSchedule):
         self.kept_nodes = {}
         self.plan.forget_before(now)
         if tighten and self.depth is None:
-            self._compress(now)
-            self._improve_due = False
+            self._tighten(now)  # (deferred: in the shell's slices, once installed)
 
     def withdraw(self, job_id: int, now: int) -> bool:
         entry = self.waiting.pop(job_id, None)

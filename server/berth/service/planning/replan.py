@@ -70,13 +70,17 @@ def replan(
     now: int,
     keep_plan: bool,
     tighten: bool = True,
+    defer: bool = False,
 ) -> Replan:
     """A policy rebuilt from the records; raises ValueError for an empty pool or bad
     options. With ``keep_plan`` the waiting jobs keep their planned starts where feasible;
     with ``tighten`` the plan is then tightened (compressed) for what changed. A restart
     does not tighten: the plan it resumes was the live one, and compressing it again
     could move a job that the live compression, one pass in arrival order, had left
-    where it was (a restart changes no planned start)."""
+    where it was (a restart changes no planned start). With ``defer`` (the daemon's) the
+    tightening is left to the slices of deferred improvement after the policy is
+    installed: half of a replan's time on 4,096 nodes, during which no command is
+    applied; a reservation only ever moves earlier, so no promise waits on it."""
     policy = build_policy(cluster, name, options)
     space = policy.space
     for record in sorted(running, key=lambda r: (r.start_time or 0, r.id)):
@@ -102,6 +106,7 @@ def replan(
         problem = _broken(record, decision)
         if problem is not None:
             broken.append(problem)
+    policy.deferred = defer
     policy.settle(now, tighten)
     return Replan(policy, decisions, broken)
 
