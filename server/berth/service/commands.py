@@ -15,8 +15,8 @@ from berth.service.handlers import arrays, job_commands, node_commands, partitio
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.handlers.node_commands import NodeChange, NodesDown
 from berth.service.handlers.policy_commands import (
+    PolicyChange,
     apply_policy_change,
-    change_policy,
     plan_policy_change,
 )
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from berth.service.engine import Engine
     from berth.service.partitions.gang import GangSpec
     from berth.service.partitions.specs import BackfillSpec
-    from berth.service.planning.replan import Replan
 
 
 class Command(Protocol):
@@ -203,12 +202,12 @@ class ChangePolicy:
     options: dict[str, object] = field(hash=False)
     force: bool = False
 
-    def prepare(self, engine: Engine, now: int) -> Replan:
+    def prepare(self, engine: Engine, now: int) -> PolicyChange:
         """(a :class:`Prepared` command: the replan under the new policy off the loop)"""
         return plan_policy_change(engine, self.policy, self.options, now, self.force)
 
-    def apply_prepared(self, engine: Engine, now: int, prepared: Replan) -> Engine:
-        apply_policy_change(engine, self.policy, self.options, prepared, now)
+    def apply_prepared(self, engine: Engine, now: int, prepared: PolicyChange) -> Engine:
+        apply_policy_change(engine, prepared, now)
         return engine
 
     def apply(self, engine: Engine, now: int) -> Engine:
@@ -298,7 +297,9 @@ class CreatePartition:
 @dataclass(frozen=True, slots=True)
 class ChangePartition:
     """A backfilling partition's policy (``policy``, ``options``, ``force``), or a gang
-    partition's scheme, slot length and row limit; the result is its summary."""
+    partition's scheme, slot length and row limit; the result is its summary. A
+    :class:`Prepared` command: a backfilling partition's replan is made off the event
+    loop (a gang partition's change has nothing to prepare)."""
 
     name: str
     scheme: str | None = None
@@ -309,7 +310,7 @@ class ChangePartition:
     options: dict[str, object] | None = field(default=None, hash=False)
     force: bool = False
 
-    def apply(self, engine: Engine, now: int) -> dict[str, object]:
+    def prepare(self, engine: Engine, now: int) -> PolicyChange | None:
         if self.name in engine.gang:
             if self.policy not in (None, "gang") or self.options:
                 raise RequestError(
@@ -318,11 +319,7 @@ class ChangePartition:
                     "slot_seconds or max_rows (or delete it and create another)",
                     "policy",
                 )
-            partition_commands.change_partition(engine,
-                self.name, now, self.scheme, self.slot_seconds, self.max_rows,
-                self.clear_max_rows,
-            )  # fmt: skip
-            return engine.partitions.partition_summary(self.name)
+            return None
         lane = None if self.name == DEFAULT_PARTITION else self.name
         if lane is not None and lane not in engine.backfill:
             engine.partitions.partition(self.name)  # raises not_found, naming the partitions
@@ -331,15 +328,25 @@ class ChangePartition:
                 "invalid", f"partition {self.name!r} is not a gang partition", "scheme"
             )
         policy, options = engine.partitions.policy_spec(lane)
-        change_policy(
-            engine,
-            self.policy or policy,
-            dict(options) if self.options is None else self.options,
-            now,
-            self.force,
-            partition=lane,
-        )
+        return plan_policy_change(engine,
+            self.policy or policy, dict(options) if self.options is None else self.options,
+            now, self.force, lane,
+        )  # fmt: skip
+
+    def apply_prepared(
+        self, engine: Engine, now: int, prepared: PolicyChange | None
+    ) -> dict[str, object]:
+        if prepared is None:
+            partition_commands.change_partition(engine,
+                self.name, now, self.scheme, self.slot_seconds, self.max_rows,
+                self.clear_max_rows,
+            )  # fmt: skip
+        else:
+            apply_policy_change(engine, prepared, now)
         return engine.partitions.partition_summary(self.name)
+
+    def apply(self, engine: Engine, now: int) -> dict[str, object]:
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)

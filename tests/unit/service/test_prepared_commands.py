@@ -11,9 +11,18 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import ChangeNodes, ChangePolicy, MarkNodesDown, SubmitJob, is_prepared
+from berth.service.commands import (
+    ChangeNodes,
+    ChangePartition,
+    ChangePolicy,
+    CreatePartition,
+    MarkNodesDown,
+    SubmitJob,
+    is_prepared,
+)
 from berth.service.engine import Engine
 from berth.service.model import JobState, NodeState, RequestError
+from berth.service.partitions.specs import BackfillSpec
 from tests.support.live import request
 from tests.unit.service.coordinator_harness import coordinator_setup
 
@@ -133,6 +142,23 @@ def test_a_node_failure_is_prepared_off_the_loop_and_kills_only_when_applied() -
         assert await failing is NodeState.DOWN
         assert await coordinator.read(lambda e: e.jobs[job_id].state) is JobState.NODE_FAIL
         assert ("kill", job_id, "NODE_FAIL") in backend.sent
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_partitions_policy_change_is_prepared_off_the_loop_too() -> None:
+    async def scenario() -> None:
+        coordinator, _, _, _ = coordinator_setup(count=2)
+        await coordinator.start()
+        await coordinator.call(CreatePartition(BackfillSpec("p", ["node002"], "conservative")))
+        change = Held(ChangePartition("p", policy="easy"))
+        changing = asyncio.create_task(coordinator.call(change, lambda made: made["policy"]))
+        assert await asyncio.to_thread(change.started.wait, 10)
+        policy = await coordinator.read(lambda e: e.backfill["p"].policy)
+        assert policy == "conservative"  # (read while the partition's new plan is made)
+        change.gate.set()
+        assert await changing == "easy"
         await coordinator.stop()
 
     asyncio.run(scenario())

@@ -8,6 +8,7 @@ partition's policy change): it takes the engine and works through its core steps
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from berth.core.policies import policy_problem
@@ -16,6 +17,17 @@ from berth.service.model import RequestError
 if TYPE_CHECKING:
     from berth.service.engine import Engine
     from berth.service.planning.replan import Replan
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChange:
+    """A backfilling partition's new policy (the default one's unless ``partition``
+    names another) and the replan under it, as :func:`plan_policy_change` found it."""
+
+    name: str
+    options: dict[str, object]
+    partition: str | None
+    replan: Replan
 
 
 def change_policy(
@@ -28,8 +40,9 @@ def change_policy(
 ) -> None:
     """Switch a backfilling partition's policy (the default one's unless named),
     keeping every guarantee given, or refuse naming those it breaks."""
-    replan = plan_policy_change(engine, name, options, now, force, partition)
-    apply_policy_change(engine, name, options, replan, now, partition)
+    apply_policy_change(
+        engine, plan_policy_change(engine, name, options, now, force, partition), now
+    )
 
 
 def plan_policy_change(
@@ -39,7 +52,7 @@ def plan_policy_change(
     now: int,
     force: bool = False,
     partition: str | None = None,
-) -> Replan:
+) -> PolicyChange:
     """The new policy rebuilt from the records, or the refusal (a bad policy or option,
     or a guarantee it would break unless ``force``). Reads the engine and changes
     nothing, so the single writer runs it off the event loop (a
@@ -60,25 +73,19 @@ def plan_policy_change(
             replan.refusal(f"switching to {name}", forced="switches"),
             "policy",
         )
-    return replan
+    return PolicyChange(name, dict(options), partition, replan)
 
 
-def apply_policy_change(
-    engine: Engine,
-    name: str,
-    options: dict[str, object],
-    replan: Replan,
-    now: int,
-    partition: str | None = None,
-) -> None:
+def apply_policy_change(engine: Engine, change: PolicyChange, now: int) -> None:
     """Put the policy :func:`plan_policy_change` rebuilt in force."""
+    name, options, partition = change.name, change.options, change.partition
     if partition is None:
         engine.partitions.policy_name, engine.partitions.policy_options = name, dict(options)
     else:
         engine.backfill[partition].policy = name
         engine.backfill[partition].options = dict(options)
     engine.outbox.config_changed()
-    engine.life.install(replan, now, partition=partition)
+    engine.life.install(change.replan, now, partition=partition)
     engine.outbox.emit(
         "policy.changed", now, policy=name, options=dict(options), partition=partition
     )
