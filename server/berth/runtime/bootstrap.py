@@ -34,7 +34,7 @@ from berth.runtime.keys import issued_tokens
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
-from berth.service.commands import ExpireAgents
+from berth.service.commands import ExpireAgents, ReturnAgents
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes, AgentSettings
@@ -154,17 +154,22 @@ async def dry_run(
 
 
 async def _expire_silent_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
-    """Take down the nodes of silent agents, checking a few times per timeout."""
+    """Take down the nodes of silent agents, and bring back those whose agent talks
+    again, checking a few times per timeout (each kind in one change)."""
     period = min(agents.settings.node_timeout / 4, 5.0)
     while True:
         await asyncio.sleep(period)
         if coordinator.failed is not None:
             return
-        if agents.silent(coordinator.engine, time.monotonic()):
-            try:
-                await coordinator.call(ExpireAgents(agents, time.monotonic()))
-            except Exception:  # the store failed: health says so; keep the loop alive
-                log.exception("taking down silent nodes failed")
+        for due, command in (
+            (agents.silent, ExpireAgents),
+            (agents.returned, ReturnAgents),
+        ):
+            if due(coordinator.engine, time.monotonic()):
+                try:
+                    await coordinator.call(command(agents, time.monotonic()))
+                except Exception:  # the store failed: health says so; keep the loop alive
+                    log.exception("changing the nodes of silent agents failed")
 
 
 def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = None) -> Built:

@@ -256,6 +256,34 @@ class ExpireAgents:
 
 
 @dataclass(frozen=True, slots=True)
+class ReturnAgents:
+    """Bring back up the nodes down for a silent agent whose agent talks again, in one
+    replan (:class:`Prepared`, made off the event loop); the result is their names."""
+
+    agents: AgentNodes = field(compare=False)
+    seen_at: float
+
+    def prepare(self, engine: Engine, now: int) -> tuple[list[str], NodeChange | None]:
+        # (``returning`` changes only in the writer's commands: safe to read here)
+        names = self.agents.returned(engine, self.seen_at)
+        if not names:
+            return names, None
+        return names, node_commands.plan_node_change(engine, "resume", names, "", now)
+
+    def apply_prepared(
+        self, engine: Engine, now: int, prepared: tuple[list[str], NodeChange | None]
+    ) -> list[str]:
+        names, change = prepared
+        self.agents.returning.clear()  # (those not back are down for another reason)
+        if change is not None:
+            node_commands.apply_node_change(engine, change, now)
+        return names
+
+    def apply(self, engine: Engine, now: int) -> list[str]:
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
+
+
+@dataclass(frozen=True, slots=True)
 class IssueNodeToken:
     """Node ``name`` has a new token: the digest of a static one (the token itself is
     never stored), or ``None`` for a signed one, ``token_id``; its older static token

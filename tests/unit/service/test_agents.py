@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import AgentSync, ExpireAgents
+from berth.service.commands import AgentSync, ExpireAgents, ReturnAgents
 from berth.service.engine import Engine
 from berth.service.handlers import job_commands
 from berth.service.handlers.agents import (
@@ -189,11 +189,16 @@ def test_silence_takes_the_node_down_and_talking_brings_it_back() -> None:
     assert engine.cluster.nodes[node].reason.startswith(SILENT)
     assert engine.jobs[job].requeued == 1
     assert engine.jobs[job].allocation == {other: {"cpus": 1, "mem_gb": 1}}
-    # The silent agent talks again: its node is up, its old attempt is not wished for.
+    # The silent agent talks again: its node comes back (with the next check of the
+    # agents, in one change with any others back by then); its old attempt is not wished for.
     wish = sync(engine, agents, node, JobReport(job, 0, "RUNNING"), seen=70.0, now=70)
-    assert engine.cluster.nodes[node].state.value == "up"
     assert wish["jobs"] == []
     assert wish["acknowledged"] == []  # still running there: the agent cancels, then reports
+    assert agents.returning == {node}
+    with engine.batch(72):
+        assert ReturnAgents(agents, 72.0).apply(engine, 72) == [node]
+    assert engine.cluster.nodes[node].state.value == "up"
+    assert agents.returning == set()
 
 
 def test_agents_silent_together_take_their_nodes_down_in_one_replan(
@@ -219,6 +224,36 @@ def test_agents_silent_together_take_their_nodes_down_in_one_replan(
     assert len(replans) == 1
     reasons = [engine.cluster.nodes[name].reason for name in ("n1", "n2", "n3")]
     assert reasons == [f"{SILENT} for 71 s", f"{SILENT} for 61 s", ""]
+
+
+def test_agents_talking_again_bring_their_nodes_back_in_one_replan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rack's agents coming back: one replan off the event loop, not one per sync on
+    it (ten returning agents on 4,096 nodes: 9.1 s of the loop one by one, 0.56 s
+    together); a node whose agent fell silent again meanwhile stays down."""
+    engine, agents, _ = setup(4)
+    with engine.batch(70):
+        ExpireAgents(agents, 71.0).apply(engine, 70)
+    replans: list[object] = []
+    original = engine.replan
+
+    def counted(*args: Any, **named: Any) -> Any:
+        replans.append(args)
+        return original(*args, **named)
+
+    monkeypatch.setattr(engine, "replan", counted)
+    for name, seen in (("n1", 80.0), ("n2", 80.0), ("n3", 81.0), ("n4", 81.0)):
+        sync(engine, agents, name, seen=seen, now=80)
+    assert agents.returning == {"n1", "n2", "n3", "n4"}
+    assert engine.cluster.nodes["n1"].state.value == "down"  # (until the check)
+    assert not replans  # (a sync, in the writer on the loop, replans nothing)
+    with engine.batch(140):  # n1, n2 last talked 60 s ago: silent again
+        assert ReturnAgents(agents, 140.0).apply(engine, 140) == ["n3", "n4"]
+    assert len(replans) == 1
+    states = [engine.cluster.nodes[name].state.value for name in ("n1", "n2", "n3", "n4")]
+    assert states == ["down", "down", "up", "up"]
+    assert agents.returning == set()
 
 
 def test_a_job_that_started_and_ended_between_two_syncs_still_counts_its_launch() -> None:

@@ -13,7 +13,11 @@ turns a report into engine changes and renders the wish:
   this is how a host restart shows, and nothing is ever started twice;
 * a node whose agent is silent for ``node_timeout`` goes down (its jobs end
   ``NODE_FAIL``, requeued if they asked); after a daemon restart every node gets
-  ``startup_grace`` to report before that.
+  ``startup_grace`` to report before that. When its agent talks again the node is
+  noted in ``returning`` and comes back up with the others that talked meanwhile, in
+  one replan made off the event loop (:class:`~berth.service.commands.ReturnAgents`):
+  a rack's agents coming back one replan each held the loop about a second apiece on
+  4,096 nodes.
 
 :class:`AgentNodes` is the engine's node backend: intents only wake the long polls of
 the nodes they concern, because what a node should run is read from the committed jobs.
@@ -126,6 +130,8 @@ class AgentNodes:
     #: Attempts placed on each node by this daemon run (a requeued job's old node may
     #: still report its old attempt).
     placed: dict[str, set[str]] = field(default_factory=dict)
+    #: Nodes down for a silent agent whose agent talks again, to bring back up.
+    returning: set[str] = field(default_factory=set)
     _nodes_of: dict[int, list[str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ NodeBackend
@@ -169,6 +175,19 @@ class AgentNodes:
         first_check = seen_at + self.settings.startup_grace - self.settings.node_timeout
         for node in nodes:
             self.links[node] = AgentLink("", first_check)
+
+    def returned(self, engine: Engine, seen_at: float) -> list[str]:
+        """Of ``returning``, the nodes still down for a silent agent whose agent has
+        talked within the timeout (in order of name)."""
+        found = []
+        for name in sorted(self.returning):
+            node, link = engine.cluster.nodes.get(name), self.links.get(name)
+            if node is None or link is None or node.state is not NodeState.DOWN:
+                continue
+            talked = seen_at - link.last_seen < self.settings.node_timeout
+            if talked and node.reason.startswith(SILENT):
+                found.append(name)
+        return found
 
     def silent(self, engine: Engine, seen_at: float) -> list[tuple[str, float]]:
         """Nodes still up whose agent has been silent past the timeout, with for how long."""
@@ -279,7 +298,7 @@ def apply_report(
         _register_node(engine, report, now)
     node = engine.cluster.nodes[report.name]
     if node.state is NodeState.DOWN and node.reason.startswith(SILENT):
-        node_commands.resume_node(engine, report.name, now)  # its agent talks again
+        agents.returning.add(report.name)  # its agent talks again: back up soon
     agents.links[report.name] = AgentLink(report.boot_id, seen_at, report.confinement)
     reported = {job.key: job for job in report.jobs}
     for record in list(engine.running.values()):
