@@ -8,6 +8,7 @@ waker, the emulated nodes, the token table and the dry-run emulator into the app
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import time
@@ -153,12 +154,17 @@ async def dry_run(
     }
 
 
-async def _expire_silent_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
-    """Take down the nodes of silent agents, and bring back those whose agent talks
-    again, checking a few times per timeout (each kind in one change)."""
+async def _watch_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
+    """Take down the nodes of silent agents, checking a few times per timeout; bring up
+    the nodes whose agent talks again or registers, as soon as one does (each kind in
+    one change, with every node that came meanwhile)."""
     period = min(agents.settings.node_timeout / 4, 5.0)
+    talked = asyncio.Event()
+    agents.on_return = talked.set
     while True:
-        await asyncio.sleep(period)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(talked.wait(), period)
+        talked.clear()
         if coordinator.failed is not None:
             return
         for due, command in (
@@ -169,7 +175,7 @@ async def _expire_silent_agents(coordinator: Coordinator, agents: AgentNodes) ->
                 try:
                     await coordinator.call(command(agents, time.monotonic()))
                 except Exception:  # the store failed: health says so; keep the loop alive
-                    log.exception("changing the nodes of silent agents failed")
+                    log.exception("changing the nodes of agents failed")
 
 
 def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = None) -> Built:
@@ -228,7 +234,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         waker.plan(engine.next_event())
         watch = None
         if agents is not None:
-            watch = asyncio.create_task(_expire_silent_agents(coordinator, agents))
+            watch = asyncio.create_task(_watch_agents(coordinator, agents))
         assert tokens.issued is not None
         revocations = asyncio.create_task(tokens.issued.keep_fresh())
         try:

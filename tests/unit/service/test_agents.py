@@ -11,6 +11,7 @@ from berth.service.commands import AgentSync, ExpireAgents, ReturnAgents
 from berth.service.engine import Engine
 from berth.service.handlers import job_commands
 from berth.service.handlers.agents import (
+    JOINING,
     SILENT,
     AgentNodes,
     AgentReport,
@@ -40,6 +41,8 @@ def setup(count: int = 2) -> tuple[Engine, AgentNodes, Wall]:
     engine = restore_engine(Snapshot(), agents, 0, [], "conservative", {})
     for number in range(count):
         sync(engine, agents, f"n{number + 1}", register=True)
+    with engine.batch(0):  # (new nodes join together: one replan, off the loop in a daemon)
+        ReturnAgents(agents, 0.0).apply(engine, 0)
     return engine, agents, wall
 
 
@@ -254,6 +257,37 @@ def test_agents_talking_again_bring_their_nodes_back_in_one_replan(
     states = [engine.cluster.nodes[name].state.value for name in ("n1", "n2", "n3", "n4")]
     assert states == ["down", "down", "up", "up"]
     assert agents.returning == set()
+
+
+def test_new_agents_registering_join_the_plan_together_in_one_replan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A center's bring-up: each registration used to replan on the loop, and a
+    replan's cost grows with the nodes (4,096 registering one by one: 72 s). They are
+    added down, joining, and come up together."""
+    engine, agents, _ = setup(1)
+    replans: list[object] = []
+    original = engine.replan
+
+    def counted(*args: Any, **named: Any) -> Any:
+        replans.append(args)
+        return original(*args, **named)
+
+    monkeypatch.setattr(engine, "replan", counted)
+    woken: list[bool] = []
+    agents.on_return = lambda: woken.append(True)
+    for name in ("n2", "n3", "n4"):
+        sync(engine, agents, name, register=True, seen=5.0, now=5)
+    assert not replans
+    assert woken == [True, True, True]  # (the daemon's watch runs the change at once)
+    joining = {engine.cluster.nodes[name].reason for name in ("n2", "n3", "n4")}
+    assert joining == {JOINING}
+    with engine.batch(5):
+        assert ReturnAgents(agents, 5.0).apply(engine, 5) == ["n2", "n3", "n4"]
+    assert len(replans) == 1
+    assert {node.state.value for node in engine.cluster.nodes.values()} == {"up"}
+    wide = submit(engine, cpus=8, now=5)  # every node's two cpus
+    assert engine.jobs[wide].state is JobState.RUNNING
 
 
 def test_a_job_that_started_and_ended_between_two_syncs_still_counts_its_launch() -> None:

@@ -17,7 +17,8 @@ turns a report into engine changes and renders the wish:
   noted in ``returning`` and comes back up with the others that talked meanwhile, in
   one replan made off the event loop (:class:`~berth.service.commands.ReturnAgents`):
   a rack's agents coming back one replan each held the loop about a second apiece on
-  4,096 nodes.
+  4,096 nodes. A new node's agent registering adds it ``down`` (``JOINING``) and notes
+  it the same way: 4,096 agents registering one replan each took 72 s.
 
 :class:`AgentNodes` is the engine's node backend: intents only wake the long polls of
 the nodes they concern, because what a node should run is read from the committed jobs.
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 #: The reason a node went down for a silent agent (such a node comes back by itself when
 #: its agent registers again; a node an operator marked down does not).
 SILENT = "its agent was silent"
+#: The reason of a new node whose agent registered, until it joins the plan (with the
+#: other nodes that registered meanwhile: one replan for a rack's, not one each).
+JOINING = "joining: its agent registered"
 #: States an agent may report for a job attempt it holds.
 HELD_STATES = frozenset({"RUNNING", "SUSPENDED"})
 END_STATES = {
@@ -130,8 +134,10 @@ class AgentNodes:
     #: Attempts placed on each node by this daemon run (a requeued job's old node may
     #: still report its old attempt).
     placed: dict[str, set[str]] = field(default_factory=dict)
-    #: Nodes down for a silent agent whose agent talks again, to bring back up.
+    #: Nodes down for a silent agent whose agent talks again, or new ones joining, to
+    #: bring up; ``on_return`` is called when one is noted (the shell's wake-up).
     returning: set[str] = field(default_factory=set)
+    on_return: Callable[[], None] | None = None
     _nodes_of: dict[int, list[str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ NodeBackend
@@ -176,16 +182,21 @@ class AgentNodes:
         for node in nodes:
             self.links[node] = AgentLink("", first_check)
 
+    def note_returning(self, name: str) -> None:
+        self.returning.add(name)
+        if self.on_return is not None:
+            self.on_return()
+
     def returned(self, engine: Engine, seen_at: float) -> list[str]:
-        """Of ``returning``, the nodes still down for a silent agent whose agent has
-        talked within the timeout (in order of name)."""
+        """Of ``returning``, the nodes still down for a silent agent (or joining) whose
+        agent has talked within the timeout (in order of name)."""
         found = []
         for name in sorted(self.returning):
             node, link = engine.cluster.nodes.get(name), self.links.get(name)
             if node is None or link is None or node.state is not NodeState.DOWN:
                 continue
             talked = seen_at - link.last_seen < self.settings.node_timeout
-            if talked and node.reason.startswith(SILENT):
+            if talked and node.reason.startswith((SILENT, JOINING)):
                 found.append(name)
         return found
 
@@ -273,8 +284,8 @@ def _check_agent(engine: Engine, agents: AgentNodes, report: AgentReport, seen_a
 def _register_node(engine: Engine, report: AgentReport, now: int) -> None:
     """The node as the agent describes it: added, resized, or back from silence."""
     node = engine.cluster.nodes.get(report.name)
-    if node is None:
-        node_commands.add_node(engine, report.name, report.resources, now)
+    if node is None:  # (brought up with the others registering meanwhile: one replan)
+        node_commands.add_node(engine, report.name, report.resources, now, JOINING)
         return
     if node.resources != report.resources:
         node_commands.resize_node(engine, report.name, report.resources, now)
@@ -297,8 +308,8 @@ def apply_report(
     if report.register:
         _register_node(engine, report, now)
     node = engine.cluster.nodes[report.name]
-    if node.state is NodeState.DOWN and node.reason.startswith(SILENT):
-        agents.returning.add(report.name)  # its agent talks again: back up soon
+    if node.state is NodeState.DOWN and node.reason.startswith((SILENT, JOINING)):
+        agents.note_returning(report.name)  # its agent talks: up with the next change
     agents.links[report.name] = AgentLink(report.boot_id, seen_at, report.confinement)
     reported = {job.key: job for job in report.jobs}
     for record in list(engine.running.values()):

@@ -32,7 +32,11 @@ def _reason_of(reason: Reason, name: str) -> str:
     return reason if isinstance(reason, str) else reason[name]
 
 
-def add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
+def add_node(
+    engine: Engine, name: str, resources: dict[str, int], now: int, joining: str = ""
+) -> NodeRecord:
+    """A new node, up; or (``joining``, the reason) down until a resume brings it up
+    with others in one replan (a replan each was quadratic in a center's bring-up)."""
     if name in engine.cluster.nodes:
         raise RequestError("conflict", f"node {name!r} already exists", "name")
     if not resources or any(a <= 0 for a in resources.values()):
@@ -40,12 +44,13 @@ def add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> 
             "invalid", "a node needs a positive amount of each resource", "resources"
         )
     node = NodeRecord(name, dict(resources))
+    if joining:
+        node.state, node.reason = NodeState.DOWN, joining
     engine.cluster.add(node)
     engine.outbox.node_changed(name)
-    engine.life.install(
-        engine.replan(engine.partitions.policy_name, engine.partitions.policy_options, now, True),
-        now,
-    )
+    if not joining:
+        policy, options = engine.partitions.policy_name, engine.partitions.policy_options
+        engine.life.install(engine.replan(policy, options, now, True), now)
     engine.outbox.emit("node.added", now, node=name, resources=dict(resources))
     engine.schedule_pass(now)
     return node
