@@ -257,8 +257,9 @@ class ExpireAgents:
 
 @dataclass(frozen=True, slots=True)
 class ReturnAgents:
-    """Bring back up the nodes down for a silent agent whose agent talks again, in one
-    replan (:class:`Prepared`, made off the event loop); the result is their names."""
+    """Bring up the nodes down for a silent agent whose agent talks again, and the new
+    ones whose agent registered (joining), in one replan (:class:`Prepared`, made off
+    the event loop); the result is their names."""
 
     agents: AgentNodes = field(compare=False)
     seen_at: float
@@ -274,7 +275,7 @@ class ReturnAgents:
         self, engine: Engine, now: int, prepared: tuple[list[str], NodeChange | None]
     ) -> list[str]:
         names, change = prepared
-        self.agents.returning.clear()  # (those not back are down for another reason)
+        self.agents.returning.clear()  # (those not up are down for another reason)
         if change is not None:
             node_commands.apply_node_change(engine, change, now)
         return names
