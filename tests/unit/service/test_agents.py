@@ -63,6 +63,19 @@ def sync(
     return render_wish(engine, agents, synced)
 
 
+def counted_replans(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The replans ``engine`` makes from now on (their arguments), as they are made."""
+    replans: list[object] = []
+    original = engine.replan
+
+    def counted(*args: Any, **named: Any) -> Any:
+        replans.append(args)
+        return original(*args, **named)
+
+    monkeypatch.setattr(engine, "replan", counted)
+    return replans
+
+
 def submit(engine: Engine, cpus: int = 1, requeue: bool = False, now: int = 0) -> int:
     request = JobRequest("t", "alice", {"cpus": cpus, "mem_gb": cpus}, 100, command="true",
                          requeue=requeue)  # fmt: skip
@@ -213,14 +226,7 @@ def test_agents_silent_together_take_their_nodes_down_in_one_replan(
     engine, agents, _ = setup(3)
     for name, seen in (("n1", 0.0), ("n2", 10.0), ("n3", 59.0)):
         sync(engine, agents, name, seen=seen)
-    replans: list[object] = []
-    original = engine.replan
-
-    def counted(*args: Any, **named: Any) -> Any:
-        replans.append(args)
-        return original(*args, **named)
-
-    monkeypatch.setattr(engine, "replan", counted)
+    replans = counted_replans(engine, monkeypatch)
     with engine.batch(70):
         downed = ExpireAgents(agents, 71.0).apply(engine, 70)
     assert downed == ["n1", "n2"]
@@ -238,14 +244,7 @@ def test_agents_talking_again_bring_their_nodes_back_in_one_replan(
     engine, agents, _ = setup(4)
     with engine.batch(70):
         ExpireAgents(agents, 71.0).apply(engine, 70)
-    replans: list[object] = []
-    original = engine.replan
-
-    def counted(*args: Any, **named: Any) -> Any:
-        replans.append(args)
-        return original(*args, **named)
-
-    monkeypatch.setattr(engine, "replan", counted)
+    replans = counted_replans(engine, monkeypatch)
     for name, seen in (("n1", 80.0), ("n2", 80.0), ("n3", 81.0), ("n4", 81.0)):
         sync(engine, agents, name, seen=seen, now=80)
     assert agents.returning == {"n1", "n2", "n3", "n4"}
@@ -266,14 +265,7 @@ def test_new_agents_registering_join_the_plan_together_in_one_replan(
     replan's cost grows with the nodes (4,096 registering one by one: 72 s). They are
     added down, joining, and come up together."""
     engine, agents, _ = setup(1)
-    replans: list[object] = []
-    original = engine.replan
-
-    def counted(*args: Any, **named: Any) -> Any:
-        replans.append(args)
-        return original(*args, **named)
-
-    monkeypatch.setattr(engine, "replan", counted)
+    replans = counted_replans(engine, monkeypatch)
     woken: list[bool] = []
     agents.on_return = lambda: woken.append(True)
     for name in ("n2", "n3", "n4"):
