@@ -282,6 +282,25 @@ def test_new_agents_registering_join_the_plan_together_in_one_replan(
     assert engine.jobs[wide].state is JobState.RUNNING
 
 
+@pytest.mark.parametrize("resources", [{"cpus": 2, "mem_gb": 4}, {"cpus": 2, "gpus": 1}])
+def test_a_job_only_joining_nodes_could_hold_waits_for_them(resources: dict[str, int]) -> None:
+    """Between a registration and the change that brings the node up, a job that only
+    the joining node makes possible waits for it (counted by the policy, or the policy
+    rebuilt when the node has a resource it did not know): it is not refused."""
+    engine, agents, _ = setup(1)
+    report = AgentReport("n2", "boot", resources, (), True)
+    with engine.batch(1):
+        AgentSync(agents, report, 1.0).apply(engine, 1)
+    needs = {"cpus": 4} if "gpus" not in resources else {"cpus": 1, "gpus": 1}
+    request = JobRequest("t", "alice", needs, 100, command="true")
+    record, _ = job_commands.submit(engine, request, 1)
+    assert record.state is JobState.PENDING
+    assert record.state_reason.startswith("waits for nodes that are drained or down")
+    with engine.batch(2):
+        assert ReturnAgents(agents, 2.0).apply(engine, 2) == ["n2"]
+    assert record.state is JobState.RUNNING
+
+
 def test_a_job_that_started_and_ended_between_two_syncs_still_counts_its_launch() -> None:
     engine, agents, wall = setup(1)
     job = submit(engine)

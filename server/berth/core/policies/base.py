@@ -218,6 +218,8 @@ class LivePolicy(Policy, Protocol):
 
     def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None: ...
 
+    def configure(self, resources: Mapping[str, int]) -> bool: ...
+
     def take_replanned(self) -> set[int]: ...
 
     def wait_reason(self, job_id: int) -> str | None: ...
@@ -365,6 +367,12 @@ class QueuePolicy:
 
     def remember_nodes(self, planned: Mapping[int, Mapping[str, int]]) -> None:
         """Where waiting jobs about to be adopted were planned; the pool needs none."""
+
+    def configure(self, resources: Mapping[str, int]) -> bool:
+        """A node of ``resources`` was added down: count it among the nodes a job may
+        wait for, if this policy can without being rebuilt (whether it did; the pool
+        cannot: rebuild it)."""
+        return False
 
     def take_replanned(self) -> set[int]:
         """Ids of waiting jobs whose reserved start (or planned nodes) changed since the

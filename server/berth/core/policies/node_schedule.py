@@ -275,6 +275,18 @@ class NodeSchedule:
         """A job left the queue (started, withdrawn, refused): what a policy keeps per
         waiting job (a deadline, a slack state) goes with it."""
 
+    def configure(self, resources: Mapping[str, int]) -> bool:
+        """See :meth:`~berth.core.policies.base.QueuePolicy.configure`: a node whose
+        amounts this policy's space can pack joins the configured ones (a job only it
+        could hold then waits for it instead of being refused)."""
+        capacity = self.space.capacity
+        if any(a and (n not in capacity or a > capacity[n]) for n, a in resources.items()):
+            return False
+        self._configured[self.space.pack({n: a for n, a in resources.items() if a})] += 1
+        self._shape_problems.clear()
+        self._shape_seen.clear()
+        return True
+
     def _problems(self, shape: Shape) -> tuple[str | None, str | None, int]:
         """Why no configured node set could ever hold ``shape``, why the nodes up
         cannot now (``None``: they can), and its slot packed; remembered per shape, as

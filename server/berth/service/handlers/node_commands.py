@@ -36,7 +36,9 @@ def add_node(
     engine: Engine, name: str, resources: dict[str, int], now: int, joining: str = ""
 ) -> NodeRecord:
     """A new node, up; or (``joining``, the reason) down until a resume brings it up
-    with others in one replan (a replan each was quadratic in a center's bring-up)."""
+    with others in one replan (a replan each was quadratic in a center's bring-up),
+    the default partition's policy counting it meanwhile among the nodes a job may
+    wait for (or rebuilt, if it cannot)."""
     if name in engine.cluster.nodes:
         raise RequestError("conflict", f"node {name!r} already exists", "name")
     if not resources or any(a <= 0 for a in resources.values()):
@@ -48,7 +50,7 @@ def add_node(
         node.state, node.reason = NodeState.DOWN, joining
     engine.cluster.add(node)
     engine.outbox.node_changed(name)
-    if not joining:
+    if not joining or not engine.planner.policy_of(None).configure(resources):
         policy, options = engine.partitions.policy_name, engine.partitions.policy_options
         engine.life.install(engine.replan(policy, options, now, True), now)
     engine.outbox.emit("node.added", now, node=name, resources=dict(resources))
