@@ -13,7 +13,6 @@ from alembic.migration import MigrationContext
 
 from berth.core.shapes import Shape
 from berth.service.handlers.job_commands import submit
-from berth.service.handlers.node_commands import drain
 from berth.service.model import JobState
 from berth.service.ports import JobFilter
 from berth.service.rows import event_row
@@ -23,6 +22,7 @@ from berth.store.tables import METADATA, create_db_engine
 from tests.integration.api.harness import Api, make_api
 from tests.integration.conftest import OPERATOR
 from tests.support.live import engine, request
+from tests.support.node_changes import drain
 
 
 def _differences(url: str) -> list[object]:

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 
 from berth.service.engine import Engine
-from berth.service.handlers import node_commands
 from tests.property.test_nodes_down import _build, scenario
+from tests.support.node_changes import drain_nodes, mark_nodes_down
 
 #: Which examples' compression moved a job (the property must not hold vacuously).
 MOVED: list[bool] = []
@@ -30,9 +30,9 @@ def _plans(live: Engine) -> dict[int, tuple[Any, ...]]:
 
 def _change(live: Engine, action: str, names: list[str], now: int) -> None:
     if action == "down":
-        node_commands.mark_nodes_down(live, names, "psu", now)
+        mark_nodes_down(live, names, "psu", now)
     else:
-        node_commands.drain_nodes(live, names, "disk", now, force=True)
+        drain_nodes(live, names, "disk", now, force=True)
 
 
 @pytest.mark.parametrize("action", ["down", "drain"])

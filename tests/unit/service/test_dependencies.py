@@ -10,12 +10,12 @@ import pytest
 
 from berth.service.handlers.arrays import submit_array
 from berth.service.handlers.job_commands import cancel, hold, release, submit
-from berth.service.handlers.node_commands import mark_down, resume_node
 from berth.service.jobs.settling import plan_again
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
 from berth.service.queries.answers import what_if
 from tests.support.live import engine, request
+from tests.support.node_changes import mark_down, resume_node
 
 # 4 nodes of 8 cpus: a 32-cpu job fills the cluster.
 FULL = 32

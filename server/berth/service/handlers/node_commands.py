@@ -90,45 +90,6 @@ def set_node_token(
     engine.outbox.emit("node.token_issued", now, node=name, token_id=token_id)
 
 
-def drain(engine: Engine, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
-    """Stop placing jobs on a node; its running jobs go on. Refused (unless forced)
-    when the smaller pool would break a guarantee."""
-    (node,) = drain_nodes(engine, [name], reason, now, force)
-    return node
-
-
-def resume_node(engine: Engine, name: str, now: int) -> NodeRecord:
-    (node,) = resume_nodes(engine, [name], now)
-    return node
-
-
-def mark_down(engine: Engine, name: str, reason: str, now: int) -> NodeRecord:
-    """A node failed: its jobs are killed, and guarantees are re-made as needed."""
-    (node,) = mark_nodes_down(engine, [name], reason, now)
-    return node
-
-
-def drain_nodes(
-    engine: Engine, names: list[str], reason: str, now: int, force: bool = False
-) -> list[NodeRecord]:
-    """:func:`drain` for several nodes at once: one replan for all of them (a rack's
-    drain was a replan per node, seconds each on a large cluster), refused as a whole."""
-    return apply_node_change(
-        engine, plan_node_change(engine, "drain", names, reason, now, force), now
-    )
-
-
-def resume_nodes(engine: Engine, names: list[str], now: int) -> list[NodeRecord]:
-    """Put drained or down nodes back up, with one replan for all of them."""
-    return apply_node_change(engine, plan_node_change(engine, "resume", names, "", now), now)
-
-
-def mark_nodes_down(engine: Engine, names: list[str], reason: Reason, now: int) -> list[NodeRecord]:
-    """Nodes failed (a rack, say; ``reason``: one for all, or each node's): their jobs
-    are killed, one replan re-makes guarantees."""
-    return apply_nodes_down(engine, plan_nodes_down(engine, names, reason, now), now)
-
-
 @dataclass(frozen=True, slots=True)
 class NodesDown:
     """Nodes failing: the running jobs they end (in the order they end) and the node
@@ -139,7 +100,7 @@ class NodesDown:
 
 
 def plan_nodes_down(engine: Engine, names: list[str], reason: Reason, now: int) -> NodesDown:
-    """What :func:`mark_nodes_down` will do, reading the engine only (the single writer
+    """What a node failure will do, reading the engine only (the single writer
     runs it off the event loop: a replan over 4,096 nodes held every read for 6 s): the
     jobs on the nodes, and the replans without them, those that asked to be queued
     again after a node failure joining the waiting ones as :func:`apply_nodes_down`

@@ -3,7 +3,8 @@
 The new policy is rebuilt from the records (a replan) on the nodes, as every policy
 plans on named nodes; a switch that would break a guarantee is refused naming the jobs
 unless forced. The handler of :class:`~berth.service.commands.ChangePolicy` (and of a
-partition's policy change): it takes the engine and works through its core steps. No I/O.
+partition's policy change, :class:`~berth.service.commands.ChangePartition`): it takes
+the engine and works through its core steps. No I/O.
 """
 
 from __future__ import annotations
@@ -28,21 +29,6 @@ class PolicyChange:
     options: dict[str, object]
     partition: str | None
     replan: Replan
-
-
-def change_policy(
-    engine: Engine,
-    name: str,
-    options: dict[str, object],
-    now: int,
-    force: bool = False,
-    partition: str | None = None,
-) -> None:
-    """Switch a backfilling partition's policy (the default one's unless named),
-    keeping every guarantee given, or refuse naming those it breaks."""
-    apply_policy_change(
-        engine, plan_policy_change(engine, name, options, now, force, partition), now
-    )
 
 
 def plan_policy_change(

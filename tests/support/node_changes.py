@@ -1,0 +1,49 @@
+"""One-call node and policy changes for tests that drive an engine without the single
+writer: each is the typed command (:mod:`berth.service.commands`) applied at once, as
+the writer applies it (prepare, then apply, at the same ``now``)."""
+
+from __future__ import annotations
+
+from berth.service.commands import ChangeNodes, ChangePartition, ChangePolicy, MarkNodesDown
+from berth.service.engine import Engine
+from berth.service.model import NodeRecord
+
+
+def drain(live: Engine, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
+    (node,) = drain_nodes(live, [name], reason, now, force)
+    return node
+
+
+def drain_nodes(
+    live: Engine, names: list[str], reason: str, now: int, force: bool = False
+) -> list[NodeRecord]:
+    return ChangeNodes("drain", tuple(names), reason, force).apply(live, now)
+
+
+def resume_node(live: Engine, name: str, now: int) -> NodeRecord:
+    (node,) = ChangeNodes("resume", (name,)).apply(live, now)
+    return node
+
+
+def mark_down(live: Engine, name: str, reason: str, now: int) -> NodeRecord:
+    (node,) = mark_nodes_down(live, [name], reason, now)
+    return node
+
+
+def mark_nodes_down(live: Engine, names: list[str], reason: str, now: int) -> list[NodeRecord]:
+    return MarkNodesDown(tuple(names), reason).apply(live, now)
+
+
+def change_policy(
+    live: Engine,
+    name: str,
+    options: dict[str, object],
+    now: int,
+    force: bool = False,
+    partition: str | None = None,
+) -> None:
+    """The default partition's policy, or (``partition``) a backfilling partition's."""
+    if partition is None:
+        ChangePolicy(name, options, force).apply(live, now)
+    else:
+        ChangePartition(partition, policy=name, options=options, force=force).apply(live, now)
