@@ -9,7 +9,7 @@ compared in tests and queued without closing over request objects. No I/O here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from berth.service.engine import Engine
     from berth.service.partitions.gang import GangSpec
     from berth.service.partitions.specs import BackfillSpec
+
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 class Command(Protocol):
@@ -143,6 +147,22 @@ class Prepared(Protocol):
     def apply(self, engine: Engine, now: int) -> Any: ...
 
 
+class PrepareThenApply(Generic[P, R]):
+    """The :meth:`apply` of a :class:`Prepared` command (what it prepares: ``P``; its
+    result: ``R``): both halves at once, as a caller without the single writer does."""
+
+    __slots__ = ()
+
+    def prepare(self, engine: Engine, now: int) -> P:
+        raise NotImplementedError
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: P) -> R:
+        raise NotImplementedError
+
+    def apply(self, engine: Engine, now: int) -> R:
+        return self.apply_prepared(engine, now, self.prepare(engine, now))
+
+
 def is_prepared(command: object) -> TypeGuard[Prepared]:
     """Whether ``command`` is :class:`Prepared` (asked of every command of a batch: a
     class attribute, where ``isinstance`` against a runtime-checkable protocol took
@@ -151,7 +171,7 @@ def is_prepared(command: object) -> TypeGuard[Prepared]:
 
 
 @dataclass(frozen=True, slots=True)
-class ChangeNodes:
+class ChangeNodes(PrepareThenApply[NodeChange, list[NodeRecord]]):
     """``drain`` or ``resume`` nodes (one or many: one replan for all; a rack's worth one
     by one was a replan each, seconds apiece on a large cluster). A :class:`Prepared`
     command: the replan and its check are made off the event loop."""
@@ -171,12 +191,9 @@ class ChangeNodes:
     def apply_prepared(self, engine: Engine, now: int, prepared: NodeChange) -> list[NodeRecord]:
         return node_commands.apply_node_change(engine, prepared, now)
 
-    def apply(self, engine: Engine, now: int) -> list[NodeRecord]:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
-
 
 @dataclass(frozen=True, slots=True)
-class MarkNodesDown:
+class MarkNodesDown(PrepareThenApply[NodesDown, list[NodeRecord]]):
     """Nodes failed: their jobs are killed and one replan re-makes guarantees. A
     :class:`Prepared` command: the replan (as if the jobs had ended) is made off the
     event loop, the kills with the rest at once."""
@@ -190,12 +207,9 @@ class MarkNodesDown:
     def apply_prepared(self, engine: Engine, now: int, prepared: NodesDown) -> list[NodeRecord]:
         return node_commands.apply_nodes_down(engine, prepared, now)
 
-    def apply(self, engine: Engine, now: int) -> list[NodeRecord]:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
-
 
 @dataclass(frozen=True, slots=True)
-class ChangePolicy:
+class ChangePolicy(PrepareThenApply[PolicyChange, "Engine"]):
     """Switch policy; the result is the engine, to render the policy now in force."""
 
     policy: str
@@ -209,9 +223,6 @@ class ChangePolicy:
     def apply_prepared(self, engine: Engine, now: int, prepared: PolicyChange) -> Engine:
         apply_policy_change(engine, prepared, now)
         return engine
-
-    def apply(self, engine: Engine, now: int) -> Engine:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +238,7 @@ class AgentSync:
 
 
 @dataclass(frozen=True, slots=True)
-class ExpireAgents:
+class ExpireAgents(PrepareThenApply[NodesDown | None, list[str]]):
     """Take down the nodes whose agent has been silent past the timeout; the result is
     their names. A :class:`Prepared` command, as :class:`MarkNodesDown`."""
 
@@ -251,12 +262,9 @@ class ExpireAgents:
             return []
         return [node.name for node in node_commands.apply_nodes_down(engine, prepared, now)]
 
-    def apply(self, engine: Engine, now: int) -> list[str]:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
-
 
 @dataclass(frozen=True, slots=True)
-class ReturnAgents:
+class ReturnAgents(PrepareThenApply[tuple[list[str], NodeChange | None], list[str]]):
     """Bring up the nodes down for a silent agent whose agent talks again, and the new
     ones whose agent registered (joining), in one replan (:class:`Prepared`, made off
     the event loop); the result is their names."""
@@ -279,9 +287,6 @@ class ReturnAgents:
         if change is not None:
             node_commands.apply_node_change(engine, change, now)
         return names
-
-    def apply(self, engine: Engine, now: int) -> list[str]:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +329,7 @@ class CreatePartition:
 
 
 @dataclass(frozen=True, slots=True)
-class ChangePartition:
+class ChangePartition(PrepareThenApply[PolicyChange | None, dict[str, object]]):
     """A backfilling partition's policy (``policy``, ``options``, ``force``), or a gang
     partition's scheme, slot length and row limit; the result is its summary. A
     :class:`Prepared` command: a backfilling partition's replan is made off the event
@@ -373,9 +378,6 @@ class ChangePartition:
         else:
             apply_policy_change(engine, prepared, now)
         return engine.partitions.partition_summary(self.name)
-
-    def apply(self, engine: Engine, now: int) -> dict[str, object]:
-        return self.apply_prepared(engine, now, self.prepare(engine, now))
 
 
 @dataclass(frozen=True, slots=True)
