@@ -16,7 +16,6 @@ in a circle. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -30,10 +29,11 @@ from berth.core.nodes import Need, NodePlan, Placement
 from berth.core.policies.arrival_walk import ArrivalWalk
 from berth.core.policies.base import push_starts
 from berth.core.policies.placement_names import PlacementNames
+from berth.core.policies.shape_checks import ShapeChecks
 from berth.core.policies.total_index import TotalIndex
 from berth.core.resources import ResourceSpace
 from berth.core.room_log import LOG_LIMIT, RoomLog, RoomLogs
-from berth.core.shapes import Shape, shape_of, shape_problem
+from berth.core.shapes import Shape, shape_of
 from berth.core.whole_nodes import TENTATIVE, CountedPlan, identical
 
 if TYPE_CHECKING:
@@ -53,10 +53,6 @@ NODE_POLICIES: dict[str, int | None] = {
 }
 
 _DAWN = -(1 << 62)
-#: How many shapes :meth:`NodeSchedule._problems` remembers by identity (each job given
-#: as slots brings its own shape object).
-_SHAPES_SEEN = 4096
-
 #: How the reason of a job that only drained or down nodes could hold begins.
 WAITS_FOR_NODES = "waits for nodes that are drained or down"
 
@@ -163,16 +159,9 @@ class NodeSchedule:
         self.used = 0
         #: Waiting jobs no node in ``nodes`` can hold, with why.
         self.parked: dict[int, str] = {}
-        # The nodes of each capacity, configured and up: counted once, not per shape
-        # asked (3,900 waiting jobs' replan on 4,096 nodes counted 4,096 per shape: 10 %).
-        self._configured = Counter(
-            self.space.pack({n: a for n, a in amounts.items() if n in self.space.capacity})
-            for amounts in (configured or nodes).values()
-        )
-        self._up = Counter(capacities)
+        #: Whether a job's shape fits the configured nodes, and the nodes up now.
+        self.shape_checks = ShapeChecks(self.space, (configured or nodes).values(), capacities)
         self._replanned: set[int] = set()
-        self._shape_problems: dict[tuple[object, ...], tuple[str | None, str | None, int]] = {}
-        self._shape_seen: dict[int, tuple[Shape, tuple[str | None, str | None, int]]] = {}
         #: Placements written by node name (each Start's, the daemon's views).
         self.naming = PlacementNames(self.node_names, self.space)
         #: Per summed profile (the nodes some slots need): the room given back on those
@@ -233,7 +222,7 @@ class NodeSchedule:
         if job.id in self.waiting or job.id in self.running:
             return Reject(job.id, f"job id {job.id} is already queued or running")
         shape = job.shape or shape_of(job.resources)
-        problem, waits, demand = self._problems(shape)
+        problem, waits, demand = self.shape_checks.problems(shape)
         if problem is not None:
             return Reject(job.id, problem)
         entry = Planned(job, shape, demand)
@@ -276,41 +265,9 @@ class NodeSchedule:
         waiting job (a deadline, a slack state) goes with it."""
 
     def configure(self, resources: Mapping[str, int]) -> bool:
-        """See :meth:`~berth.core.policies.base.QueuePolicy.configure`: a node whose
-        amounts this policy's space can pack joins the configured ones (a job only it
-        could hold then waits for it instead of being refused)."""
-        capacity = self.space.capacity
-        if any(a and (n not in capacity or a > capacity[n]) for n, a in resources.items()):
-            return False
-        self._configured[self.space.pack({n: a for n, a in resources.items() if a})] += 1
-        self._shape_problems.clear()
-        self._shape_seen.clear()
-        return True
-
-    def _problems(self, shape: Shape) -> tuple[str | None, str | None, int]:
-        """Why no configured node set could ever hold ``shape``, why the nodes up
-        cannot now (``None``: they can), and its slot packed; remembered per shape, as
-        jobs repeat them (and by the shape itself: the shapes of jobs given as totals
-        are shared, and a key costs more to build than the answer to look up)."""
-        same = self._shape_seen.get(id(shape))
-        if same is not None and same[0] is shape:
-            return same[1]
-        if len(self._shape_seen) >= _SHAPES_SEEN:
-            self._shape_seen.clear()
-        key = (tuple(shape.per_slot.items()), shape.count, shape.nodes, shape.exclusive)
-        known = self._shape_problems.get(key)
-        if known is None:
-            unknown = [n for n, a in shape.per_slot.items() if a and n not in self.space.capacity]
-            problem = (
-                f"slots.per_slot: no node has {', '.join(unknown)}"
-                if unknown
-                else shape_problem(shape, self.space, self._configured)
-            )
-            waits = None if problem else shape_problem(shape, self.space, self._up)
-            demand = 0 if problem else self.space.pack(shape.per_slot)
-            known = self._shape_problems[key] = (problem, waits, demand)
-        self._shape_seen[id(shape)] = (shape, known)  # (kept alive: its id is not reused)
-        return known
+        """See :meth:`~berth.core.policies.base.QueuePolicy.configure` and
+        :meth:`ShapeChecks.configure`."""
+        return self.shape_checks.configure(resources)
 
     def _hold(self, entry: Planned, start: int, placement: Placement) -> dict[int, int]:
         held = self._book(entry, start, placement)
