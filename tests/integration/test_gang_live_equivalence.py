@@ -18,11 +18,11 @@ from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
-from berth.service.handlers.partition_commands import create_partition
 from berth.service.model import JobState, NodeRecord
 from berth.service.partitions.gang import GangSpec
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
+from tests.support.node_changes import create_partition
 
 SLOT = 10
 PROCESSORS = 16

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from berth.dispatch.emulated import EmulatedNodes
 from berth.emulate.virtual import run_on_virtual_clock
 from berth.service.engine import Engine
-from berth.service.handlers.partition_commands import create_partition
 from berth.service.model import JobRequest, JobState, NodeRecord
 from berth.service.partitions.gang import GangSpec
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
+from tests.support.node_changes import create_partition
 
 SLOT = 5
 

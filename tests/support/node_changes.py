@@ -1,12 +1,21 @@
-"""One-call node and policy changes for tests that drive an engine without the single
-writer: each is the typed command (:mod:`berth.service.commands`) applied at once, as
+"""One-call node, policy and partition changes for tests that drive an engine without
+the single writer: each is the typed command (:mod:`berth.service.commands`) applied at once, as
 the writer applies it (prepare, then apply, at the same ``now``)."""
 
 from __future__ import annotations
 
-from berth.service.commands import ChangeNodes, ChangePartition, ChangePolicy, MarkNodesDown
+from berth.service.commands import (
+    ChangeNodes,
+    ChangePartition,
+    ChangePolicy,
+    CreatePartition,
+    DeletePartition,
+    MarkNodesDown,
+)
 from berth.service.engine import Engine
 from berth.service.model import NodeRecord
+from berth.service.partitions.gang import GangSpec
+from berth.service.partitions.specs import BackfillSpec
 
 
 def drain(live: Engine, name: str, reason: str, now: int, force: bool = False) -> NodeRecord:
@@ -47,3 +56,13 @@ def change_policy(
         ChangePolicy(name, options, force).apply(live, now)
     else:
         ChangePartition(partition, policy=name, options=options, force=force).apply(live, now)
+
+
+def create_partition(
+    live: Engine, spec: GangSpec | BackfillSpec, now: int, force: bool = False
+) -> dict[str, object]:
+    return CreatePartition(spec, force).apply(live, now)
+
+
+def delete_partition(live: Engine, name: str, now: int) -> None:
+    DeletePartition(name).apply(live, now)

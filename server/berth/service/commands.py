@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
 from berth.service.handlers.node_commands import NodeChange, NodesDown
+from berth.service.handlers.partition_commands import PartitionGone, PartitionMade
 from berth.service.handlers.policy_commands import (
     PolicyChange,
     apply_policy_change,
@@ -317,14 +318,21 @@ class RecordEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class CreatePartition:
-    """A partition from nodes of the default partition; the result is its summary."""
+class CreatePartition(PrepareThenApply[PartitionMade, dict[str, object]]):
+    """A partition from nodes of the default partition; the result is its summary. A
+    :class:`Prepared` command: the default partition's replan without those nodes is
+    made off the event loop."""
 
     spec: GangSpec | BackfillSpec = field(hash=False)
     force: bool = False
 
-    def apply(self, engine: Engine, now: int) -> dict[str, object]:
-        partition_commands.create_partition(engine, self.spec, now, self.force)
+    def prepare(self, engine: Engine, now: int) -> PartitionMade:
+        return partition_commands.plan_partition(engine, self.spec, now, self.force)
+
+    def apply_prepared(
+        self, engine: Engine, now: int, prepared: PartitionMade
+    ) -> dict[str, object]:
+        partition_commands.apply_partition(engine, prepared, now)
         return engine.partitions.partition_summary(self.spec.name)
 
 
@@ -393,8 +401,15 @@ class DrainPartition:
 
 
 @dataclass(frozen=True, slots=True)
-class DeletePartition:
+class DeletePartition(PrepareThenApply[PartitionGone, None]):
+    """An empty partition goes, its nodes back in the default partition. A
+    :class:`Prepared` command: the default partition's replan with them is made off the
+    event loop."""
+
     name: str
 
-    def apply(self, engine: Engine, now: int) -> None:
-        partition_commands.delete_partition(engine, self.name, now)
+    def prepare(self, engine: Engine, now: int) -> PartitionGone:
+        return partition_commands.plan_delete(engine, self.name, now)
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: PartitionGone) -> None:
+        partition_commands.apply_delete(engine, prepared, now)

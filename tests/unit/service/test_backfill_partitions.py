@@ -8,14 +8,19 @@ import pytest
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.handlers.job_commands import submit
-from berth.service.handlers.partition_commands import create_partition, delete_partition
 from berth.service.model import JobRequest, JobState, NodeRecord, RequestError
 from berth.service.partitions.specs import BackfillSpec
 from berth.service.ports import Snapshot
 from berth.service.queries.answers import start_info, what_if
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
-from tests.support.node_changes import change_policy, drain, mark_down
+from tests.support.node_changes import (
+    change_policy,
+    create_partition,
+    delete_partition,
+    drain,
+    mark_down,
+)
 
 
 def two_partitions(policy: str = "easy") -> Engine:

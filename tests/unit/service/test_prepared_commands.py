@@ -16,6 +16,7 @@ from berth.service.commands import (
     ChangePartition,
     ChangePolicy,
     CreatePartition,
+    DeletePartition,
     MarkNodesDown,
     SubmitJob,
     is_prepared,
@@ -29,8 +30,8 @@ from tests.unit.service.coordinator_harness import coordinator_setup
 
 @dataclass(frozen=True)
 class Held:
-    """A :class:`Prepared` command whose preparation waits for the test to open ``gate``,
-    noting the thread it ran in."""
+    """A :class:`Prepared` command whose preparation, once made, waits for the test to
+    open ``gate`` (reads meanwhile see the engine as it left it), noting its thread."""
 
     inner: Any
     gate: threading.Event = field(default_factory=threading.Event)
@@ -39,9 +40,10 @@ class Held:
 
     def prepare(self, engine: Engine, now: int) -> Any:
         self.threads.append(threading.get_ident())
+        prepared = self.inner.prepare(engine, now)  # (a read from now on sees what it left)
         self.started.set()
         assert self.gate.wait(timeout=10)
-        return self.inner.prepare(engine, now)
+        return prepared
 
     def apply_prepared(self, engine: Engine, now: int, prepared: Any) -> Any:
         return self.inner.apply_prepared(engine, now, prepared)
@@ -159,6 +161,45 @@ def test_a_partitions_policy_change_is_prepared_off_the_loop_too() -> None:
         assert policy == "conservative"  # (read while the partition's new plan is made)
         change.gate.set()
         assert await changing == "easy"
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_partition_is_made_and_deleted_with_its_replans_prepared_off_the_loop() -> None:
+    """Taking nodes from the default partition, and giving them back, replans it: made
+    in the worker thread while reads see the partitions as they were; a refusal found
+    there changes nothing."""
+
+    async def scenario() -> None:
+        coordinator, _, _, _ = coordinator_setup(count=3)
+        await coordinator.start()
+        job_id = await coordinator.call(SubmitJob(request(8)), lambda made: made[0].id)
+        (busy,) = await coordinator.read(lambda e: list(e.jobs[job_id].allocation))
+        with pytest.raises(RequestError) as refused:
+            await coordinator.call(CreatePartition(BackfillSpec("q", [busy], "easy")))
+        assert "drain it and let them end first" in refused.value.message
+        free = next(n for n in ("node001", "node002", "node003") if n != busy)
+
+        def partition_of(engine: Engine) -> tuple[str, bool]:
+            return engine.partitions.partition_of_node(free), free in engine.partitions.pool().nodes
+
+        make = Held(CreatePartition(BackfillSpec("p", [free], "conservative")))
+        assert is_prepared(make.inner)
+        making = asyncio.create_task(coordinator.call(make, lambda made: made["name"]))
+        assert await asyncio.to_thread(make.started.wait, 10)
+        assert make.threads != [threading.get_ident()]
+        assert await coordinator.read(partition_of) == ("default", True)  # (not yet made)
+        make.gate.set()
+        assert await making == "p"
+        assert await coordinator.read(partition_of) == ("p", False)
+        delete = Held(DeletePartition("p"))
+        deleting = asyncio.create_task(coordinator.call(delete))
+        assert await asyncio.to_thread(delete.started.wait, 10)
+        assert await coordinator.read(partition_of) == ("p", False)  # (not yet deleted)
+        delete.gate.set()
+        await deleting
+        assert await coordinator.read(partition_of) == ("default", True)
         await coordinator.stop()
 
     asyncio.run(scenario())

@@ -10,44 +10,55 @@ steps (``replan``, ``install``, ``schedule_pass``); the typed commands call them
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from berth.core.policies import policy_problem
 from berth.service.model import RequestError
+from berth.service.nodes.cluster import Cluster
 from berth.service.partitions.gang import GangPartition, GangSpec
 from berth.service.partitions.specs import DEFAULT_PARTITION, BackfillSpec
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
+    from berth.service.planning.replan import Replan
 
 
 def _unfinished(engine: Engine, name: str) -> list[int]:
     return [i for i, r in engine.jobs.items() if r.partition == name and not r.final]
 
 
-def create_partition(
+@dataclass(frozen=True, slots=True)
+class PartitionMade:
+    """A partition about to be made: the partition itself, the default partition's
+    replan without its nodes and, for a backfilling partition, its own plan."""
+
+    made: GangPartition | BackfillSpec
+    default: Replan
+    own: Replan | None
+
+
+def plan_partition(
     engine: Engine, spec: GangSpec | BackfillSpec, now: int, force: bool = False
-) -> GangPartition | BackfillSpec:
-    """A partition over nodes taken from the default partition."""
+) -> PartitionMade:
+    """What creating a partition over nodes taken from the default partition will do,
+    reading the engine only (the single writer runs it off the event loop: the default
+    partition's replan over a large cluster takes seconds); refused here with the field
+    at fault, or the guarantees it would break unless ``force``."""
     name = spec.name
     if name == DEFAULT_PARTITION or name in engine.gang or name in engine.backfill:
         raise RequestError("conflict", f"partition {name!r} already exists", "name")
     _check_nodes(engine, spec)
-    made: GangPartition | BackfillSpec
-    if isinstance(spec, GangSpec):
-        made = engine.gang[name] = GangPartition(spec, engine.cluster.nodes)
-    else:
-        made = engine.backfill[name] = spec
+    left = engine.partitions.default_pool_if({*engine.partitions.named_nodes(), *spec.nodes})
+    policy, options = engine.partitions.policy_name, engine.partitions.policy_options
     try:
-        replan = engine.replan(
-            engine.partitions.policy_name, engine.partitions.policy_options, now, keep_plan=True
-        )
+        replan = engine.replan(policy, options, now, keep_plan=True, pool=left)
         own = None
         if isinstance(spec, BackfillSpec):
-            own = engine.replan(spec.policy, spec.options, now, False, partition=name)
+            nodes = Cluster(engine.cluster.nodes[n] for n in spec.nodes)
+            own = engine.replan(spec.policy, spec.options, now, False, partition=name, pool=nodes)
     except (ValueError, TypeError) as error:
-        _forget(engine, name)
-        if isinstance(spec, BackfillSpec) and engine.partitions.pool().nodes:
+        if isinstance(spec, BackfillSpec) and left.nodes:
             raise RequestError("invalid", str(error), "options") from None
         raise RequestError(
             "conflict",
@@ -55,19 +66,29 @@ def create_partition(
             "nodes",
         ) from None
     if replan.broken and not force:
-        _forget(engine, name)
         raise RequestError(
             "conflict",
             replan.refusal("taking these nodes from the default partition"),
             "nodes",
         )
+    made = GangPartition(spec, engine.cluster.nodes) if isinstance(spec, GangSpec) else spec
+    return PartitionMade(made, replan, own)
+
+
+def apply_partition(engine: Engine, change: PartitionMade, now: int) -> None:
+    """Make the partition :func:`plan_partition` planned, at the same instant."""
+    made = change.made
+    if isinstance(made, GangPartition):
+        engine.gang[made.spec.name] = made
+        spec: GangSpec | BackfillSpec = made.spec
+    else:
+        spec = engine.backfill[made.name] = made
     engine.outbox.config_changed()
-    engine.life.install(replan, now)
-    if own is not None:
-        engine.life.install(own, now, partition=name)
+    engine.life.install(change.default, now)
+    if change.own is not None:
+        engine.life.install(change.own, now, partition=spec.name)
     engine.outbox.emit("partition.created", now, partition=spec.as_dict())
     engine.schedule_pass(now)
-    return made
 
 
 def _check_nodes(engine: Engine, spec: GangSpec | BackfillSpec) -> None:
@@ -100,12 +121,6 @@ def _check_nodes(engine: Engine, spec: GangSpec | BackfillSpec) -> None:
                 "nodes",
                 {"job_ids": busy},
             )
-
-
-def _forget(engine: Engine, name: str) -> None:
-    engine.gang.pop(name, None)
-    engine.backfill.pop(name, None)
-    engine.planner.drop(name)
 
 
 def change_partition(
@@ -165,8 +180,19 @@ def drain_partition(
     return made
 
 
-def delete_partition(engine: Engine, name: str, now: int) -> None:
-    """An empty partition goes; its nodes return to the default partition."""
+@dataclass(frozen=True, slots=True)
+class PartitionGone:
+    """A partition about to be deleted: its nodes, and the default partition's replan
+    with them."""
+
+    name: str
+    nodes: list[str]
+    default: Replan
+
+
+def plan_delete(engine: Engine, name: str, now: int) -> PartitionGone:
+    """What deleting an empty partition will do, reading the engine only (its nodes
+    return to the default partition: a replan, made off the event loop)."""
     if name not in engine.backfill and name not in engine.gang:
         raise engine.partitions.missing_partition(name)
     jobs = _unfinished(engine, name)
@@ -179,11 +205,18 @@ def delete_partition(engine: Engine, name: str, now: int) -> None:
             {"job_ids": jobs},
         )
     nodes = (engine.backfill[name] if name in engine.backfill else engine.gang[name].spec).nodes
-    _forget(engine, name)
+    partitions = engine.partitions
+    pool = partitions.default_pool_if(partitions.named_nodes() - set(nodes))
+    replan = engine.replan(partitions.policy_name, partitions.policy_options, now, True, pool=pool)
+    return PartitionGone(name, list(nodes), replan)
+
+
+def apply_delete(engine: Engine, gone: PartitionGone, now: int) -> None:
+    """Delete the partition :func:`plan_delete` planned for, at the same instant."""
+    engine.gang.pop(gone.name, None)
+    engine.backfill.pop(gone.name, None)
+    engine.planner.drop(gone.name)
     engine.outbox.config_changed()
-    engine.life.install(
-        engine.replan(engine.partitions.policy_name, engine.partitions.policy_options, now, True),
-        now,
-    )
-    engine.outbox.emit("partition.deleted", now, partition=name, nodes=list(nodes))
+    engine.life.install(gone.default, now)
+    engine.outbox.emit("partition.deleted", now, partition=gone.name, nodes=gone.nodes)
     engine.schedule_pass(now)

@@ -18,6 +18,8 @@ partition takes a request, a waiting gang job's reason, a summary for the API. N
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from berth.service.model import JobRecord, RequestError
 from berth.service.nodes.cluster import Cluster
 from berth.service.partitions.gang import GangPartition
@@ -46,7 +48,7 @@ class Partitions:
         self.gang: dict[str, GangPartition] = {}
         self.backfill: dict[str, BackfillSpec] = {}
 
-    def _named_nodes(self) -> set[str]:
+    def named_nodes(self) -> set[str]:
         taken = {node for part in self.gang.values() for node in part.spec.nodes}
         taken.update(node for spec in self.backfill.values() for node in spec.nodes)
         return taken
@@ -57,9 +59,13 @@ class Partitions:
         if partition is not None:
             nodes = self.cluster.nodes
             return Cluster(nodes[n] for n in self.backfill[partition].nodes if n in nodes)
-        if not self.gang and not self.backfill:
+        return self.default_pool_if(self.named_nodes())
+
+    def default_pool_if(self, taken: Collection[str]) -> Cluster:
+        """The default partition's nodes were the other partitions' nodes ``taken`` (a
+        partition made or deleted: its replan is prepared before the change is made)."""
+        if not taken:
             return self.cluster
-        taken = self._named_nodes()
         return Cluster(r for n, r in self.cluster.nodes.items() if n not in taken)
 
     def policy_spec(self, partition: str | None) -> tuple[str, dict[str, object]]:
