@@ -5,6 +5,7 @@ the writer applies it (prepare, then apply, at the same ``now``)."""
 from __future__ import annotations
 
 from berth.service.commands import (
+    AddNode,
     ChangeNodes,
     ChangePartition,
     ChangePolicy,
@@ -66,3 +67,7 @@ def create_partition(
 
 def delete_partition(live: Engine, name: str, now: int) -> None:
     DeletePartition(name).apply(live, now)
+
+
+def add_node(live: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
+    return AddNode(name, resources).apply(live, now)

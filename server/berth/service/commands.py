@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.handlers.node_commands import NodeChange, NodesDown
+from berth.service.handlers.node_commands import NodeAdded, NodeChange, NodesDown
 from berth.service.handlers.partition_commands import PartitionGone, PartitionMade
 from berth.service.handlers.policy_commands import (
     PolicyChange,
@@ -126,15 +126,6 @@ class SetPriority:
         return job_commands.set_political_priority(engine, self.job_id, self.political, now)
 
 
-@dataclass(frozen=True, slots=True)
-class AddNode:
-    name: str
-    resources: dict[str, int] = field(hash=False)
-
-    def apply(self, engine: Engine, now: int) -> NodeRecord:
-        return node_commands.add_node(engine, self.name, self.resources, now)
-
-
 class Prepared(Protocol):
     """A command whose long part only reads the engine (a replan over a large cluster:
     seconds). The single writer runs :meth:`prepare` off the event loop, applying
@@ -169,6 +160,21 @@ def is_prepared(command: object) -> TypeGuard[Prepared]:
     class attribute, where ``isinstance`` against a runtime-checkable protocol took
     19 µs, 19 ms for a batch of 1,024 submissions)."""
     return hasattr(type(command), "prepare")
+
+
+@dataclass(frozen=True, slots=True)
+class AddNode(PrepareThenApply[NodeAdded, NodeRecord]):
+    """A node an operator adds, up. A :class:`Prepared` command: the default partition's
+    replan with it is made off the event loop."""
+
+    name: str
+    resources: dict[str, int] = field(hash=False)
+
+    def prepare(self, engine: Engine, now: int) -> NodeAdded:
+        return node_commands.plan_add_node(engine, self.name, self.resources, now)
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: NodeAdded) -> NodeRecord:
+        return node_commands.apply_add_node(engine, prepared, now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,14 +10,13 @@ import pytest
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.handlers.job_commands import cancel, submit
-from berth.service.handlers.node_commands import add_node
 from berth.service.handlers.partition_commands import change_partition, drain_partition
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord, RequestError
 from berth.service.partitions.gang import GangSpec, share
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 from berth.store.memory import MemoryStore
-from tests.support.node_changes import create_partition, delete_partition
+from tests.support.node_changes import add_node, create_partition, delete_partition
 
 
 def gang_engine(scheme: str = "bc", slot: int = 10, memory: int = 32, **spec: object) -> Engine:

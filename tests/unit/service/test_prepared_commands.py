@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from berth.service.commands import (
+    AddNode,
     ChangeNodes,
     ChangePartition,
     ChangePolicy,
@@ -200,6 +201,30 @@ def test_a_partition_is_made_and_deleted_with_its_replans_prepared_off_the_loop(
         delete.gate.set()
         await deleting
         assert await coordinator.read(partition_of) == ("default", True)
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_node_added_by_hand_is_planned_off_the_loop_and_then_takes_the_waiting_job() -> None:
+    async def scenario() -> None:
+        coordinator, _, _, _ = coordinator_setup(count=1)
+        await coordinator.start()
+        await coordinator.call(SubmitJob(request(8)))  # the only node
+        waiting = await coordinator.call(SubmitJob(request(8)), lambda made: made[0].id)
+        add = Held(AddNode("node009", {"cpus": 8, "mem_gb": 32}))
+        assert is_prepared(add.inner)
+        adding = asyncio.create_task(coordinator.call(add, lambda node: node.state))
+        assert await asyncio.to_thread(add.started.wait, 10)
+
+        def seen(engine: Engine) -> tuple[bool, JobState]:
+            return "node009" in engine.cluster.nodes, engine.jobs[waiting].state
+
+        assert await coordinator.read(seen) == (False, JobState.PENDING)  # (not yet added)
+        add.gate.set()
+        assert await adding is NodeState.UP
+        assert await coordinator.read(seen) == (True, JobState.RUNNING)
+        assert await coordinator.read(lambda e: list(e.jobs[waiting].allocation)) == ["node009"]
         await coordinator.stop()
 
     asyncio.run(scenario())

@@ -285,7 +285,7 @@ def _register_node(engine: Engine, report: AgentReport, now: int) -> None:
     """The node as the agent describes it: added, resized, or back from silence."""
     node = engine.cluster.nodes.get(report.name)
     if node is None:  # (brought up with the others registering meanwhile: one replan)
-        node_commands.add_node(engine, report.name, report.resources, now, JOINING)
+        node_commands.add_joining_node(engine, report.name, report.resources, now, JOINING)
         return
     if node.resources != report.resources:
         node_commands.resize_node(engine, report.name, report.resources, now)

@@ -32,25 +32,56 @@ def _reason_of(reason: Reason, name: str) -> str:
     return reason if isinstance(reason, str) else reason[name]
 
 
-def add_node(
-    engine: Engine, name: str, resources: dict[str, int], now: int, joining: str = ""
-) -> NodeRecord:
-    """A new node, up; or (``joining``, the reason) down until a resume brings it up
-    with others in one replan (a replan each was quadratic in a center's bring-up),
-    the default partition's policy counting it meanwhile among the nodes a job may
-    wait for (or rebuilt, if it cannot)."""
+def _check_new(engine: Engine, name: str, resources: dict[str, int]) -> NodeRecord:
     if name in engine.cluster.nodes:
         raise RequestError("conflict", f"node {name!r} already exists", "name")
     if not resources or any(a <= 0 for a in resources.values()):
         raise RequestError(
             "invalid", "a node needs a positive amount of each resource", "resources"
         )
-    node = NodeRecord(name, dict(resources))
-    if joining:
-        node.state, node.reason = NodeState.DOWN, joining
+    return NodeRecord(name, dict(resources))
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAdded:
+    """A node an operator adds, up, and the default partition's replan with it."""
+
+    node: NodeRecord
+    replan: Replan
+
+
+def plan_add_node(engine: Engine, name: str, resources: dict[str, int], now: int) -> NodeAdded:
+    """What adding a node will do, reading the engine only (the replan is made off the
+    event loop); the record is made here and joins the cluster in :func:`apply_add_node`."""
+    node = _check_new(engine, name, resources)
+    grown = Cluster([*engine.partitions.pool().nodes.values(), node])
+    policy, options = engine.partitions.policy_name, engine.partitions.policy_options
+    return NodeAdded(node, engine.replan(policy, options, now, True, pool=grown))
+
+
+def apply_add_node(engine: Engine, added: NodeAdded, now: int) -> NodeRecord:
+    """Add the node :func:`plan_add_node` planned for, at the same instant."""
+    node = added.node
+    engine.cluster.add(node)
+    engine.outbox.node_changed(node.name)
+    engine.life.install(added.replan, now)
+    engine.outbox.emit("node.added", now, node=node.name, resources=dict(node.resources))
+    engine.schedule_pass(now)
+    return node
+
+
+def add_joining_node(
+    engine: Engine, name: str, resources: dict[str, int], now: int, joining: str
+) -> NodeRecord:
+    """A node whose agent registers: down (``joining``, the reason) until a resume
+    brings it up with others in one replan (a replan each was quadratic in a center's
+    bring-up), the default partition's policy counting it meanwhile among the nodes a
+    job may wait for (or rebuilt, if it cannot)."""
+    node = _check_new(engine, name, resources)
+    node.state, node.reason = NodeState.DOWN, joining
     engine.cluster.add(node)
     engine.outbox.node_changed(name)
-    if not joining or not engine.planner.policy_of(None).configure(resources):
+    if not engine.planner.policy_of(None).configure(resources):
         policy, options = engine.partitions.policy_name, engine.partitions.policy_options
         engine.life.install(engine.replan(policy, options, now, True), now)
     engine.outbox.emit("node.added", now, node=name, resources=dict(resources))
