@@ -32,6 +32,9 @@ from distributed.deploy.spec import ProcessInterface
 from berth_client.batch import parse_time
 from berth_client.client import BerthClient
 
+#: A worker job in one of these states may still bring a worker up.
+LIVE = frozenset({"PENDING", "HELD", "RUNNING"})
+
 #: dask-jobqueue's settings for ``config_name = "berth"`` (a site may override them in
 #: its Dask configuration, under ``jobqueue.berth``).
 DEFAULTS: dict[str, Any] = {
@@ -182,3 +185,24 @@ class BerthCluster(JobQueueCluster):
         if options.get("dashboard_address") is None:
             options["dashboard_address"] = ":0"
         super().__init__(scheduler_options=options, **kwargs)
+
+    def ended_without_workers(self) -> str | None:
+        """Why this cluster will never have a worker, when every job it submitted has
+        ended and none of their workers is connected (a computation waiting on it would
+        wait for ever): each job's end, with Berth's reason; otherwise ``None``."""
+        if self.scheduler_info.get("workers"):
+            return None
+        jobs = [w for w in self.workers.values() if isinstance(w, BerthJob) and w.job_id]
+        if not jobs:
+            return None
+        ends = []
+        with jobs[0]._client() as client:
+            for job in jobs:
+                record = client.job(int(str(job.job_id)))
+                if record["job_state"] in LIVE:
+                    return None
+                reason = record.get("state_reason") or ""
+                ends.append(
+                    f"job {job.job_id} {record['job_state']}" + (f" ({reason})" if reason else "")
+                )
+        return f"every Dask worker job ended without a worker: {'; '.join(ends)}"

@@ -13,7 +13,9 @@
   process's path, for nodes that share its file system).
 
 :func:`run_all` submits one task per item and yields ``(item, result)`` as they finish,
-so a caller can save each at once. A run is a pure function of its item: the results
+so a caller can save each at once; it stops with the reason when a Berth cluster's
+worker jobs have all ended without a worker (their node refused to start them, say),
+where it would otherwise wait for ever. A run is a pure function of its item: the results
 are the same whichever cluster runs them. Dask is imported only here, when asked for
 (``pip install 'berth[dask]'``).
 """
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: How long :func:`run_all` waits for a result before it asks whether the cluster
+#: will ever have a worker.
+STALL_SECONDS = 5.0
 
 
 @contextmanager
@@ -93,8 +99,23 @@ def run_all(
     client: Client, function: Callable[[T], R], items: Sequence[T]
 ) -> Iterator[tuple[T, R]]:
     """``(item, function(item))`` for every item, as each finishes."""
-    from distributed import as_completed
+    from distributed import wait
 
     futures = {client.submit(function, item, pure=False): item for item in items}
-    for future in as_completed(futures):  # type: ignore[no-untyped-call]
-        yield futures[future], future.result()
+    # A cluster that can tell it will never have a worker (a BerthCluster whose worker
+    # jobs all failed) is asked whenever nothing finished for a while: waiting on it
+    # would wait for ever.
+    ended = getattr(getattr(client, "cluster", None), "ended_without_workers", None)
+    pending = set(futures)
+    while pending:
+        try:
+            done, pending = wait(  # type: ignore[no-untyped-call]
+                pending, timeout=STALL_SECONDS, return_when="FIRST_COMPLETED"
+            )
+        except TimeoutError:
+            problem = ended() if ended is not None else None
+            if problem is not None:
+                raise SystemExit(f"berth: {problem}") from None
+            continue
+        for future in done:
+            yield futures[future], future.result()

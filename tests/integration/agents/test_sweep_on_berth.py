@@ -61,3 +61,28 @@ def test_a_sweep_runs_on_workers_that_are_berth_jobs(
                if j["name"] == "dask-worker"]  # fmt: skip
     assert workers, "the replays ran on Berth jobs"
     assert {j["job_state"] for j in workers} <= {"CANCELLED", "COMPLETED", "FAILED"}
+
+
+def test_a_sweep_whose_workers_cannot_start_stops_naming_their_jobs(
+    cluster: Cluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every worker job fails (no such Python on the node): the sweep would wait for
+    ever on a cluster that will never have a worker; it stops, naming each job's end."""
+    cluster.add_agent("n1", "cpus=2,mem_gb=4")
+    monkeypatch.setenv("BERTH_TOKEN", RUNNER)
+    settings = {
+        "jobqueue.berth.python": str(tmp_path / "no-such-python"),
+        "jobqueue.berth.chdir": str(cluster.jobs_dir),
+        "jobqueue.berth.memory": "1GiB",
+        "jobqueue.berth.scheduler-options": {"host": "127.0.0.1", "dashboard_address": None},
+    }
+    with dask.config.set(settings), pytest.raises(SystemExit) as stopped:
+        _sweep(tmp_path, "--dask", f"berth://{cluster.daemon.url.split('://')[1]}")
+    message = str(stopped.value.code)
+    assert message.startswith("berth: every Dask worker job ended without a worker: job ")
+    assert message.count(" FAILED") == 2, message  # (--workers 2)
+    jobs = cluster.call("GET", "/v1/jobs").json()["jobs"]
+    assert {j["job_state"] for j in jobs} == {"FAILED"}
