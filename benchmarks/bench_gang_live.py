@@ -23,7 +23,7 @@ from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
-from berth.service.handlers.partition_commands import create_partition
+from berth.service.commands import CreatePartition
 from berth.service.model import NodeRecord
 from berth.service.partitions.gang import GangSpec
 from berth.service.ports import Snapshot
@@ -34,7 +34,7 @@ def run_live(jobs: list[TraceJob], scheme: str) -> tuple[float, list[float], dic
     """Total CPU seconds, CPU seconds of each boundary, and each job's end slot."""
     nodes = [NodeRecord(f"n{i:02d}", {"cpus": 16, "mem_gb": 64}) for i in range(8)]
     live = restore_engine(Snapshot(), EmulatedNodes(), 0, nodes, "easy", {})
-    create_partition(live, GangSpec("g", [n.name for n in nodes], scheme, SLOT_SECONDS), 0)
+    CreatePartition(GangSpec("g", [n.name for n in nodes], scheme, SLOT_SECONDS)).apply(live, 0)
     live.memory.keep = len(jobs)  # the comparison reads every job's end at the close
     arrivals = [(trace.job.submit, trace_request(trace, "g")) for trace in jobs]
     steps: list[float] = []
