@@ -39,6 +39,27 @@ def wait(driver: Any, check: Any, what: str, seconds: float = 15) -> Any:
     ).until(lambda d: check(d), message=f"the page never showed {what}")
 
 
+def attributes(driver: Any, css: str, name: str) -> list[str | None]:
+    """Attribute ``name`` of every element ``css`` selects, in one WebDriver call (one
+    call per element took 13-25 ms each: 5-10 s for a page of 200 rows)."""
+    found: list[str | None] = driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]),"
+        " e => e.getAttribute(arguments[1]))",
+        css,
+        name,
+    )
+    return found
+
+
+def texts(driver: Any, css: str) -> list[str]:
+    """The text of every element ``css`` selects (SVG's too), in one WebDriver call."""
+    found: list[str] = driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), e => e.textContent.trim())",
+        css,
+    )
+    return found
+
+
 def click(driver: Any, css: str) -> None:
     """Click the element ``css`` selects, finding it again if a redraw replaced it."""
 

@@ -15,7 +15,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from tests.browser.conftest import serving
-from tests.browser.test_dashboard import call, click, sign_in, submit, wait
+from tests.browser.test_dashboard import attributes, call, click, sign_in, submit, texts, wait
 from tests.integration.conftest import OPERATOR, DaemonProcess
 
 NODES, WAITING = 250, 450
@@ -47,17 +47,17 @@ def test_a_deep_queue_is_shown_a_page_at_a_time(browser: Any, deep: DaemonProces
     # The page holds jobs in order of id: the running one, then 199 waiting.
     wait(browser, lambda d: len(rows(d, "pending")) == 199, "a first page of 199 waiting jobs")
     assert len(rows(browser, "running")) == 1
-    first = [r.get_attribute("data-job") for r in rows(browser, "pending")]
+    first = attributes(browser, "#pending tbody tr", "data-job")
     pages = browser.find_element(By.ID, "queue-pages").text
     assert f"1–200 of {WAITING + 1}" in pages  # the running job is listed too
     predicted = rows(browser, "pending")[0].find_element(By.CSS_SELECTOR, "td.predicted")
     assert "in " in predicted.text  # the daemon's prediction, with how far off it is
     click(browser, "#queue-pages .page-on")
     wait(browser, lambda d: "201–400" in d.find_element(By.ID, "queue-pages").text, "page 2")
-    second = [r.get_attribute("data-job") for r in rows(browser, "pending")]
+    second = attributes(browser, "#pending tbody tr", "data-job")
     assert second
     assert not set(first) & set(second)
-    reasons = [r.find_element(By.CSS_SELECTOR, "td.reason").text for r in rows(browser, "pending")]
+    reasons = texts(browser, "#pending tbody tr td.reason")
     assert any("jobs planned first" in reason for reason in reasons)
 
 
@@ -78,9 +78,9 @@ def test_the_plan_of_many_nodes_is_drawn_a_page_of_nodes_at_a_time(
     assert len(names) == NODES
 
     def drawn(d: Any) -> tuple[set[str | None], list[str]]:
-        bars = d.find_elements(By.CSS_SELECTOR, "svg.gantt rect[data-node]")
-        labels = [t.text for t in d.find_elements(By.CSS_SELECTOR, "svg.gantt text")]
-        return {bar.get_attribute("data-node") for bar in bars}, [t for t in labels if t in names]
+        bars = attributes(d, "svg.gantt rect[data-node]", "data-node")
+        labels = texts(d, "svg.gantt text")
+        return set(bars), [t for t in labels if t in names]
 
     sign_in(browser, deep, OPERATOR, "plan")
     # The job that holds the whole cluster (the first test's) has a bar on every row.
