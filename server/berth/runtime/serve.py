@@ -221,12 +221,9 @@ def run_db(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from berth.api.auth import Role
-    from berth.runtime.bootstrap import build
     from berth.runtime.heap import freeze_after_full_collections
     from berth.runtime.logs import configure
     from berth.runtime.startup_problems import database_problem, listen_problem, shown_url
-    from berth.runtime.web_server import DaemonServer, server_config
 
     # (For this process only: a test that builds the daemon in its own keeps its collector.)
     freeze_after_full_collections()
@@ -242,6 +239,16 @@ def run_serve(args: argparse.Namespace) -> int:
             from berth.runtime.ha import run_ha
 
             return run_ha(settings)
+        # The web and database stack (two seconds of imports) only once the settings
+        # hold: a mistyped option or policy name is answered at once (option values
+        # are checked when the policy is built).
+        from berth.core.policies import policy_problem
+
+        unknown = policy_problem(settings.policy, settings.policy_options)
+        if unknown is not None:
+            raise ValueError(unknown[1])
+        from berth.runtime.bootstrap import build
+
         built = build(settings)
     except (ValidationError, ValueError, OSError) as error:
         print(f"berth serve: {error}", file=sys.stderr)
@@ -269,6 +276,9 @@ def run_serve(args: argparse.Namespace) -> int:
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     print(f"Dashboard: {url}/ui", flush=True)
+    from berth.api.auth import Role
+    from berth.runtime.web_server import DaemonServer, server_config
+
     server = DaemonServer(server_config(built.app, settings), built.daemon)
     agents: list[Any] = []
     if args.demo:
