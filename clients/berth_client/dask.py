@@ -195,14 +195,19 @@ class BerthCluster(JobQueueCluster):
         jobs = [w for w in self.workers.values() if isinstance(w, BerthJob) and w.job_id]
         if not jobs:
             return None
+        from berth_client.errors import BerthError
+
         ends = []
-        with jobs[0]._client() as client:
-            for job in jobs:
-                record = client.job(int(str(job.job_id)))
-                if record["job_state"] in LIVE:
-                    return None
-                reason = record.get("state_reason") or ""
-                ends.append(
-                    f"job {job.job_id} {record['job_state']}" + (f" ({reason})" if reason else "")
-                )
+        try:
+            with jobs[0]._client() as client:
+                records = [client.job(int(str(job.job_id))) for job in jobs]
+        except (BerthError, OSError):
+            return None  # (the daemon cannot say now: asked again at the next stall)
+        for job, record in zip(jobs, records, strict=True):
+            if record["job_state"] in LIVE:
+                return None
+            reason = record.get("state_reason") or ""
+            ends.append(
+                f"job {job.job_id} {record['job_state']}" + (f" ({reason})" if reason else "")
+            )
         return f"every Dask worker job ended without a worker: {'; '.join(ends)}"
