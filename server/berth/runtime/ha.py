@@ -27,7 +27,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import uvicorn
 
@@ -41,6 +41,9 @@ from berth.store.credentials import SqlTokens
 from berth.store.lease import Fenced, Lease
 from berth.store.migrate import upgrade
 from berth.store.tables import create_db_engine
+
+if TYPE_CHECKING:
+    from berth.runtime.bootstrap import Built
 
 log = logging.getLogger("berth.ha")
 
@@ -131,6 +134,10 @@ def run_ha(settings: Settings) -> int:
 
 
 async def _run(settings: Settings) -> int:
+    # The daemon's stack (two seconds of imports) is loaded while this one is a
+    # standby, not after it takes the lease: a takeover then only loads the state.
+    from berth.runtime.bootstrap import build
+
     url = settings.url()
     await asyncio.to_thread(upgrade, url)
     database = create_db_engine(url)
@@ -160,14 +167,23 @@ async def _run(settings: Settings) -> int:
     server.should_exit = True
     await serving
     revocations.cancel()
-    return await _lead(settings, lease, advertise)
+    return await _lead(settings, lease, advertise, build)
 
 
-async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
-    from berth.runtime.bootstrap import build
-
+async def _lead(
+    settings: Settings, lease: Lease, advertise: str, build: Callable[..., Built]
+) -> int:
     began = time.monotonic()
-    built = await asyncio.to_thread(build, settings, None, lease)
+    # The lease is renewed while the state loads: a center's database takes longer to
+    # load than a lease lasts, and a standby would take over meanwhile (and lose it the
+    # same way, in turn).
+    loading_guard = asyncio.create_task(_keep_leading(lease, _no_failure, settings))
+    loading = asyncio.create_task(asyncio.to_thread(build, settings, None, lease))
+    await asyncio.wait({loading_guard, loading}, return_when=asyncio.FIRST_COMPLETED)
+    if loading_guard.done():
+        _step_down(lease, loading_guard.result())
+    loading_guard.cancel()
+    built = await loading
     log.info(
         "daemon %s leads (epoch %d) on %s; took %.2f s to load",
         lease.holder, lease.epoch, advertise, time.monotonic() - began,
@@ -175,25 +191,37 @@ async def _lead(settings: Settings, lease: Lease, advertise: str) -> int:
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     server = DaemonServer(server_config(built.app, settings), built.daemon)
-    guard = asyncio.create_task(_keep_leading(lease, built.daemon.coordinator, settings))
+    coordinator = built.daemon.coordinator
+    guard = asyncio.create_task(_keep_leading(lease, lambda: coordinator.failed, settings))
     serving = asyncio.create_task(server.serve())
     done, _ = await asyncio.wait({guard, serving}, return_when=asyncio.FIRST_COMPLETED)
     if guard in done:
-        # Lost the lease or fenced: stop at once; nothing more may leave this process.
-        log.error("daemon %s steps down: %s", lease.holder, guard.result())
-        logging.shutdown()  # the line is out before the process ends
-        os._exit(STEPPED_DOWN)
+        _step_down(lease, guard.result())
     guard.cancel()
     return 0
 
 
-async def _keep_leading(lease: Lease, coordinator: Any, settings: Settings) -> str:
-    """Renew the lease every third of it; return why leading must stop."""
+def _step_down(lease: Lease, why: str) -> NoReturn:
+    """Lost the lease or fenced: stop at once; nothing more may leave this process."""
+    log.error("daemon %s steps down: %s", lease.holder, why)
+    logging.shutdown()  # the line is out before the process ends
+    os._exit(STEPPED_DOWN)
+
+
+def _no_failure() -> BaseException | None:
+    return None  # (while the state loads, no store has failed yet)
+
+
+async def _keep_leading(
+    lease: Lease, store_failure: Callable[[], BaseException | None], settings: Settings
+) -> str:
+    """Renew the lease every third of it; return why leading must stop (the lease lost,
+    or ``store_failure()``: a write refused or the store failed)."""
     period = settings.lease_seconds / 3
     renewed = time.monotonic()
     while True:
         await asyncio.sleep(period)
-        failed = coordinator.failed
+        failed = store_failure()
         if isinstance(failed, Fenced):
             return f"a write was refused: {failed}"
         if failed is not None:  # it cannot recover in place; a fresh start can
