@@ -43,10 +43,11 @@ contracts: native
 # The whole CI run must stay under 20 minutes. The tests that only compute (property,
 # core, emulator and service unit tests: no process, no clock, no port) run first on
 # every core (pytest-xdist); then the rest, which start daemons, agents and browsers
-# and wait on real time, one at a time. The slowest of each part are listed.
+# and wait on real time, one at a time. The slowest of each part are listed. At most
+# eight workers: a container may be shown a host's every core but given two of them.
 PURE_TESTS := tests/property tests/unit/core tests/unit/emulate tests/unit/service
 test: lint typecheck contracts docs-build browser-deps
-	$(BIN)/python -m pytest -n auto --durations=10 $(PURE_TESTS)
+	$(BIN)/python -m pytest -n auto --maxprocesses=8 --durations=10 $(PURE_TESTS)
 	$(BIN)/python -m pytest --durations=25 $(addprefix --ignore=,$(PURE_TESTS))
 
 # The documentation site (MkDocs, Material theme; mkdocs.yml): served with live reload
