@@ -281,7 +281,11 @@ def test_usage_prints_hours_per_user(
     [
         (["--policy", "nope"], "berth serve: unknown policy 'nope'; known: fcfs, easy"),
         (["--nodes", "3y"], "berth serve: --nodes (BERTH_NODES, TOML nodes): node group '3y'"),
-        (["--tokens", "abc"], "berth serve: token entries are TOKEN:USER[:ROLE], got 'abc'"),
+        (
+            ["--tokens", "abc"],
+            "berth serve: --tokens (BERTH_TOKENS, TOML tokens): token entries are "
+            "TOKEN:USER[:ROLE], got 'abc'",
+        ),
         (["--port", "99999"], "berth serve: --port (BERTH_PORT, TOML port): must be <= 65535"),
         # With agents the cluster starts with no node: the policy is checked all the same.
         (["--agents", "--policy", "qopz"], "berth serve: unknown policy 'qopz'; known: fcfs"),

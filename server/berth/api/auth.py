@@ -18,78 +18,15 @@ the time a lookup takes depends on the digest only, which an attacker cannot ste
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from berth.api.principals import Principal, Role, digest
 from berth.service.identity.signed import looks_signed
 from berth.service.model import RequestError
 
 if TYPE_CHECKING:
     from berth.service.identity.issued import IssuedTokens
-
-
-class Role(StrEnum):
-    USER = "user"
-    VIEWER = "viewer"
-    COORDINATOR = "coordinator"
-    OPERATOR = "operator"
-    NODE = "node"
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    user: str
-    role: Role
-    #: A coordinator's account (whose jobs they manage); what a signed token names.
-    account: str | None = None
-    #: The signed token's id and expiry (``None``: a static token).
-    token_id: str | None = None
-    expires: int | None = None
-
-    @property
-    def operator(self) -> bool:
-        return self.role is Role.OPERATOR
-
-    @property
-    def sees_everything(self) -> bool:
-        """Operators and viewers see every job."""
-        return self.role is Role.OPERATOR or self.role is Role.VIEWER
-
-    def coordinates(self, account: str | None) -> bool:
-        """Whether this is the coordinator of ``account``."""
-        return self.role is Role.COORDINATOR and account is not None and account == self.account
-
-    def may_see(self, owner: str, account: str | None = None) -> bool:
-        """A job of ``owner`` in ``account``: one's own, one's account's (coordinators),
-        or any (operators, viewers). Seeing is managing (cancel, hold) but for viewers,
-        whom every write refuses."""
-        return self.sees_everything or owner == self.user or self.coordinates(account)
-
-    def whose_jobs(self, user: str | None, account: str | None) -> str | None:
-        """Whose jobs a list asked for ``user`` in ``account`` may show (``None``:
-        anyone's): anyone's for operators and viewers, and for a coordinator listing
-        their account; else only the caller's (403 naming ``user`` for another's)."""
-        if self.sees_everything or self.coordinates(account):
-            return user
-        if user is not None and user != self.user:
-            raise RequestError("forbidden", "users may list only their own jobs", "user")
-        return self.user
-
-
-def new_token(kind: str) -> str:
-    """A fresh random token, ``berth-KIND-`` and 43 URL-safe characters: the prefix says
-    what it is (secret scanners can match it) and a token never starts with ``-``, which
-    a command line would take for an option."""
-    return f"berth-{kind}-{secrets.token_urlsafe(32)}"
-
-
-def digest(token: str) -> str:
-    """The SHA-256 hex digest a token is kept as."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Tokens:
@@ -141,25 +78,3 @@ class Tokens:
         if node is None:
             raise RequestError("unauthorized", "unknown bearer token")
         return Principal(node, Role.NODE)
-
-
-def parse_tokens(text: str) -> dict[str, Principal]:
-    """``token:user:role,token2:user2:role2`` (role defaults to ``user``) as a digest
-    table; ``sha256:HEX:user:role`` gives the digest instead of the token."""
-    table: dict[str, Principal] = {}
-    for item in filter(None, (part.strip() for part in text.replace("\n", ",").split(","))):
-        hashed = item.startswith("sha256:")
-        if hashed:
-            item = item.removeprefix("sha256:")
-        token, _, rest = item.partition(":")
-        user, _, role = rest.partition(":")
-        if not token or not user:
-            raise ValueError(f"token entries are TOKEN:USER[:ROLE], got {item!r}")
-        if hashed and (len(token) != 64 or any(c not in "0123456789abcdef" for c in token)):
-            raise ValueError(f"a sha256: entry needs 64 lowercase hex digits, got {token!r}")
-        try:
-            table[token if hashed else digest(token)] = Principal(user, Role(role or "user"))
-        except ValueError:
-            known = ", ".join(repr(r.value) for r in Role)
-            raise ValueError(f"role must be one of {known}, got {role!r}") from None
-    return table

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from berth.api.auth import Principal, Role, Tokens
+from berth.api.auth import Tokens
 from berth.api.limits import Limits, SubmitRate
+from berth.api.principals import Principal, Role
 from berth.api.what_if_turns import Turns
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from berth.api.auth import Principal
 from berth.api.errors import envelope
+from berth.api.principals import Principal
 from berth.service.model import RequestError
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from berth.api.app import create_app
-from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
+from berth.api.auth import Tokens
 from berth.api.deps import Daemon
 from berth.api.limits import Limits
+from berth.api.principals import Role, digest, new_token, parse_tokens
 from berth.api.waiters import Waiters
 from berth.core.dependencies import parse_needs
 from berth.dispatch.emulated import EmulatedNodes
@@ -71,11 +72,7 @@ def load_tokens(settings: Settings, node_tokens: dict[str, str]) -> tuple[Tokens
     """The configured tokens; with none, a generated pair. The daemon keeps digests only
     (``data_dir/tokens``); the tokens themselves go to ``data_dir/credentials`` (mode
     600), the local operator's copy, which the daemon reads only to run its own demo."""
-    table: dict[str, Principal] = {}
-    if settings.tokens:
-        table.update(parse_tokens(settings.tokens))
-    if settings.tokens_file is not None:
-        table.update(parse_tokens(settings.tokens_file.read_text()))
+    table = settings.configured_tokens()
     if table:
         return Tokens(table, node_tokens), ""
     path = settings.data_dir / "tokens"

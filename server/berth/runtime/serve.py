@@ -235,18 +235,19 @@ def run_serve(args: argparse.Namespace) -> int:
         cannot_listen = listen_problem(settings.host, settings.port)
         if cannot_listen is not None:
             raise ValueError(cannot_listen)
-        if settings.ha:
-            from berth.runtime.ha import run_ha
-
-            return run_ha(settings)
         # The web and database stack (two seconds of imports) only once the settings
-        # hold: a mistyped option or policy name is answered at once (option values
-        # are checked when the policy is built).
+        # hold: a mistyped option, policy name or token entry is answered at once
+        # (option values are checked when the policy is built).
         from berth.core.policies import policy_problem
 
         unknown = policy_problem(settings.policy, settings.policy_options)
         if unknown is not None:
             raise ValueError(unknown[1])
+        settings.configured_tokens()
+        if settings.ha:
+            from berth.runtime.ha import run_ha
+
+            return run_ha(settings)
         from berth.runtime.bootstrap import build
 
         built = build(settings)
@@ -276,7 +277,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if built.tokens_note:
         print(built.tokens_note, flush=True)
     print(f"Dashboard: {url}/ui", flush=True)
-    from berth.api.auth import Role
+    from berth.api.principals import Role
     from berth.runtime.web_server import DaemonServer, server_config
 
     server = DaemonServer(server_config(built.app, settings), built.daemon)

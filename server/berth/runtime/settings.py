@@ -16,6 +16,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from berth.api.principals import Principal, parse_tokens
 from berth.core.shapes import parse_node_groups
 from berth.service.model import NodeRecord
 
@@ -99,6 +100,12 @@ class Settings(BaseSettings):
         parse_nodes(value)
         return value
 
+    @field_validator("tokens")
+    @classmethod
+    def _tokens_parse(cls, value: str) -> str:
+        parse_tokens(value)  # (a mistyped entry is answered before the web stack loads)
+        return value
+
     @model_validator(mode="after")
     def _ha_needs_postgresql(self) -> Settings:
         if self.ha and not self.url().startswith("postgresql"):
@@ -123,6 +130,24 @@ class Settings(BaseSettings):
     def default_nodes(self) -> list[NodeRecord]:
         """The nodes of a fresh store: the emulated cluster, or none (agents bring theirs)."""
         return parse_nodes(self.nodes) if self.backend == "emulated" else []
+
+    def configured_tokens(self) -> dict[str, Principal]:
+        """The static tokens of ``tokens`` and ``tokens_file`` (digest -> principal);
+        ``ValueError`` naming the file for one that cannot be read or holds a bad
+        entry."""
+        table = parse_tokens(self.tokens)
+        if self.tokens_file is not None:
+            where = f"tokens_file (BERTH_TOKENS_FILE, TOML tokens_file) {self.tokens_file}"
+            try:
+                text = self.tokens_file.read_text()
+            except (OSError, UnicodeDecodeError) as error:
+                reason = getattr(error, "strerror", None) or error
+                raise ValueError(f"{where}: cannot read it: {reason}") from None
+            try:
+                table.update(parse_tokens(text))
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+        return table
 
     def url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'berth.db'}"

@@ -64,6 +64,11 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         ("reconcile_seconds = 0\n", {}, "reconcile_seconds (BERTH_RECONCILE_SECONDS): must be > 0"),
         ("port = \n", {}, "berth.toml: Invalid value (at line 1, column 8)"),
         ("", {"nodes": "3y"}, "--nodes (BERTH_NODES, TOML nodes): node group '3y' must start"),
+        (
+            "",
+            {"tokens": "abc"},
+            "--tokens (BERTH_TOKENS, TOML tokens): token entries are TOKEN:USER[:ROLE], got 'abc'",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_option(
@@ -80,6 +85,22 @@ def test_a_bad_setting_is_one_line_naming_the_option(
     assert "\n" not in message
     assert "pydantic" not in message
     assert "validation error" not in message
+
+
+def test_the_configured_tokens_name_the_file_they_could_not_use(tmp_path: Path) -> None:
+    """What ``berth serve`` checks before its web stack loads: an unreadable tokens file
+    or a bad entry in it is one line naming the setting and the file."""
+    tokens = tmp_path / "tokens"
+    settings = load_settings(data_dir=tmp_path, tokens="t0:carol", tokens_file=tokens)
+    where = f"tokens_file (BERTH_TOKENS_FILE, TOML tokens_file) {tokens}: "
+    with pytest.raises(ValueError, match=re.escape(where + "cannot read it: No such file")):
+        settings.configured_tokens()
+    tokens.write_text("t1:alice:user\nt2:bob:root\n")
+    with pytest.raises(ValueError, match=re.escape(where + "role must be one of")):
+        settings.configured_tokens()
+    tokens.write_text("t1:alice:user\nt2:bob:operator\n")
+    users = sorted((p.user, p.role.value) for p in settings.configured_tokens().values())
+    assert users == [("alice", "user"), ("bob", "operator"), ("carol", "user")]
 
 
 @pytest.mark.parametrize(

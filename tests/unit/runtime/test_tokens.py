@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from berth.api.auth import Principal, Role, Tokens, digest, new_token, parse_tokens
+from berth.api.auth import Tokens
+from berth.api.principals import Principal, Role, digest, new_token, parse_tokens
 from berth.service.model import RequestError
 
 

@@ -8,8 +8,8 @@ from typing import Literal
 from fastapi import APIRouter
 
 from berth.api.agent_schemas import NodeTokenIn, NodeTokenOut
-from berth.api.auth import Principal, Role, digest, new_token
 from berth.api.deps import Daemon, DaemonDep, JobId, OperatorDep, PrincipalDep
+from berth.api.principals import Principal, Role, digest, new_token
 from berth.api.schemas import (
     DryRunIn,
     DryRunOut,

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 
 from berth.api.agent_schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
-from berth.api.auth import Principal, Role
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep, PageDep
+from berth.api.principals import Principal, Role
 from berth.api.waiters import Waiters
 from berth.service.commands import AgentSync
 from berth.service.engine import Engine

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from berth.api import lean, what_if_turns
-from berth.api.auth import Principal
 from berth.api.deps import (
     MAX_NUMBER,
     Daemon,
@@ -20,6 +19,7 @@ from berth.api.deps import (
     daemon_of,
     person,
 )
+from berth.api.principals import Principal
 from berth.api.schemas import (
     AccountQuery,
     JobEvents,

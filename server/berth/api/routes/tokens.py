@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from berth.api.auth import Principal, Role
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep
+from berth.api.principals import Principal, Role
 from berth.api.token_schemas import IssuedTokenOut, ShortTokenIn, TokenIn, TokenList, TokenOut
 from berth.service.commands import RecordEvent
 from berth.service.identity.issued import IssuedTokens
