@@ -14,6 +14,7 @@ from berth.service.commands import (
     MarkNodesDown,
 )
 from berth.service.engine import Engine
+from berth.service.handlers import node_commands
 from berth.service.model import NodeRecord
 from berth.service.partitions.gang import GangSpec
 from berth.service.partitions.specs import BackfillSpec
@@ -71,3 +72,11 @@ def delete_partition(live: Engine, name: str, now: int) -> None:
 
 def add_node(live: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
     return AddNode(name, resources).apply(live, now)
+
+
+def resize_node(live: Engine, name: str, resources: dict[str, int], now: int) -> NodeRecord:
+    """Node ``name`` with other resources, as an agent's registration and the change
+    that follows it (:class:`~berth.service.commands.ResizeAgents`) leave it."""
+    resized = node_commands.plan_resize(live, {name: resources}, now)
+    (node,) = node_commands.apply_resize(live, resized, now)
+    return node

@@ -36,7 +36,7 @@ from berth.runtime.keys import issued_tokens
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
-from berth.service.commands import ExpireAgents, ReturnAgents
+from berth.service.commands import ExpireAgents, ResizeAgents, ReturnAgents
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes, AgentSettings
@@ -152,9 +152,10 @@ async def dry_run(
 
 
 async def _watch_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
-    """Take down the nodes of silent agents, checking a few times per timeout; bring up
-    the nodes whose agent talks again or registers, as soon as one does (each kind in
-    one change, with every node that came meanwhile)."""
+    """Take down the nodes of silent agents, checking a few times per timeout; resize
+    the nodes whose agent registered with other resources, and bring up those whose
+    agent talks again or registers, as soon as one does (each kind in one change, with
+    every node that came meanwhile)."""
     period = min(agents.settings.node_timeout / 4, 5.0)
     talked = asyncio.Event()
     agents.on_return = talked.set
@@ -166,6 +167,7 @@ async def _watch_agents(coordinator: Coordinator, agents: AgentNodes) -> None:
             return
         for due, command in (
             (agents.silent, ExpireAgents),
+            (agents.resized, ResizeAgents),  # (before: a node comes back as it is now)
             (agents.returned, ReturnAgents),
         ):
             if due(coordinator.engine, time.monotonic()):

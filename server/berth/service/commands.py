@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar
 
 from berth.service.handlers import arrays, job_commands, node_commands, partition_commands
 from berth.service.handlers.agents import SILENT, AgentNodes, AgentReport, Synced, apply_report
-from berth.service.handlers.node_commands import NodeAdded, NodeChange, NodesDown
+from berth.service.handlers.node_commands import NodeAdded, NodeChange, NodesDown, NodesResized
 from berth.service.handlers.partition_commands import PartitionGone, PartitionMade
 from berth.service.handlers.policy_commands import (
     PolicyChange,
@@ -294,6 +294,27 @@ class ReturnAgents(PrepareThenApply[tuple[list[str], NodeChange | None], list[st
         if change is not None:
             node_commands.apply_node_change(engine, change, now)
         return names
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeAgents(PrepareThenApply[NodesResized | None, list[str]]):
+    """Resize the nodes whose agents registered with other resources, all at once: one
+    replan per partition, made off the event loop (:class:`Prepared`); the result is
+    their names."""
+
+    agents: AgentNodes = field(compare=False)
+    seen_at: float
+
+    def prepare(self, engine: Engine, now: int) -> NodesResized | None:
+        # (``resizing`` changes only in the writer's commands: safe to read here)
+        resized = self.agents.resized(engine, self.seen_at)
+        return node_commands.plan_resize(engine, resized, now) if resized else None
+
+    def apply_prepared(self, engine: Engine, now: int, prepared: NodesResized | None) -> list[str]:
+        self.agents.resizing.clear()  # (those not resized are as their agent said already)
+        if prepared is None:
+            return []
+        return [node.name for node in node_commands.apply_resize(engine, prepared, now)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,36 @@ def test_agent_kill_9_restart_adopts_its_jobs_and_reports_their_ends(cluster: Cl
     wait_until(lambda: not alive(pid, ticks), what="cancelled after adoption")
 
 
+def test_an_agent_restarted_with_more_resources_resizes_its_node_and_keeps_its_job(
+    cluster: Cluster,
+) -> None:
+    """An operator gives a node's agent another configuration and restarts it: the
+    registration notes the change and the daemon's watch resizes the node at once (in a
+    replan off the event loop); the job running there is adopted, and a job only the
+    larger node can hold then runs."""
+    agent = cluster.add_agent("n1")  # cpus=2,mem_gb=4
+    long = _job(cluster, 60)
+    wait_until(lambda: _started(cluster, long), what="the job started")
+    (pid,) = _started(cluster, long)
+    ticks = start_ticks(pid)
+    agent.kill()
+    agent.resources = "cpus=6,mem_gb=12"
+    agent.start()
+    wait_until(lambda: _resources(cluster, "n1") == {"cpus": 6, "mem_gb": 12}, what="resized")
+    assert cluster.job(long)["job_state"] == "RUNNING"
+    assert alive(pid, ticks)
+    wide = cluster.submit("true", resources={"cpus": 5, "mem_gb": 5})
+    assert cluster.wait_state(wide, "COMPLETED", seconds=20)["exit_code"] == 0
+    assert _started(cluster, long) == [pid]
+    cluster.call("DELETE", f"/v1/jobs/{long}")
+    wait_until(lambda: not alive(pid, ticks), what="cancelled")
+
+
+def _resources(cluster: Cluster, name: str) -> dict[str, int] | None:
+    nodes = cluster.call("GET", "/v1/cluster").json()["nodes"]
+    return next((n["resources"] for n in nodes if n["name"] == name), None)
+
+
 def test_daemon_kill_9_jobs_run_on_and_are_taken_back(cluster: Cluster) -> None:
     cluster.add_agent("n1")
     cluster.add_agent("n2")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import AgentSync, ExpireAgents, ReturnAgents
+from berth.service.commands import AgentSync, ExpireAgents, ResizeAgents, ReturnAgents
 from berth.service.engine import Engine
 from berth.service.handlers import job_commands
 from berth.service.handlers.agents import (
@@ -280,6 +280,54 @@ def test_new_agents_registering_join_the_plan_together_in_one_replan(
     assert {node.state.value for node in engine.cluster.nodes.values()} == {"up"}
     wide = submit(engine, cpus=8, now=5)  # every node's two cpus
     assert engine.jobs[wide].state is JobState.RUNNING
+
+
+def test_agents_registering_with_other_resources_resize_their_nodes_in_one_replan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A center's agents restarted with another configuration: each registration used
+    to resize its node with a replan on the loop (1.5-10 s apiece on 4,096 nodes). They
+    are noted, the nodes planned as they were meanwhile, and resized together in one
+    replan off the loop; an agent back to its node's resources before then drops its
+    note."""
+    engine, agents, _ = setup(3)
+    replans = counted_replans(engine, monkeypatch)
+    woken: list[bool] = []
+    agents.on_return = lambda: woken.append(True)
+    larger = {"cpus": 8, "mem_gb": 16}
+    for name, resources in (("n1", larger), ("n2", larger), ("n3", larger), ("n3", NODE)):
+        with engine.batch(5):
+            AgentSync(agents, AgentReport(name, "boot", resources, (), True), 5.0).apply(engine, 5)
+    assert not replans  # (a registration, in the writer on the loop, replans nothing)
+    assert woken == [True, True, True]  # (the daemon's watch runs the change at once)
+    assert agents.resizing == {"n1": larger, "n2": larger}
+    assert engine.cluster.nodes["n1"].resources == NODE  # (until the change)
+    engine.outbox.take_events()
+    with engine.batch(6):
+        assert ResizeAgents(agents, 6.0).apply(engine, 6) == ["n1", "n2"]
+    assert len(replans) == 1
+    assert agents.resizing == {}
+    sizes = [engine.cluster.nodes[name].resources for name in ("n1", "n2", "n3")]
+    assert sizes == [larger, larger, NODE]
+    resized = [(e.node, e.detail["before"]) for e in engine.outbox.take_events()
+               if e.kind == "node.resized"]  # fmt: skip
+    assert resized == [("n1", NODE), ("n2", NODE)]
+    wide = submit(engine, cpus=18, now=6)  # (every cpu of the three: 8 + 8 + 2)
+    assert engine.jobs[wide].state is JobState.RUNNING
+    with engine.batch(7):  # (nothing noted since: nothing to do)
+        assert ResizeAgents(agents, 7.0).apply(engine, 7) == []
+    assert len(replans) == 1
+
+
+def test_a_registration_with_no_resource_is_refused_and_changes_nothing() -> None:
+    engine, agents, _ = setup(1)
+    for resources in ({}, {"cpus": 0, "mem_gb": 4}):
+        report = AgentReport("n1", "boot", resources, (), True)
+        refused = pytest.raises(RequestError, match="positive amount of each resource")
+        with refused, engine.batch(1):
+            AgentSync(agents, report, 1.0).apply(engine, 1)
+    assert agents.resizing == {}
+    assert engine.cluster.nodes["n1"].resources == NODE
 
 
 @pytest.mark.parametrize("resources", [{"cpus": 2, "mem_gb": 4}, {"cpus": 2, "gpus": 1}])

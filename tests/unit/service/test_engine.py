@@ -11,7 +11,6 @@ from berth.core.shapes import Shape
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
 from berth.service.handlers.job_commands import cancel, hold, release, submit
-from berth.service.handlers.node_commands import resize_node
 from berth.service.model import (
     JobRequest,
     JobState,
@@ -26,7 +25,14 @@ from berth.service.restore import restore_engine
 from berth.service.rows import job_row
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request
-from tests.support.node_changes import add_node, change_policy, drain, mark_down, resume_node
+from tests.support.node_changes import (
+    add_node,
+    change_policy,
+    drain,
+    mark_down,
+    resize_node,
+    resume_node,
+)
 
 
 def test_jobs_start_complete_and_free_their_nodes() -> None:

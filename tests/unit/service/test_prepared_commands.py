@@ -19,10 +19,12 @@ from berth.service.commands import (
     CreatePartition,
     DeletePartition,
     MarkNodesDown,
+    ResizeAgents,
     SubmitJob,
     is_prepared,
 )
 from berth.service.engine import Engine
+from berth.service.handlers.agents import AgentNodes, AgentSettings
 from berth.service.model import JobState, NodeState, RequestError
 from berth.service.partitions.specs import BackfillSpec
 from tests.support.live import request
@@ -225,6 +227,34 @@ def test_a_node_added_by_hand_is_planned_off_the_loop_and_then_takes_the_waiting
         assert await adding is NodeState.UP
         assert await coordinator.read(seen) == (True, JobState.RUNNING)
         assert await coordinator.read(lambda e: list(e.jobs[waiting].allocation)) == ["node009"]
+        await coordinator.stop()
+
+    asyncio.run(scenario())
+
+
+def test_nodes_resized_for_their_agents_are_planned_off_the_loop_then_take_the_waiting_job() -> (
+    None
+):
+    async def scenario() -> None:
+        coordinator, _, _, _ = coordinator_setup(count=1)
+        await coordinator.start()
+        await coordinator.call(SubmitJob(request(8)))  # the only node, whole
+        waiting = await coordinator.call(SubmitJob(request(8)), lambda made: made[0].id)
+        agents = AgentNodes(AgentSettings(), wall=lambda: 0.0)
+        agents.note_resizing("node001", {"cpus": 16, "mem_gb": 64})
+        resize = Held(ResizeAgents(agents, 0.0))
+        assert is_prepared(resize.inner)
+        resizing = asyncio.create_task(coordinator.call(resize))
+        assert await asyncio.to_thread(resize.started.wait, 10)
+
+        def seen(engine: Engine) -> tuple[int, JobState]:
+            return engine.cluster.nodes["node001"].resources["cpus"], engine.jobs[waiting].state
+
+        assert await coordinator.read(seen) == (8, JobState.PENDING)  # (not yet resized)
+        resize.gate.set()
+        assert await resizing == ["node001"]
+        assert await coordinator.read(seen) == (16, JobState.RUNNING)
+        assert agents.resizing == {}
         await coordinator.stop()
 
     asyncio.run(scenario())

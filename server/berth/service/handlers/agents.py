@@ -18,7 +18,10 @@ turns a report into engine changes and renders the wish:
   one replan made off the event loop (:class:`~berth.service.commands.ReturnAgents`):
   a rack's agents coming back one replan each held the loop about a second apiece on
   4,096 nodes. A new node's agent registering adds it ``down`` (``JOINING``) and notes
-  it the same way: 4,096 agents registering one replan each took 72 s.
+  it the same way: 4,096 agents registering one replan each took 72 s. An agent that
+  registers with other resources (restarted with another configuration) is noted in
+  ``resizing``, and its node resized with the others noted meanwhile, in one replan off
+  the loop (:class:`~berth.service.commands.ResizeAgents`).
 
 :class:`AgentNodes` is the engine's node backend: intents only wake the long polls of
 the nodes they concern, because what a node should run is read from the committed jobs.
@@ -137,6 +140,9 @@ class AgentNodes:
     #: Nodes down for a silent agent whose agent talks again, or new ones joining, to
     #: bring up; ``on_return`` is called when one is noted (the shell's wake-up).
     returning: set[str] = field(default_factory=set)
+    #: Nodes whose agent registered with other resources, to resize (the newest
+    #: resources each); ``on_return`` is called when one is noted, as for ``returning``.
+    resizing: dict[str, dict[str, int]] = field(default_factory=dict)
     on_return: Callable[[], None] | None = None
     _nodes_of: dict[int, list[str]] = field(default_factory=dict)
 
@@ -186,6 +192,21 @@ class AgentNodes:
         self.returning.add(name)
         if self.on_return is not None:
             self.on_return()
+
+    def note_resizing(self, name: str, resources: dict[str, int]) -> None:
+        self.resizing[name] = dict(resources)
+        if self.on_return is not None:
+            self.on_return()
+
+    def resized(self, engine: Engine, seen_at: float) -> dict[str, dict[str, int]]:
+        """Of ``resizing``, the nodes that still exist and whose resources still differ,
+        with their new resources (``seen_at``: unused, as the other checks take it)."""
+        nodes = engine.cluster.nodes
+        return {
+            name: resources
+            for name, resources in sorted(self.resizing.items())
+            if name in nodes and nodes[name].resources != resources
+        }
 
     def returned(self, engine: Engine, seen_at: float) -> list[str]:
         """Of ``returning``, the nodes still down for a silent agent (or joining) whose
@@ -281,14 +302,20 @@ def _check_agent(engine: Engine, agents: AgentNodes, report: AgentReport, seen_a
         )
 
 
-def _register_node(engine: Engine, report: AgentReport, now: int) -> None:
-    """The node as the agent describes it: added, resized, or back from silence."""
+def _register_node(engine: Engine, agents: AgentNodes, report: AgentReport, now: int) -> None:
+    """The node as the agent describes it: added, noted for a resize, or back from
+    silence. A resize is made with the others noted meanwhile, in one replan off the
+    event loop (:class:`~berth.service.commands.ResizeAgents`); until then the node is
+    planned with the resources it had."""
     node = engine.cluster.nodes.get(report.name)
     if node is None:  # (brought up with the others registering meanwhile: one replan)
         node_commands.add_joining_node(engine, report.name, report.resources, now, JOINING)
         return
     if node.resources != report.resources:
-        node_commands.resize_node(engine, report.name, report.resources, now)
+        node_commands.check_resources(report.resources)
+        agents.note_resizing(report.name, report.resources)
+    else:
+        agents.resizing.pop(report.name, None)  # (back as it was: nothing to resize)
 
 
 def apply_report(
@@ -306,7 +333,7 @@ def apply_report(
         )
     _check_agent(engine, agents, report, seen_at)
     if report.register:
-        _register_node(engine, report, now)
+        _register_node(engine, agents, report, now)
     node = engine.cluster.nodes[report.name]
     if node.state is NodeState.DOWN and node.reason.startswith((SILENT, JOINING)):
         agents.note_returning(report.name)  # its agent talks: up with the next change
