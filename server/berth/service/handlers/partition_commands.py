@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from berth.core.policies import policy_problem
 from berth.service.model import RequestError
-from berth.service.nodes.cluster import Cluster
 from berth.service.partitions.gang import GangPartition, GangSpec
 from berth.service.partitions.specs import DEFAULT_PARTITION, BackfillSpec
 
@@ -55,7 +54,7 @@ def plan_partition(
         replan = engine.replan(policy, options, now, keep_plan=True, pool=left)
         own = None
         if isinstance(spec, BackfillSpec):
-            nodes = Cluster(engine.cluster.nodes[n] for n in spec.nodes)
+            nodes = engine.partitions.pool_of(spec.nodes)
             own = engine.replan(spec.policy, spec.options, now, False, partition=name, pool=nodes)
     except (ValueError, TypeError) as error:
         if isinstance(spec, BackfillSpec) and left.nodes:

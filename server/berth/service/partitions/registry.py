@@ -18,7 +18,7 @@ partition takes a request, a waiting gang job's reason, a summary for the API. N
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from berth.service.model import JobRecord, RequestError
 from berth.service.nodes.cluster import Cluster
@@ -57,9 +57,14 @@ class Partitions:
         """A backfilling partition's nodes, the default one's unless named (the records
         are the cluster's own)."""
         if partition is not None:
-            nodes = self.cluster.nodes
-            return Cluster(nodes[n] for n in self.backfill[partition].nodes if n in nodes)
+            return self.pool_of(self.backfill[partition].nodes)
         return self.default_pool_if(self.named_nodes())
+
+    def pool_of(self, names: Iterable[str]) -> Cluster:
+        """The cluster's nodes ``names`` (those it has), as a partition of them plans on
+        them (the records are the cluster's own)."""
+        nodes = self.cluster.nodes
+        return Cluster(nodes[n] for n in names if n in nodes)
 
     def default_pool_if(self, taken: Collection[str]) -> Cluster:
         """The default partition's nodes were the other partitions' nodes ``taken`` (a
