@@ -89,7 +89,7 @@ def parse_tokens(text: str) -> dict[str, Principal]:
         token, _, rest = item.partition(":")
         user, _, role = rest.partition(":")
         if not token or not user:
-            raise ValueError(f"token entries are TOKEN:USER[:ROLE], got {item!r}")
+            raise ValueError(f"token entries are TOKEN:USER[:ROLE], got {_hidden(item)!r}")
         if hashed and (len(token) != 64 or any(c not in "0123456789abcdef" for c in token)):
             raise ValueError(f"a sha256: entry needs 64 lowercase hex digits, got {token!r}")
         try:
@@ -98,3 +98,16 @@ def parse_tokens(text: str) -> dict[str, Principal]:
             known = ", ".join(repr(r.value) for r in Role)
             raise ValueError(f"role must be one of {known}, got {role!r}") from None
     return table
+
+
+#: How much of a malformed token entry an error shows (it may be a secret token alone).
+SHOWN_OF_ENTRY = 6
+
+
+def _hidden(entry: str) -> str:
+    """A malformed entry as an error shows it: a long one cut to its first characters,
+    since a token given without its user is the secret itself, and the error goes to
+    the terminal and the service's log."""
+    if len(entry) <= SHOWN_OF_ENTRY + 2:
+        return entry
+    return f"{entry[:SHOWN_OF_ENTRY]}... ({len(entry)} characters)"

@@ -40,6 +40,16 @@ def test_bad_token_entries_are_refused(bad: str, fragment: str) -> None:
         parse_tokens(bad)
 
 
+def test_a_token_given_without_its_user_is_not_shown_whole() -> None:
+    """The entry is then the secret itself, and the error reaches the service's log."""
+    secret = new_token("user")
+    with pytest.raises(ValueError, match="TOKEN:USER") as refused:
+        parse_tokens(f"t1:alice,{secret}")
+    message = str(refused.value)
+    assert secret not in message
+    assert message.endswith(f"got 'berth-... ({len(secret)} characters)'")
+
+
 def test_new_tokens_say_what_they_are_and_never_look_like_an_option() -> None:
     tokens = {new_token("node") for _ in range(200)}
     assert len(tokens) == 200
