@@ -209,6 +209,7 @@ def build(settings: Settings, clock: Clock | None = None, lease: Lease | None = 
         settings.policy,
         dict(settings.policy_options),
         hold_intents=True,
+        deferred=True,
     )
     coordinator = Coordinator(engine, store, clock, snapshot.last_event_id)
     coordinator.events.on_published = log_event  # one line per meaningful event

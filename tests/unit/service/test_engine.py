@@ -353,6 +353,31 @@ def test_restart_after_downtime_handles_what_was_due_and_keeps_the_promises_on_r
     assert set(changes.jobs) == {1, 2, 3}
 
 
+@pytest.mark.parametrize("deferred", [False, True])
+def test_a_daemon_restart_compresses_after_its_catch_up_as_live(deferred: bool) -> None:
+    """Job 1 ended early (at 40) while the daemon was down (10 to 60); job 2, planned at
+    its limit's end (100), moves up to start now. A daemon restores with ``deferred``:
+    that compression waits for the writer's first slice (made in the catch-up, it held a
+    4,096-node daemon's start 15 s), and ends where it would have been made at once."""
+    store = MemoryStore()
+    live = engine()
+    submit(live, request(cpus=32, limit=100, runtime=40), now=0)
+    submit(live, request(cpus=32, limit=100), now=0)
+    store.save(live.take_changes())
+    restored = restore_engine(
+        store.load(), EmulatedNodes(), 60, [], "conservative", {}, deferred=deferred
+    )
+    second = restored.jobs[2]
+    assert restored.jobs[1].end_time == 40
+    assert restored.improvement_due is deferred
+    assert second.state is (JobState.PENDING if deferred else JobState.RUNNING)
+    if deferred:
+        assert second.planned_start == 100  # (until the writer's slice)
+        with restored.batch(60):
+            assert restored.improve(60, lambda: False)
+    assert (second.state, second.start_time) == (JobState.RUNNING, 60)
+
+
 def test_a_late_wake_up_with_held_intents_still_ends_emulated_jobs_on_time() -> None:
     """The daemon holds node commands until their commit; emulated nodes are told at
     once (nothing leaves the process), so a job started during a catch-up still ends
