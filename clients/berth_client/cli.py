@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from berth_client.cli_support import client_of, guard, span, to_json, when
+from berth_client.cli_support import client_of, guard, job_states, span, to_json, when
 from berth_client.efficiency import job_lines, usage_columns
 from berth_client.errors import BerthError
 
@@ -39,15 +39,19 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
     queue = commands.add_parser("queue")
     common(queue)
-    queue.add_argument("--state", help="only this state (PENDING, RUNNING, ...)")
-    queue.add_argument("--user")
+    queue.add_argument(
+        "--state", "-t", type=job_states, help="only these states: PENDING,RUNNING or PD,R, ..."
+    )
+    queue.add_argument("--user", "-u", help="only this user's jobs")
     queue.add_argument("--account", "-A", help="only jobs charged to this account")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
 
     history = commands.add_parser("history")
     common(history)
-    history.add_argument("--state", help="only this state (COMPLETED, FAILED, ...)")
-    history.add_argument("--user")
+    history.add_argument(
+        "--state", "-s", type=job_states, help="only these states: COMPLETED,FAILED or CD,F, ..."
+    )
+    history.add_argument("--user", "-u", help="only this user's jobs")
     history.add_argument("--account", "-A", help="only jobs charged to this account")
     history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
 

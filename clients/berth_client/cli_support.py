@@ -1,5 +1,5 @@
-"""What every ``berth`` client command shares: how it reads amounts, prints times and
-JSON, reaches the daemon and reports a failure in one line.
+"""What every ``berth`` client command shares: how it reads amounts and job states,
+prints times and JSON, reaches the daemon and reports a failure in one line.
 
 Kept apart from the commands themselves so that each command module depends on this one
 and none on another (``cli`` registers them all).
@@ -45,6 +45,33 @@ def option_pair(text: str) -> tuple[str, int | float | str]:
         except ValueError:
             pass
     return name.strip(), value
+
+
+#: The job states, and the short codes squeue and sacct print for them.
+JOB_STATES = ("PENDING", "HELD", "RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED",
+              "REJECTED", "NODE_FAIL", "OUT_OF_MEMORY")  # fmt: skip
+SLURM_STATE_CODES = {"PD": "PENDING", "R": "RUNNING", "CD": "COMPLETED", "F": "FAILED",
+                     "TO": "TIMEOUT", "CA": "CANCELLED", "NF": "NODE_FAIL",
+                     "OOM": "OUT_OF_MEMORY"}  # fmt: skip
+
+
+def job_states(text: str) -> list[str]:
+    """``pending,R`` as job states, in any case, with Slurm's short codes (PD, R, CD, F,
+    TO, CA, NF, OOM); an argparse type."""
+    states: list[str] = []
+    for part in filter(None, (p.strip().upper() for p in text.split(","))):
+        state = SLURM_STATE_CODES.get(part, part)
+        if state not in JOB_STATES:
+            known = ", ".join(JOB_STATES)
+            codes = ", ".join(SLURM_STATE_CODES)
+            raise argparse.ArgumentTypeError(
+                f"unknown job state {part!r}: one of {known} (any case), or {codes}"
+            )
+        if state not in states:
+            states.append(state)
+    if not states:
+        raise argparse.ArgumentTypeError("expected at least one job state")
+    return states
 
 
 def span(seconds: int) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -85,7 +86,7 @@ class BerthClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any:
-        query = f"?{urlencode(params)}" if params else ""
+        query = f"?{urlencode(params, doseq=True)}" if params else ""  # (lists: repeated)
         sent = dict(self._headers, **(headers or {}))
         body = None
         if json_body is not None:
@@ -217,7 +218,7 @@ class BerthClient:
 
     def jobs(
         self,
-        state: str | None = None,
+        state: str | Sequence[str] | None = None,
         user: str | None = None,
         limit: int = 100,
         offset: int = 0,
@@ -240,7 +241,7 @@ class BerthClient:
 
     def history(
         self,
-        state: str | None = None,
+        state: str | Sequence[str] | None = None,
         user: str | None = None,
         before: int | None = None,
         limit: int = 100,

@@ -86,6 +86,44 @@ def test_submit_queue_show_cancel(
     assert capsys.readouterr().out.strip() == "job 1 CANCELLED"
 
 
+def test_queue_and_history_take_states_as_slurm_writes_them(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-t pd,R`` (squeue) and ``-s CA,pending`` (sacct): a list, in any case, with
+    Slurm's short codes; ``-u`` for the user. An unknown state is refused before any
+    request, naming the option and what it takes."""
+    auth = ["--url", daemon.url, "--token", ALICE]
+    for _ in range(3):  # one runs (the whole cluster), two wait
+        assert main(["submit", *auth, "-r", "cpus=32", "-t", "600"]) == 0
+    assert main(["cancel", *auth, "3"]) == 0
+    capsys.readouterr()
+
+    def listed(*words: str) -> list[tuple[str, str]]:
+        assert main([*words, *auth]) == 0
+        return [
+            (row.split()[0], row.split()[3]) for row in capsys.readouterr().out.splitlines()[1:]
+        ]
+
+    assert listed("queue", "-t", "pd") == [("2", "PENDING")]
+    assert sorted(listed("queue", "-t", "R,PD", "-u", "alice")) == [
+        ("1", "RUNNING"),
+        ("2", "PENDING"),
+    ]
+    assert listed("queue", "-t", "ca") == [("3", "CANCELLED")]
+    assert main(["history", *auth, "-s", "CA,pending", "-u", "alice"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [(row.split()[0], row.split()[4]) for row in rows] == [
+        ("3", "CANCELLED"),
+        ("2", "PENDING"),
+    ]
+    with pytest.raises(SystemExit) as refused:
+        main(["queue", *auth, "-t", "pending,bogus"])
+    assert refused.value.code == 2
+    assert (
+        "argument --state/-t: unknown job state 'BOGUS': one of PENDING" in capsys.readouterr().err
+    )
+
+
 def test_queue_shows_deadlines_when_a_job_has_one(
     daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,14 +26,14 @@ UsageBy = Literal["user", "account"]
 class JobFilter:
     """Which stored jobs a history page or a usage report covers (``None``: any)."""
 
-    state: str | None = None
+    states: frozenset[str] | None = None
     user: str | None = None
     account: str | None = None
 
     def admits(self, row: Mapping[str, object]) -> bool:
         """Whether a job's row (``berth.service.rows``) passes."""
         return (
-            (self.state is None or row["state"] == self.state)
+            (self.states is None or row["state"] in self.states)
             and (self.user is None or row["user"] == self.user)
             and (self.account is None or (row.get("account") or row["user"]) == self.account)
         )

@@ -235,8 +235,8 @@ class _Writes:
 
 
 def _filtered(query: sa.Select[Any], where: JobFilter) -> sa.Select[Any]:
-    if where.state is not None:
-        query = query.where(JOBS.c.state == where.state)
+    if where.states is not None:
+        query = query.where(JOBS.c.state.in_(sorted(where.states)))
     if where.user is not None:
         query = query.where(JOBS.c.user == where.user)
     if where.account is not None:

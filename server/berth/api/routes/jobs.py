@@ -180,7 +180,10 @@ def _candidates(engine: Engine, states: set[JobState]) -> Iterable[JobRecord]:
 async def history(
     daemon: DaemonDep,
     who: PrincipalDep,
-    state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
+    state: Annotated[
+        list[JobState] | None,
+        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
+    ] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
     before: Annotated[
@@ -190,7 +193,7 @@ async def history(
 ) -> JobHistory:
     user = who.whose_jobs(user, account)
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    where = JobFilter(None if state is None else state.value, user, account)
+    where = JobFilter(None if not state else frozenset(s.value for s in state), user, account)
     jobs = await daemon.coordinator.archive.history(where, before, limit)
     return JobHistory(
         jobs=[JobOut.of(r) for r in jobs],
