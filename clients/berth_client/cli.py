@@ -70,10 +70,16 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
     cancel = commands.add_parser("cancel")
     common(cancel)
-    cancel.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID", help="one or more")
+    cancel.add_argument("job_ids", type=int, nargs="*", metavar="JOB_ID", help="one or more")
     cancel.add_argument(
         "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
+    cancel.add_argument("--user", "-u", help="instead of ids: every job of this user (scancel -u)")
+    cancel.add_argument(
+        "--state", "-t", type=job_states, help="instead of ids: every job in these states"
+    )
+    cancel.add_argument("--name", "-n", help="instead of ids: every job of this name")
+    cancel.add_argument("--account", "-A", help="instead of ids: every job of this account")
 
     return {
         "submit": submit,
@@ -275,7 +281,14 @@ def run_show(args: argparse.Namespace) -> int:
 @guard
 def run_cancel(args: argparse.Namespace) -> int:
     """Cancel each job (or array) named, as scancel does; each that cannot be is said
-    (the others are still cancelled) and the exit status is 1."""
+    (the others are still cancelled) and the exit status is 1. Or, with filters instead
+    of ids, every job not ended they select, in one request."""
+    filters = {"state": args.state, "user": args.user, "account": args.account, "name": args.name}
+    if any(filters.values()) == bool(args.job_ids) or (args.array and not args.job_ids):
+        print("berth cancel: give job ids, or filters (-u, -t, -n, -A) instead", file=sys.stderr)
+        return 2
+    if not args.job_ids:
+        return _cancel_matching(args, filters)
     answers: list[Any] = []
     failed = False
     with client_of(args) as client:
@@ -298,3 +311,27 @@ def run_cancel(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
     return 1 if failed else 0
+
+
+def _cancel_matching(args: argparse.Namespace, filters: dict[str, Any]) -> int:
+    with client_of(args) as client:
+        try:
+            jobs = client.cancel_matching(**filters)
+        except BerthError as error:
+            if error.status != 405:
+                raise
+            print(
+                f"berth cancel: the daemon at {args.url} is older than this client and "
+                "cancels by id only",
+                file=sys.stderr,
+            )
+            return 1
+    if args.json:
+        print(to_json(jobs, indent=2))
+    elif not jobs:
+        print("no job selected: nothing cancelled")
+    else:
+        ids = ", ".join(str(job["job_id"]) for job in jobs[:20])
+        more = f" and {len(jobs) - 20} more" if len(jobs) > 20 else ""
+        print(f"{len(jobs)} job(s) cancelled: {ids}{more}")
+    return 0

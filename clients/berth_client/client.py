@@ -277,6 +277,18 @@ class BerthClient:
         result: dict[str, Any] = self._call("DELETE", f"/v1/jobs/{job_id}")
         return result
 
+    def cancel_matching(
+        self,
+        state: Sequence[str] | None = None,
+        user: str | None = None,
+        account: str | None = None,
+        name: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Cancel every job not ended that the filters select (at least one)."""
+        given = {"state": state, "user": user, "account": account, "name": name}
+        result: list[dict[str, Any]] = self._call("DELETE", "/v1/jobs", params=_present(given))
+        return result
+
     def cancel_array(self, array_id: int) -> list[dict[str, Any]]:
         """Cancel every task of job array ``array_id`` that has not ended."""
         result: list[dict[str, Any]] = self._call("DELETE", f"/v1/jobs/{array_id}/array")

@@ -124,6 +124,34 @@ def test_queue_and_history_take_states_as_slurm_writes_them(
     )
 
 
+def test_cancel_takes_scancel_s_filters_instead_of_ids(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``berth cancel -n sweep``, ``-t pd``, ``-u alice``: every job not ended that the
+    filters select, in one request; users only ever reach their own jobs."""
+    auth = ["--url", daemon.url, "--token", ALICE]
+    for name in ("whole", "keep", "sweep", "sweep"):  # the first runs, the rest wait
+        assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "-J", name]) == 0
+    capsys.readouterr()
+    assert main(["cancel", *auth, "-n", "sweep"]) == 0
+    assert capsys.readouterr().out == "2 job(s) cancelled: 3, 4\n"
+    assert main(["cancel", *auth, "-t", "pd,ca"]) == 0  # (3 and 4 have ended already)
+    assert capsys.readouterr().out == "1 job(s) cancelled: 2\n"
+    assert main(["cancel", *auth, "-u", "bob"]) == 1  # (another user's)
+    assert "users may list only their own jobs" in capsys.readouterr().err
+    assert main(["cancel", *auth, "-u", "alice", "-t", "R"]) == 0
+    assert capsys.readouterr().out == "1 job(s) cancelled: 1\n"
+    assert main(["cancel", *auth, "-u", "alice"]) == 0
+    assert capsys.readouterr().out == "no job selected: nothing cancelled\n"
+    for words in ([], ["1", "-u", "alice"], ["--array", "-n", "sweep"]):
+        assert main(["cancel", *auth, *words]) == 2
+        assert "give job ids, or filters (-u, -t, -n, -A) instead" in capsys.readouterr().err
+    assert main(["queue", *auth, "--all", "--json"]) == 0
+    jobs = {job["job_id"]: job for job in json.loads(capsys.readouterr().out)["jobs"]}
+    assert [jobs[job]["job_state"] for job in (1, 2, 3, 4)] == ["CANCELLED"] * 4
+    assert jobs[3]["state_reason"] == "cancelled by alice (every job of name=sweep)"
+
+
 def test_queue_shows_deadlines_when_a_job_has_one(
     daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,7 +1,8 @@
 """What ``berth queue`` and ``berth usage`` ask a daemon for the cluster's time and each
 waiting job's predicted start: a job list's pages carry both, so they ask nothing else;
 a daemon from before those fields has them only in its plan, which they then ask, as they
-used to (a rolling upgrade updates login nodes and the daemon at different times). The
+used to (a rolling upgrade updates login nodes and the daemon at different times). And
+``berth cancel -u ...`` against a daemon from before cancelling by filter says so. The
 daemon here is a loopback HTTP server answering as one of either age does."""
 
 from __future__ import annotations
@@ -59,6 +60,17 @@ class OlderDaemon(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_DELETE(self) -> None:
+        """As a daemon from before cancelling by filter answers ``DELETE /v1/jobs``."""
+        self.asked.append((urlsplit(self.path).path, {}))
+        data = json.dumps({"error": {"code": "method_not_allowed",
+                                     "message": "Method Not Allowed", "field": "method"}})  # fmt: skip
+        self.send_response(405)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
     def log_message(self, *args: object) -> None:
         pass  # (quiet)
 
@@ -106,4 +118,15 @@ def test_queue_asks_todays_daemon_for_its_job_list_only(
     assert main(["queue", "--url", older_daemon, "--token", "t", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert (listed["now"], listed["predicted"]) == (NOW, {"2": NOW + 420})
+    assert [path for path, _ in OlderDaemon.asked] == ["/v1/jobs"]
+
+
+def test_cancel_by_filter_says_an_older_daemon_cancels_by_id_only(
+    older_daemon: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cancel", "--url", older_daemon, "--token", "t", "-u", "alice"]) == 1
+    assert capsys.readouterr().err == (
+        f"berth cancel: the daemon at {older_daemon} is older than this client and cancels "
+        "by id only\n"
+    )
     assert [path for path, _ in OlderDaemon.asked] == ["/v1/jobs"]

@@ -23,6 +23,7 @@ from berth.service.handlers.policy_commands import (
 from berth.service.model import JobRecord, JobRequest, NodeRecord, RequestError
 from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.planning.budgets import within
+from berth.service.ports import JobFilter
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -98,6 +99,19 @@ class CancelJob:
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
         return job_commands.cancel(engine, self.job_id, now, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelMatching:
+    """Cancel every job not ended that the filter selects (scancel -u / -t / -n / -A);
+    the jobs are chosen when it is applied, in the writer."""
+
+    where: JobFilter
+    name: str | None
+    reason: str
+
+    def apply(self, engine: Engine, now: int) -> list[JobRecord]:
+        return job_commands.cancel_matching(engine, self.where, self.name, now, self.reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,10 +32,16 @@ class JobFilter:
 
     def admits(self, row: Mapping[str, object]) -> bool:
         """Whether a job's row (``berth.service.rows``) passes."""
+        account = row.get("account")
+        return self.holds(str(row["state"]), str(row["user"]), str(account) if account else None)
+
+    def holds(self, state: str, user: str, account: str | None) -> bool:
+        """Whether a job in ``state`` of ``user``, charged to ``account`` (``None``: the
+        user's own), passes."""
         return (
-            (self.states is None or row["state"] in self.states)
-            and (self.user is None or row["user"] == self.user)
-            and (self.account is None or (row.get("account") or row["user"]) == self.account)
+            (self.states is None or state in self.states)
+            and (self.user is None or user == self.user)
+            and (self.account is None or (account or user) == self.account)
         )
 
 

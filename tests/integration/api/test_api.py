@@ -140,6 +140,23 @@ def test_cancel_kills_a_running_job_once(api: Api) -> None:
     assert api.call("GET", "/v1/cluster").json()["used"] == {"cpus": 0, "mem_gb": 0}
 
 
+def test_cancel_by_filter_reaches_only_the_caller_s_jobs_and_needs_a_filter(api: Api) -> None:
+    """``DELETE /v1/jobs?...``: a user's filter only ever selects their own jobs; an
+    operator's selects anyone's; no filter at all is refused (422), naming the field."""
+    mine = [api.submit(token=ALICE).json()["job"]["job_id"] for _ in range(2)]
+    theirs = api.submit(token=BOB).json()["job"]["job_id"]
+    unfiltered = api.call("DELETE", "/v1/jobs")
+    assert unfiltered.status_code == 422
+    assert error_of(unfiltered)["field"] == "user"
+    assert "at least one of state, user, account and name" in error_of(unfiltered)["message"]
+    assert api.call("DELETE", "/v1/jobs", token=ALICE, params={"user": "bob"}).status_code == 403
+    by_alice = api.call("DELETE", "/v1/jobs", token=ALICE, params={"state": ["PENDING", "RUNNING"]})
+    assert sorted(job["job_id"] for job in by_alice.json()) == mine
+    assert api.call("GET", f"/v1/jobs/{theirs}", OPERATOR).json()["job_state"] != "CANCELLED"
+    by_operator = api.call("DELETE", "/v1/jobs", token=OPERATOR, params={"user": "bob"})
+    assert [job["job_id"] for job in by_operator.json()] == [theirs]
+
+
 def test_what_if_submits_nothing(api: Api) -> None:
     api.submit(resources={"cpus": 32}, time_limit=100)
     answer = api.call(

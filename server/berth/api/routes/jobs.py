@@ -32,7 +32,13 @@ from berth.api.schemas import (
     WhatIfOut,
 )
 from berth.api.submit_schemas import JobSubmit
-from berth.service.commands import CancelArray, CancelJob, SubmitArray, SubmitJob
+from berth.service.commands import (
+    CancelArray,
+    CancelJob,
+    CancelMatching,
+    SubmitArray,
+    SubmitJob,
+)
 from berth.service.engine import Engine
 from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobRecord, JobState, RequestError
@@ -256,6 +262,41 @@ async def job_events(
         events=[{"id": row.id, **row.event.as_dict()} for row in rows],
         next_after=rows[-1].id if len(rows) == limit else None,
     )
+
+
+@router.delete(
+    "",
+    response_model=list[JobOut],
+    summary="Cancel every job not ended that the filters select, like scancel -u / -t / "
+    "-n / -A (at least one filter; users: only their own jobs)",
+)
+async def cancel_matching(
+    daemon: DaemonDep,
+    who: PrincipalDep,
+    state: Annotated[
+        list[JobState] | None,
+        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
+    ] = None,
+    user: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    account: AccountQuery = None,
+    name: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+) -> list[JobOut]:
+    if not (state or user or account or name):
+        raise RequestError(
+            "invalid",
+            "cancelling by filter takes at least one of state, user, account and name "
+            "(a job's own: DELETE /v1/jobs/{job_id})",
+            "user",
+        )
+    given = {"state": ",".join(s.value for s in state or ()), "user": user,
+             "account": account, "name": name}  # fmt: skip
+    selected = " ".join(f"{key}={value}" for key, value in given.items() if value)
+    user = who.whose_jobs(user, account)
+    states = None if not state else frozenset(s.value for s in state)
+    reason = f"cancelled by {who.user} (every job of {selected})"
+    command = CancelMatching(JobFilter(states, user, account), name, reason)
+    return await daemon.coordinator.call(command, lambda jobs: [JobOut.of(j) for j in jobs],
+                                         by=who.user)  # fmt: skip
 
 
 @router.delete("/{job_id}", response_model=JobOut, summary="Cancel a job (a running job is killed)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
+from berth.service.ports import JobFilter
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -35,6 +36,23 @@ def cancel(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
     record = engine.life.cancel_job(job_id, now, reason)
     engine.schedule_pass(now)
     return record
+
+
+def cancel_matching(
+    engine: Engine, where: JobFilter, name: str | None, now: int, reason: str
+) -> list[JobRecord]:
+    """Cancel every job not ended that ``where`` (and ``name``, if given) selects, as
+    scancel's filters do, in order of id; one pass after them all. The jobs cancelled."""
+    chosen = [
+        record
+        for record in sorted(engine.jobs.values(), key=lambda r: r.id)
+        if not record.final
+        and (name is None or record.name == name)
+        and where.holds(record.state.value, record.user, record.account)
+    ]
+    cancelled = [engine.life.cancel_job(record.id, now, reason) for record in chosen]
+    engine.schedule_pass(now)
+    return cancelled
 
 
 def hold(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
