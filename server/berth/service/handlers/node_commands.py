@@ -87,7 +87,7 @@ def add_joining_node(
 
 
 def check_resources(resources: Mapping[str, int]) -> None:
-    """Refuse (400 naming the field) a node with no resource or an amount not above 0."""
+    """Refuse (422 naming the field) a node with no resource or an amount not above 0."""
     if not resources or any(a <= 0 for a in resources.values()):
         raise RequestError(
             "invalid", "a node needs a positive amount of each resource", "resources"
