@@ -44,6 +44,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     queue.add_argument("--user", "-u", help="only this user's jobs")
     queue.add_argument("--account", "-A", help="only jobs charged to this account")
+    queue.add_argument("--partition", "-p", help="only jobs of this partition (default too)")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
 
     history = commands.add_parser("history")
@@ -53,6 +54,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     history.add_argument("--user", "-u", help="only this user's jobs")
     history.add_argument("--account", "-A", help="only jobs charged to this account")
+    history.add_argument("--partition", "-p", help="only jobs of this partition (default too)")
     history.add_argument("--limit", type=int, default=50, help="how many jobs (50)")
 
     usage = commands.add_parser("usage")
@@ -80,6 +82,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     )
     cancel.add_argument("--name", "-n", help="instead of ids: every job of this name")
     cancel.add_argument("--account", "-A", help="instead of ids: every job of this account")
+    cancel.add_argument("--partition", "-p", help="instead of ids: every job of this partition")
 
     return {
         "submit": submit,
@@ -139,7 +142,7 @@ def run_queue(args: argparse.Namespace) -> int:
         jobs: list[dict[str, Any]] = []
         offset = 0
         while True:
-            page = client.jobs(args.state, args.user, 1000, offset, account=args.account)
+            page = client.jobs(args.state, args.user, 1000, offset, args.account, args.partition)
             jobs += page["jobs"]
             offset += len(page["jobs"])
             if offset >= page["total"] or not page["jobs"]:
@@ -191,7 +194,7 @@ def run_history(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         while len(jobs) < args.limit:
             size = min(1000, args.limit - len(jobs))
-            page = client.history(args.state, args.user, before, size, account=args.account)
+            page = client.history(args.state, args.user, before, size, args.account, args.partition)
             jobs += page["jobs"]
             before = page["next_before"]
             if before is None:
@@ -283,9 +286,12 @@ def run_cancel(args: argparse.Namespace) -> int:
     """Cancel each job (or array) named, as scancel does; each that cannot be is said
     (the others are still cancelled) and the exit status is 1. Or, with filters instead
     of ids, every job not ended they select, in one request."""
-    filters = {"state": args.state, "user": args.user, "account": args.account, "name": args.name}
+    filters = {"state": args.state, "user": args.user, "account": args.account,
+               "name": args.name, "partition": args.partition}  # fmt: skip
     if any(filters.values()) == bool(args.job_ids) or (args.array and not args.job_ids):
-        print("berth cancel: give job ids, or filters (-u, -t, -n, -A) instead", file=sys.stderr)
+        print(
+            "berth cancel: give job ids, or filters (-u, -t, -n, -A, -p) instead", file=sys.stderr
+        )
         return 2
     if not args.job_ids:
         return _cancel_matching(args, filters)

@@ -223,8 +223,9 @@ class BerthClient:
         limit: int = 100,
         offset: int = 0,
         account: str | None = None,
+        partition: str | None = None,
     ) -> dict[str, Any]:
-        given = {"state": state, "user": user, "account": account}
+        given = {"state": state, "user": user, "account": account, "partition": partition}
         params = {"limit": limit, "offset": offset} | _present(given)
         result: dict[str, Any] = self._call("GET", "/v1/jobs", params=params)
         return result
@@ -246,9 +247,11 @@ class BerthClient:
         before: int | None = None,
         limit: int = 100,
         account: str | None = None,
+        partition: str | None = None,
     ) -> dict[str, Any]:
         """Stored jobs, newest first, finished ones included; ``next_before`` pages on."""
-        given = {"state": state, "user": user, "account": account, "before": before}
+        given = {"state": state, "user": user, "account": account, "before": before,
+                 "partition": partition}  # fmt: skip
         params = {"limit": limit} | _present(given)
         result: dict[str, Any] = self._call("GET", "/v1/jobs/history", params=params)
         return result
@@ -283,9 +286,11 @@ class BerthClient:
         user: str | None = None,
         account: str | None = None,
         name: str | None = None,
+        partition: str | None = None,
     ) -> list[dict[str, Any]]:
         """Cancel every job not ended that the filters select (at least one)."""
-        given = {"state": state, "user": user, "account": account, "name": name}
+        given = {"state": state, "user": user, "account": account, "name": name,
+                 "partition": partition}  # fmt: skip
         result: list[dict[str, Any]] = self._call("DELETE", "/v1/jobs", params=_present(given))
         return result
 

@@ -145,7 +145,7 @@ def test_cancel_takes_scancel_s_filters_instead_of_ids(
     assert capsys.readouterr().out == "no job selected: nothing cancelled\n"
     for words in ([], ["1", "-u", "alice"], ["--array", "-n", "sweep"]):
         assert main(["cancel", *auth, *words]) == 2
-        assert "give job ids, or filters (-u, -t, -n, -A) instead" in capsys.readouterr().err
+        assert "give job ids, or filters (-u, -t, -n, -A, -p) instead" in capsys.readouterr().err
     assert main(["queue", *auth, "--all", "--json"]) == 0
     jobs = {job["job_id"]: job for job in json.loads(capsys.readouterr().out)["jobs"]}
     assert [jobs[job]["job_state"] for job in (1, 2, 3, 4)] == ["CANCELLED"] * 4
@@ -279,6 +279,34 @@ def test_a_backfilling_partition_from_the_cli(
             main([*command, "--option", "selection", *admin])
         assert usage.value.code == 2
         assert "argument --option: expected NAME=VALUE, got 'selection'" in capsys.readouterr().err
+
+
+def test_queue_history_and_cancel_take_a_partition_as_squeue_does(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-p side`` (or ``-p default``) on queue, history and cancel; a partition there
+    is not is named with those there are."""
+    admin = ["--url", daemon.url, "--token", OPERATOR]
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert (
+        main(["partition", "create", "side", "--nodes", "node004", "--policy", "easy", *admin]) == 0
+    )
+    for partition in ("side", "side", "default"):  # (node004's 8 cpus: the second waits)
+        assert main(["submit", *auth, "-r", "cpus=8", "-t", "600", "-p", partition]) == 0
+    capsys.readouterr()
+
+    def listed(*words: str) -> list[str]:
+        assert main([*words, *auth]) == 0
+        return sorted(row.split()[0] for row in capsys.readouterr().out.splitlines()[1:])
+
+    assert listed("queue", "-p", "side") == ["1", "2"]
+    assert listed("queue", "-p", "default") == ["3"]
+    assert main(["queue", *auth, "-p", "nope"]) == 1
+    assert "no partition 'nope' (known: default, side)" in capsys.readouterr().err
+    assert main(["cancel", *auth, "-p", "side", "-t", "pd"]) == 0
+    assert capsys.readouterr().out == "1 job(s) cancelled: 2\n"
+    assert listed("history", "-p", "side") == ["1", "2"]
+    assert listed("history", "-p", "default") == ["3"]
 
 
 def test_history_lists_finished_jobs(

@@ -29,19 +29,27 @@ class JobFilter:
     states: frozenset[str] | None = None
     user: str | None = None
     account: str | None = None
+    #: Partitions as jobs record them (``None``: the default one).
+    partitions: frozenset[str | None] | None = None
 
     def admits(self, row: Mapping[str, object]) -> bool:
         """Whether a job's row (``berth.service.rows``) passes."""
-        account = row.get("account")
-        return self.holds(str(row["state"]), str(row["user"]), str(account) if account else None)
+        account, partition = row.get("account"), row.get("partition")
+        return self.holds(
+            str(row["state"]),
+            str(row["user"]),
+            str(account) if account else None,
+            str(partition) if partition else None,
+        )
 
-    def holds(self, state: str, user: str, account: str | None) -> bool:
+    def holds(self, state: str, user: str, account: str | None, partition: str | None) -> bool:
         """Whether a job in ``state`` of ``user``, charged to ``account`` (``None``: the
-        user's own), passes."""
+        user's own), in ``partition`` (``None``: the default one), passes."""
         return (
             (self.states is None or state in self.states)
             and (self.user is None or user == self.user)
             and (self.account is None or (account or user) == self.account)
+            and (self.partitions is None or partition in self.partitions)
         )
 
 

@@ -241,6 +241,11 @@ def _filtered(query: sa.Select[Any], where: JobFilter) -> sa.Select[Any]:
         query = query.where(JOBS.c.user == where.user)
     if where.account is not None:
         query = query.where(JOBS.c.account == where.account)  # set on every row (0008)
+    if where.partitions is not None:  # (the default one's jobs record none)
+        named = sorted(p for p in where.partitions if p is not None)
+        chosen = JOBS.c.partition.in_(named)
+        query = query.where(sa.or_(chosen, JOBS.c.partition.is_(None)) if None in where.partitions
+                            else chosen)  # fmt: skip
     return query
 
 

@@ -27,6 +27,7 @@ from berth.api.schemas import (
     JobList,
     JobOut,
     ListedJob,
+    PartitionQuery,
     StartOut,
     SubmitOut,
     WhatIfOut,
@@ -42,6 +43,7 @@ from berth.service.commands import (
 from berth.service.engine import Engine
 from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobRecord, JobState, RequestError
+from berth.service.partitions.specs import DEFAULT_PARTITION
 from berth.service.planning.forecasts import FORECAST_SLICE
 from berth.service.ports import JobFilter
 from berth.service.queries import answers
@@ -138,6 +140,7 @@ async def list_jobs(
     ] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
+    partition: PartitionQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=MAX_NUMBER)] = 0,
 ) -> JobList:
@@ -145,14 +148,17 @@ async def list_jobs(
 
     states = set(state or ())
     now = daemon.now()
+    lane = _lane(partition)
 
     def page(engine: Engine) -> JobList:
+        _check_partition(engine, partition)
         jobs = [
             record
             for record in _candidates(engine, states)
             if (not states or record.state in states)
             and (user is None or record.user == user)
             and (account is None or record.account == account)
+            and (partition is None or record.partition == lane)
         ]
         shown = jobs[offset : offset + limit]
         waiting = [r.id for r in shown if r.state is JobState.PENDING]
@@ -163,6 +169,24 @@ async def list_jobs(
         return JobList(jobs=listed, total=len(jobs), limit=limit, offset=offset, now=now)
 
     return await daemon.coordinator.read(page)
+
+
+def _lane(partition: str | None) -> str | None:
+    """How jobs record ``partition``: the default one as ``None``."""
+    return None if partition == DEFAULT_PARTITION else partition
+
+
+def _lanes(partition: str | None) -> frozenset[str | None] | None:
+    """A filter's partitions as jobs record them (``None``: any)."""
+    return None if partition is None else frozenset({_lane(partition)})
+
+
+def _check_partition(engine: Engine, partition: str | None) -> None:
+    """404 naming the partitions there are, for one that is not."""
+    if partition is None or partition == DEFAULT_PARTITION:
+        return
+    if partition not in engine.partitions.gang and partition not in engine.partitions.backfill:
+        raise engine.partitions.missing_partition(partition)
 
 
 def _candidates(engine: Engine, states: set[JobState]) -> Iterable[JobRecord]:
@@ -192,6 +216,7 @@ async def history(
     ] = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
+    partition: PartitionQuery = None,
     before: Annotated[
         int | None, Query(ge=1, le=MAX_NUMBER, description="jobs numbered below this")
     ] = None,
@@ -199,7 +224,8 @@ async def history(
 ) -> JobHistory:
     user = who.whose_jobs(user, account)
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    where = JobFilter(None if not state else frozenset(s.value for s in state), user, account)
+    states = None if not state else frozenset(s.value for s in state)
+    where = JobFilter(states, user, account, _lanes(partition))
     jobs = await daemon.coordinator.archive.history(where, before, limit)
     return JobHistory(
         jobs=[JobOut.of(r) for r in jobs],
@@ -268,7 +294,7 @@ async def job_events(
     "",
     response_model=list[JobOut],
     summary="Cancel every job not ended that the filters select, like scancel -u / -t / "
-    "-n / -A (at least one filter; users: only their own jobs)",
+    "-n / -A / -p (at least one filter; users: only their own jobs)",
 )
 async def cancel_matching(
     daemon: DaemonDep,
@@ -280,21 +306,23 @@ async def cancel_matching(
     user: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     account: AccountQuery = None,
     name: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    partition: PartitionQuery = None,
 ) -> list[JobOut]:
-    if not (state or user or account or name):
+    if not (state or user or account or name or partition):
         raise RequestError(
             "invalid",
-            "cancelling by filter takes at least one of state, user, account and name "
-            "(a job's own: DELETE /v1/jobs/{job_id})",
+            "cancelling by filter takes at least one of state, user, account, name and "
+            "partition (a job's own: DELETE /v1/jobs/{job_id})",
             "user",
         )
+    await daemon.coordinator.read(lambda engine: _check_partition(engine, partition))
     given = {"state": ",".join(s.value for s in state or ()), "user": user,
-             "account": account, "name": name}  # fmt: skip
+             "account": account, "name": name, "partition": partition}  # fmt: skip
     selected = " ".join(f"{key}={value}" for key, value in given.items() if value)
     user = who.whose_jobs(user, account)
     states = None if not state else frozenset(s.value for s in state)
     reason = f"cancelled by {who.user} (every job of {selected})"
-    command = CancelMatching(JobFilter(states, user, account), name, reason)
+    command = CancelMatching(JobFilter(states, user, account, _lanes(partition)), name, reason)
     return await daemon.coordinator.call(command, lambda jobs: [JobOut.of(j) for j in jobs],
                                          by=who.user)  # fmt: skip
 

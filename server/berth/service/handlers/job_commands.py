@@ -48,7 +48,7 @@ def cancel_matching(
         for record in sorted(engine.jobs.values(), key=lambda r: r.id)
         if not record.final
         and (name is None or record.name == name)
-        and where.holds(record.state.value, record.user, record.account)
+        and where.holds(record.state.value, record.user, record.account, record.partition)
     ]
     cancelled = [engine.life.cancel_job(record.id, now, reason) for record in chosen]
     engine.schedule_pass(now)
