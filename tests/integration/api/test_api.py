@@ -148,7 +148,10 @@ def test_cancel_by_filter_reaches_only_the_caller_s_jobs_and_needs_a_filter(api:
     unfiltered = api.call("DELETE", "/v1/jobs")
     assert unfiltered.status_code == 422
     assert error_of(unfiltered)["field"] == "user"
-    assert "at least one of state, user, account and name" in error_of(unfiltered)["message"]
+    assert (
+        "at least one of state, user, account, name and partition"
+        in error_of(unfiltered)["message"]
+    )
     assert api.call("DELETE", "/v1/jobs", token=ALICE, params={"user": "bob"}).status_code == 403
     by_alice = api.call("DELETE", "/v1/jobs", token=ALICE, params={"state": ["PENDING", "RUNNING"]})
     assert sorted(job["job_id"] for job in by_alice.json()) == mine
