@@ -72,7 +72,9 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
 
     cancel = commands.add_parser("cancel")
     common(cancel)
-    cancel.add_argument("job_ids", type=int, nargs="*", metavar="JOB_ID", help="one or more")
+    cancel.add_argument(
+        "job_ids", type=int, nargs="*", metavar="JOB_ID", help="one or more (or filters instead)"
+    )
     cancel.add_argument(
         "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
