@@ -29,6 +29,7 @@ from berth.api.schemas import (
     ListedJob,
     PartitionQuery,
     StartOut,
+    StatesQuery,
     SubmitOut,
     WhatIfOut,
 )
@@ -134,10 +135,7 @@ async def what_if(body: JobSubmit, daemon: DaemonDep, who: PrincipalDep) -> What
 async def list_jobs(
     daemon: DaemonDep,
     who: PrincipalDep,
-    state: Annotated[
-        list[JobState] | None,
-        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
-    ] = None,
+    state: StatesQuery = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
     partition: PartitionQuery = None,
@@ -210,10 +208,7 @@ def _candidates(engine: Engine, states: set[JobState]) -> Iterable[JobRecord]:
 async def history(
     daemon: DaemonDep,
     who: PrincipalDep,
-    state: Annotated[
-        list[JobState] | None,
-        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
-    ] = None,
+    state: StatesQuery = None,
     user: Annotated[str | None, Query(max_length=100)] = None,
     account: AccountQuery = None,
     partition: PartitionQuery = None,
@@ -299,10 +294,7 @@ async def job_events(
 async def cancel_matching(
     daemon: DaemonDep,
     who: PrincipalDep,
-    state: Annotated[
-        list[JobState] | None,
-        Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
-    ] = None,
+    state: StatesQuery = None,
     user: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     account: AccountQuery = None,
     name: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
