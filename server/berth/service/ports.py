@@ -24,12 +24,13 @@ UsageBy = Literal["user", "account"]
 
 @dataclass(frozen=True, slots=True)
 class JobFilter:
-    """Which stored jobs a history page or a usage report covers (``None``: any)."""
+    """Which jobs a history page, a usage report or a cancel by filter covers (a field
+    ``None``: any)."""
 
     states: frozenset[str] | None = None
     user: str | None = None
     account: str | None = None
-    #: Partitions as jobs record them (``None``: the default one).
+    #: Partitions as jobs record them (a member ``None``: the default one).
     partitions: frozenset[str | None] | None = None
 
     def admits(self, row: Mapping[str, object]) -> bool:

@@ -174,9 +174,17 @@ def _lane(partition: str | None) -> str | None:
     return None if partition == DEFAULT_PARTITION else partition
 
 
-def _lanes(partition: str | None) -> frozenset[str | None] | None:
-    """A filter's partitions as jobs record them (``None``: any)."""
-    return None if partition is None else frozenset({_lane(partition)})
+def _filter(
+    state: list[JobState] | None, user: str | None, account: str | None, partition: str | None
+) -> JobFilter:
+    """A route's filters as the store and the engine test them (partitions as jobs
+    record them)."""
+    return JobFilter(
+        None if not state else frozenset(s.value for s in state),
+        user,
+        account,
+        None if partition is None else frozenset({_lane(partition)}),
+    )
 
 
 def _check_partition(engine: Engine, partition: str | None) -> None:
@@ -219,8 +227,7 @@ async def history(
 ) -> JobHistory:
     user = who.whose_jobs(user, account)
     await daemon.coordinator.read(lambda _: None)  # after the batch in flight commits
-    states = None if not state else frozenset(s.value for s in state)
-    where = JobFilter(states, user, account, _lanes(partition))
+    where = _filter(state, user, account, partition)
     jobs = await daemon.coordinator.archive.history(where, before, limit)
     return JobHistory(
         jobs=[JobOut.of(r) for r in jobs],
@@ -312,9 +319,8 @@ async def cancel_matching(
              "account": account, "name": name, "partition": partition}  # fmt: skip
     selected = " ".join(f"{key}={value}" for key, value in given.items() if value)
     user = who.whose_jobs(user, account)
-    states = None if not state else frozenset(s.value for s in state)
     reason = f"cancelled by {who.user} (every job of {selected})"
-    command = CancelMatching(JobFilter(states, user, account, _lanes(partition)), name, reason)
+    command = CancelMatching(_filter(state, user, account, partition), name, reason)
     return await daemon.coordinator.call(command, lambda jobs: [JobOut.of(j) for j in jobs],
                                          by=who.user)  # fmt: skip
 

@@ -11,7 +11,7 @@ typed commands (:mod:`berth.service.commands`) and agents' reports call them. No
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -109,20 +109,36 @@ def plan_resize(engine: Engine, resources: Mapping[str, dict[str, int]], now: in
     event loop, one per partition for every node resized meanwhile: on 4,096 nodes a
     resize was a replan of 1.5-10 s on the loop, and a center's agents restarted with
     another configuration were one each); the records change in :func:`apply_resize`."""
-    lanes: dict[str | None, set[str]] = {}
-    for name, amounts in resources.items():
-        engine.cluster.node(name)
+    for amounts in resources.values():
         check_resources(amounts)
-        lanes.setdefault(engine.partitions.lane_of_node(name), set()).add(name)
+    changed = {
+        name: replace(engine.cluster.node(name), resources=dict(amounts))
+        for name, amounts in resources.items()
+    }
     replans: dict[str | None, Replan] = {}
-    for lane, names in lanes.items():
-        resized = Cluster(
-            replace(node, resources=dict(resources[node.name])) if node.name in names else node
-            for node in engine.partitions.pool(lane).nodes.values()
-        )
+    for lane in _by_lane(engine, changed.values()):
         policy, options = engine.partitions.policy_spec(lane)
-        replans[lane] = engine.replan(policy, options, now, True, lane, pool=resized)
+        pool = _pool_as_changed(engine, lane, changed)
+        replans[lane] = engine.replan(policy, options, now, True, lane, pool=pool)
     return NodesResized({name: dict(amounts) for name, amounts in resources.items()}, replans)
+
+
+def _by_lane(engine: Engine, nodes: Iterable[NodeRecord]) -> dict[str | None, list[NodeRecord]]:
+    """``nodes`` by the backfilling partition a change to them replans (``None``: the
+    default one)."""
+    lanes: dict[str | None, list[NodeRecord]] = {}
+    for node in nodes:
+        lanes.setdefault(engine.partitions.lane_of_node(node.name), []).append(node)
+    return lanes
+
+
+def _pool_as_changed(
+    engine: Engine, lane: str | None, changed: Mapping[str, NodeRecord]
+) -> Cluster:
+    """Partition ``lane``'s nodes, those in ``changed`` as a change will leave them."""
+    return Cluster(
+        changed.get(name, node) for name, node in engine.partitions.pool(lane).nodes.items()
+    )
 
 
 def apply_resize(engine: Engine, resized: NodesResized, now: int) -> list[NodeRecord]:
@@ -239,15 +255,11 @@ def plan_node_change(
         node.name: replace(node, state=state, reason=_reason_of(reason, node.name))
         for node in nodes
     }
-    lanes: dict[str | None, list[NodeRecord]] = {}
-    for node in nodes:
-        lanes.setdefault(engine.partitions.lane_of_node(node.name), []).append(node)
     field = "name" if len(nodes) == 1 else "names"
     replans = []
-    for lane, members in lanes.items():
+    for lane, members in _by_lane(engine, nodes).items():
         policy, options = engine.partitions.policy_spec(lane)
-        pool = engine.partitions.pool(lane)
-        as_changed = Cluster(changed.get(name, node) for name, node in pool.nodes.items())
+        as_changed = _pool_as_changed(engine, lane, changed)
         which = _which(members)
         try:
             replan = engine.replan(
