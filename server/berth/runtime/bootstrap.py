@@ -36,7 +36,7 @@ from berth.runtime.keys import issued_tokens
 from berth.runtime.logs import log_event
 from berth.runtime.settings import Settings
 from berth.runtime.stalls import StallWatch
-from berth.service.commands import ExpireAgents, ResizeAgents, ReturnAgents
+from berth.service.agent_commands import ExpireAgents, ResizeAgents, ReturnAgents
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes, AgentSettings

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from berth.service.commands import AgentSync, ExpireAgents, ResizeAgents, ReturnAgents
+from berth.service.agent_commands import AgentSync, ExpireAgents, ResizeAgents, ReturnAgents
 from berth.service.engine import Engine
 from berth.service.handlers import job_commands
 from berth.service.handlers.agents import (

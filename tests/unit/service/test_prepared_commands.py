@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from berth.service.agent_commands import ResizeAgents
 from berth.service.commands import (
     AddNode,
     ChangeNodes,
@@ -19,7 +20,6 @@ from berth.service.commands import (
     CreatePartition,
     DeletePartition,
     MarkNodesDown,
-    ResizeAgents,
     SubmitJob,
     is_prepared,
 )

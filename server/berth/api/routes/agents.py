@@ -18,7 +18,7 @@ from berth.api.agent_schemas import AgentIn, AgentOut, AgentsOut, AgentStatus
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep, PageDep
 from berth.api.principals import Principal, Role
 from berth.api.waiters import Waiters
-from berth.service.commands import AgentSync
+from berth.service.agent_commands import AgentSync
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes, Synced, quiet, render_wish
 from berth.service.model import RequestError

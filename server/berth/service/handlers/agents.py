@@ -15,13 +15,13 @@ turns a report into engine changes and renders the wish:
   ``NODE_FAIL``, requeued if they asked); after a daemon restart every node gets
   ``startup_grace`` to report before that. When its agent talks again the node is
   noted in ``returning`` and comes back up with the others that talked meanwhile, in
-  one replan made off the event loop (:class:`~berth.service.commands.ReturnAgents`):
+  one replan made off the event loop (:class:`~berth.service.agent_commands.ReturnAgents`):
   a rack's agents coming back one replan each held the loop about a second apiece on
   4,096 nodes. A new node's agent registering adds it ``down`` (``JOINING``) and notes
   it the same way: 4,096 agents registering one replan each took 72 s. An agent that
   registers with other resources (restarted with another configuration) is noted in
   ``resizing``, and its node resized with the others noted meanwhile, in one replan off
-  the loop (:class:`~berth.service.commands.ResizeAgents`).
+  the loop (:class:`~berth.service.agent_commands.ResizeAgents`).
 
 :class:`AgentNodes` is the engine's node backend: intents only wake the long polls of
 the nodes they concern, because what a node should run is read from the committed jobs.
@@ -305,7 +305,7 @@ def _check_agent(engine: Engine, agents: AgentNodes, report: AgentReport, seen_a
 def _register_node(engine: Engine, agents: AgentNodes, report: AgentReport, now: int) -> None:
     """The node as the agent describes it: added, noted for a resize, or back from
     silence. A resize is made with the others noted meanwhile, in one replan off the
-    event loop (:class:`~berth.service.commands.ResizeAgents`); until then the node is
+    event loop (:class:`~berth.service.agent_commands.ResizeAgents`); until then the node is
     planned with the resources it had."""
     node = engine.cluster.nodes.get(report.name)
     if node is None:  # (brought up with the others registering meanwhile: one replan)
