@@ -22,6 +22,12 @@ start), which rebuilds from nothing:
 
     .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0 --afresh
 
+Each decision is timed with the cyclic collector paused, as the daemon's writer applies
+its batches (:mod:`berth.service.collector`); ``--collector both`` times each decision
+with it paused and running, alternating which goes first, and gives the median ratio:
+
+    .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0 --collector both
+
 Then the full replay the issue sets a target for: the first 5,000 CTC jobs at load 1.6
 (duplication), exact estimates, deadlines from EASY with S = 0.2, under QoPS (median of
 ``--repeat`` runs; the time includes the EASY replay that derives the deadlines).
@@ -90,27 +96,38 @@ def build(
 
 
 def measure(
-    policy_name: str, waiting: int, samples: int, nodes: int = 0, afresh: bool = False
-) -> list[float]:
+    policy_name: str,
+    waiting: int,
+    samples: int,
+    nodes: int = 0,
+    afresh: bool = False,
+    collector: tuple[str, ...] = ("paused",),
+) -> dict[str, list[float]]:
     """Decision times against copies of one schedule; ``afresh``: on nodes, each copy
     forgets what the last decision knew of its rebuild, as after a job's end or start
-    (by default a decision follows the last one at the same instant, as in a burst)."""
+    (by default a decision follows the last one at the same instant, as in a burst).
+    ``collector``: each decision is timed with the cyclic collector paused (as the
+    daemon's writer applies a batch), running, or both, alternating which goes first."""
     base = build(policy_name, waiting, seed=waiting, nodes=nodes)
     if afresh and isinstance(base, NodeDeadline):
         base.forget_rebuild()
     rng = random.Random(7)
     make_job = _slots_job if nodes else _job
-    times = []
+    times: dict[str, list[float]] = {how: [] for how in collector}
     for sample in range(samples):
-        policy = copy.deepcopy(base)
-        # As the daemon keeps its long-lived state (berth.runtime.heap): frozen, so the
-        # collector does not walk a fresh copy's millions of objects during the decision.
-        gc.freeze()
         job = make_job(rng, 10**6 + sample, 0, slack_factor=rng.choice([1.0, 10.0, 100.0]))
-        started = time.perf_counter()
-        policy.submit(job, 0)
-        times.append(time.perf_counter() - started)
-        gc.unfreeze()
+        for how in collector if sample % 2 == 0 else collector[::-1]:
+            policy = copy.deepcopy(base)
+            # As the daemon keeps its long-lived state (berth.runtime.heap): frozen, so
+            # the collector does not walk a fresh copy's millions of objects.
+            gc.freeze()
+            if how == "paused":
+                gc.disable()
+            started = time.perf_counter()
+            policy.submit(job, 0)
+            times[how].append(time.perf_counter() - started)
+            gc.enable()
+            gc.unfreeze()
     return times
 
 
@@ -157,21 +174,38 @@ def main() -> None:
         action="store_true",
         help="on nodes, as after a change: QoPS rebuilds insertion point 0 from nothing",
     )
+    parser.add_argument(
+        "--collector",
+        choices=("paused", "running", "both"),
+        default="paused",
+        help="the cyclic collector during each decision: paused (as the daemon's writer "
+        "applies a batch), running, or both (paired, alternating)",
+    )
     args = parser.parse_args()
     where = f"{args.nodes} nodes of cpus=32,mem_gb=128" if args.nodes else f"{CPUS} cpus"
     if args.nodes:
         where += ", rebuilt from nothing" if args.afresh else ", right after the last decision"
     print(f"Admission decision time, {where}, median / p90 of {args.samples} decisions")
     print(f"  (this machine: 10^7 Python additions in {machine_pace():.2f} s)")
-    print(f"  {'policy':<6} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
+    width = 16 if args.collector == "both" else 6
+    print(f"  {'policy':<{width}} {'waiting':>8} {'median ms':>10} {'p90 ms':>8}")
+    collector = ("paused", "running") if args.collector == "both" else (args.collector,)
     for policy_name in args.policies.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
-            times = sorted(measure(policy_name, size, args.samples, args.nodes, args.afresh))
-            p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
-            print(
-                f"  {policy_name:<6} {size:>8,} {statistics.median(times) * 1e3:>10.2f} "
-                f"{p90 * 1e3:>8.2f}"
-            )
+            timed = measure(policy_name, size, args.samples, args.nodes, args.afresh, collector)
+            for how, times in timed.items():
+                label = policy_name if len(timed) == 1 else f"{policy_name} ({how})"
+                ordered = sorted(times)
+                p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+                print(
+                    f"  {label:<{width}} {size:>8,} {statistics.median(ordered) * 1e3:>10.2f} "
+                    f"{p90 * 1e3:>8.2f}"
+                )
+            if len(timed) == 2:
+                ratios = sorted(
+                    r / p for p, r in zip(timed["paused"], timed["running"], strict=True)
+                )
+                print(f"  running / paused, per decision: median {statistics.median(ratios):.3f}")
     if args.repeat:
         bench_ctc_replay(args.repeat)
 

@@ -26,10 +26,10 @@ from berth.core.decisions import Reject, Reserve
 from berth.core.policies.base import LivePolicy, Policy
 from berth.core.question_budget import QuestionBudget
 from berth.core.timeline import Timeline
-from berth.emulate.collector import collector_paused
 from berth.emulate.dependents import Dependents
 from berth.emulate.records import JobRecord
 from berth.emulate.workload import TraceJob
+from berth.service.collector import collector_paused
 
 
 def replay(
@@ -49,7 +49,7 @@ def replay(
     will end successfully. ``compression_budget``: questions per instant for the plan's
     improvements (see above; ``None``: whole at every end; the policy is left set to
     defer them). The cyclic collector is paused meanwhile
-    (:mod:`berth.emulate.collector`).
+    (:mod:`berth.service.collector`).
     """
     sliced = None
     if compression_budget is not None:

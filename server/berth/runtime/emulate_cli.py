@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from berth.emulate.collector import collector_paused
 from berth.emulate.output import (
     format_report,
     format_starts,
@@ -29,6 +28,7 @@ from berth.emulate.workload import Workload, WorkloadError
 from berth.runtime.commands import BAD_ARGUMENTS
 from berth.runtime.options import POLICY_FLAGS, node_cluster
 from berth.runtime.paths import DEMO_TRACE, find_shared_trace
+from berth.service.collector import collector_paused
 
 
 def _tqdm_progress(enabled: bool) -> ProgressFactory:

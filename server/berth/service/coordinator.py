@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
+from berth.service.collector import collector_paused
 from berth.service.commands import Command, Improve, SubmitJob, Tick, is_prepared
 from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
@@ -352,7 +353,8 @@ class Coordinator:
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
         due_before = self.engine.improvement_due
-        with self.engine.batch(now):
+        # (No cyclic collection during a batch: see berth.service.collector.)
+        with self.engine.batch(now), collector_paused():
             self.engine.advance(now)
             if self.engine.improvement_due and not due_before:
                 # One slice first for what this batch's ends made due: a compression

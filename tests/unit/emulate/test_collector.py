@@ -11,9 +11,9 @@ from berth.core.policies import make_policy
 from berth.core.policies.node_registry import make_node_policy
 from berth.core.policies.node_schedule import NODE_POLICIES
 from berth.core.resources import ResourceSpace
-from berth.emulate.collector import collector_paused
 from berth.emulate.replay import replay
 from berth.emulate.workload import TraceJob
+from berth.service.collector import collector_paused
 
 POOL_POLICIES = ("fcfs", "easy", "conservative", "qops", "slack")
 

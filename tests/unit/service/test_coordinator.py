@@ -5,6 +5,7 @@ state."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from typing import Any
 
@@ -373,3 +374,26 @@ def test_a_command_that_arrives_while_the_batch_is_gathered_joins_it() -> None:
     batches, saves, ids = asyncio.run(scenario())
     assert ids == [1, 2, 3]
     assert batches == saves == 1  # the later two joined the first one's batch and commit
+
+
+class _SeesTheCollector:
+    """A command that notes whether the cyclic collector could run while it applied."""
+
+    def apply(self, engine: object, now: int) -> bool:
+        return gc.isenabled()
+
+
+def test_a_batch_is_applied_with_the_collector_paused_and_it_runs_again_after() -> None:
+    """A batch (a QoPS decision: some 30,000 tuples and dicts) is applied with no cyclic
+    collection; the collector runs again once it is applied."""
+
+    async def scenario() -> tuple[bool, bool]:
+        coordinator, _, _, _ = coordinator_setup()
+        await coordinator.start()
+        during = await coordinator.call(_SeesTheCollector())
+        after = gc.isenabled()
+        await coordinator.stop()
+        return during, after
+
+    assert gc.isenabled()
+    assert asyncio.run(scenario()) == (False, True)

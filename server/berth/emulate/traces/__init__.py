@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.emulate.collector import collector_paused
 from berth.emulate.traces.jsonl import read_jsonl
 from berth.emulate.traces.swf import read_swf
 from berth.emulate.workload import Workload
+from berth.service.collector import collector_paused
 
 
 def read_workload(path: str | Path) -> Workload:
