@@ -8,6 +8,7 @@ compared in tests and queued without closing over request objects. No I/O here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar
 
@@ -82,13 +83,57 @@ class SubmitArray:
         return arrays.submit_array(engine, self.request, self.tasks, now, self.limit)
 
 
+class MoreToDo:
+    """What a command answers from a batch when it goes on in the next one: the writer
+    carries it to the front of the next batch and answers it once it is done."""
+
+    __slots__ = ()
+
+
+#: The one :class:`MoreToDo`.
+MORE_TO_DO = MoreToDo()
+
+#: Jobs a cancel of many (:class:`InParts`) cancels in one batch at most. Each batch
+#: then commits and reads are answered before the next. Cancelling 3,576 waiting jobs on
+#: 4,096 nodes in one batch held every read for 1.7-2.0 s (0.4 s cancelling, the rest
+#: committing their rows on SQLite); by 128 the reads took 0.16 s at the median (at most
+#: 0.24), by 64 0.09-0.10 s (at most 0.17-0.24), the whole cancel 1.7-2.2 s either way.
+CANCELS_PER_BATCH = 64
+
+
+@dataclass(slots=True)
+class InParts:
+    """A cancel of many jobs (an array, a filter), batch after batch: the jobs are
+    chosen when it is first applied, then cancelled :data:`CANCELS_PER_BATCH` at a time
+    (one that ended meanwhile is left out); the answer is every job cancelled."""
+
+    #: The chosen jobs not yet cancelled (``None``: not chosen yet), and those cancelled.
+    left: list[int] | None = None
+    cancelled: list[JobRecord] = field(default_factory=list)
+
+    def cancel(
+        self, engine: Engine, now: int, reason: str, choose: Callable[[], list[int]]
+    ) -> list[JobRecord] | MoreToDo:
+        """The next part cancelled (the jobs chosen by ``choose()`` first)."""
+        if self.left is None:
+            self.left = choose()
+        part, self.left = self.left[:CANCELS_PER_BATCH], self.left[CANCELS_PER_BATCH:]
+        self.cancelled += job_commands.cancel_each(engine, part, now, reason)
+        return MORE_TO_DO if self.left else self.cancelled
+
+
 @dataclass(frozen=True, slots=True)
 class CancelArray:
+    """Cancel every task of the array that has not ended, in parts (:class:`InParts`)."""
+
     array_id: int
     reason: str
+    parts: InParts = field(default_factory=InParts, compare=False)
 
-    def apply(self, engine: Engine, now: int) -> list[JobRecord]:
-        return arrays.cancel_array(engine, self.array_id, now, self.reason)
+    def apply(self, engine: Engine, now: int) -> list[JobRecord] | MoreToDo:
+        return self.parts.cancel(
+            engine, now, self.reason, lambda: arrays.tasks_left(engine, self.array_id)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +147,18 @@ class CancelJob:
 
 @dataclass(frozen=True, slots=True)
 class CancelMatching:
-    """Cancel every job not ended that the filter selects (scancel -u / -t / -n / -A);
-    the jobs are chosen when it is applied, in the writer."""
+    """Cancel every job not ended that the filter selects (scancel -u / -t / -n / -A),
+    chosen in the writer, in parts (:class:`InParts`)."""
 
     where: JobFilter
     name: str | None
     reason: str
+    parts: InParts = field(default_factory=InParts, compare=False)
 
-    def apply(self, engine: Engine, now: int) -> list[JobRecord]:
-        return job_commands.cancel_matching(engine, self.where, self.name, now, self.reason)
+    def apply(self, engine: Engine, now: int) -> list[JobRecord] | MoreToDo:
+        return self.parts.cancel(
+            engine, now, self.reason, lambda: job_commands.matching(engine, self.where, self.name)
+        )
 
 
 @dataclass(frozen=True, slots=True)

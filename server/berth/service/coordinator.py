@@ -39,7 +39,14 @@ from typing import Any, TypeVar, overload
 
 from berth.service.archive import Archive
 from berth.service.collector import collector_paused
-from berth.service.commands import Command, Improve, SubmitJob, Tick, is_prepared
+from berth.service.commands import (
+    MORE_TO_DO,
+    Command,
+    Improve,
+    SubmitJob,
+    Tick,
+    is_prepared,
+)
 from berth.service.engine import Engine
 from berth.service.event_hub import EventHub
 from berth.service.model import Event, RequestError
@@ -52,7 +59,14 @@ from berth.service.planning.budgets import (
 )
 from berth.service.ports import Changes, Clock, Store
 from berth.service.rows import event_row
-from berth.service.writes import RESTART, SHUTTING_DOWN, Queued, Stats, StoreUnavailable
+from berth.service.writes import (
+    RESTART,
+    Queued,
+    Stats,
+    StoreUnavailable,
+    refuse,
+    unavailable,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -94,6 +108,9 @@ class Coordinator:
         engine.defer_improvements = True
         #: Commands taken from the queue that a batch over its time left for the next.
         self._carry: deque[tuple[Queued, asyncio.Future[Any]]] = deque()
+        #: The carried batch begins with a command going on from the last batch: it
+        #: waits for the commit (and the reads) before its next part.
+        self._going_on = False
         #: The next batch is a slice of plan improvement (one after each batch of
         #: commands while any is due, so that a steady flow of commands does not starve
         #: it, nor it them).
@@ -123,14 +140,7 @@ class Coordinator:
             self._task = None
         while self._commits:
             await self._commits[0]
-        # Commands still queued were never applied: refuse them rather than leave their
-        # callers waiting forever.
-        stopping = StoreUnavailable(SHUTTING_DOWN)
-        while self._carry:
-            self._carry.popleft()[1].set_exception(stopping)
-        while not self._queue.empty():
-            _, future = self._queue.get_nowait()
-            future.set_exception(stopping)
+        self._refuse_all([])  # (never to be applied: refused, not left waiting)
         self._serve_reads()
         self.events.close()
 
@@ -161,7 +171,7 @@ class Coordinator:
         if self.failed is not None:
             raise StoreUnavailable(RESTART, self.failed)
         if self._stopping:  # no writer will take it: refused now, not left waiting
-            raise StoreUnavailable(SHUTTING_DOWN)
+            raise unavailable(None)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         await self._queue.put((Queued(command, answer, by), future))
         return await future
@@ -243,7 +253,7 @@ class Coordinator:
             self._nudged = False  # whatever the batch holds, improvement runs after it
             self._holding = True
             try:
-                if self._reads:  # reads see committed state only: nothing more first
+                if self._reads or self._going_on:  # reads see committed state only
                     await self._drain()
                 if self.failed is not None or self._stopping:
                     self._refuse_batch(batch)
@@ -329,13 +339,7 @@ class Coordinator:
 
     def _refuse_batch(self, batch: list[tuple[Queued, asyncio.Future[Any]]]) -> None:
         """A batch taken but never applied: the store failed, or the daemon stops."""
-        if self.failed is not None:
-            error = StoreUnavailable(RESTART, self.failed)
-        else:
-            error = StoreUnavailable(SHUTTING_DOWN)
-        for _, future in batch:
-            if not future.done():
-                future.set_exception(error)
+        refuse((future for _, future in batch), unavailable(self.failed))
 
     def _apply(
         self,
@@ -347,11 +351,13 @@ class Coordinator:
         due, the batch's commands, then one scheduling pass (the order the emulator
         follows at every instant); each command's answer rendered from the state the
         batch left. ``prepared``: what the first command, a :class:`Prepared` one,
-        prepared; a :class:`Prepared` command later in the batch waits for the next."""
+        prepared; a :class:`Prepared` command later in the batch waits for the next, and
+        one that answers ``MORE_TO_DO`` goes on first in the next (after a commit)."""
         now = self.clock.now() if at_time is None else at_time
         began = time.perf_counter()
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         results: list[tuple[Queued, asyncio.Future[Any], Any]] = []
+        going_on: list[tuple[Queued, asyncio.Future[Any]]] = []  # (first in the next batch)
         due_before = self.engine.improvement_due
         # (No cyclic collection during a batch: see berth.service.collector.)
         with self.engine.batch(now), collector_paused():
@@ -375,7 +381,10 @@ class Coordinator:
                         applied = queued.command.apply_prepared(self.engine, now, prepared[0])
                     else:
                         applied = queued.command.apply(self.engine, now)
-                    results.append((queued, future, applied))
+                    if applied is MORE_TO_DO:
+                        going_on.append((queued, future))
+                    else:
+                        results.append((queued, future, applied))
                 except RequestError as refusal:
                     outcomes.append((future, None, refusal))
                 except Exception as bug:  # answer 500, keep serving
@@ -383,6 +392,8 @@ class Coordinator:
                     outcomes.append((future, None, bug))
                 finally:
                     self.engine.outbox.actor = None
+        self._carry.extendleft(reversed(going_on))
+        self._going_on = bool(going_on)
         for queued, future, result in results:
             try:
                 outcomes.append((future, queued.render(result), None))
@@ -463,19 +474,15 @@ class Coordinator:
         if self.on_next_event is not None:
             self.on_next_event(self.engine.next_event())
 
-    def _refuse_all(
-        self, outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]
-    ) -> None:
-        """After a store failure: every pending and queued command gets 503."""
-        error = StoreUnavailable(RESTART, self.failed)
-        for future, _, _ in outcomes:
-            if not future.done():
-                future.set_exception(error)
-        while self._carry:
-            self._carry.popleft()[1].set_exception(error)
+    def _refuse_all(self, outcomes: list[tuple[asyncio.Future[Any], Any, Any]]) -> None:
+        """After a store failure (or at a stop: ``failed`` unset), every command applied
+        and not answered, carried or queued gets 503."""
+        error = unavailable(self.failed)
+        refuse((future for future, _, _ in outcomes), error)
+        refuse((future for _, future in self._carry), error)
+        self._carry.clear()
         while not self._queue.empty():
-            _, future = self._queue.get_nowait()
-            future.set_exception(error)
+            self._queue.get_nowait()[1].set_exception(error)
 
     async def _save(self, changes: Changes) -> None:
         if changes:

@@ -9,7 +9,8 @@ handlers and its health route name them without the writer's protocol. Pure: no 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,3 +59,16 @@ class Stats:
     commit_seconds_total: float = 0.0
     #: Store transactions: one per group of batches (see ``Coordinator._writer``).
     commits: int = 0
+
+
+def unavailable(failed: BaseException | None) -> StoreUnavailable:
+    """What a command no writer will apply is told: the store failed (``failed``), or
+    the daemon stops."""
+    return StoreUnavailable(SHUTTING_DOWN) if failed is None else StoreUnavailable(RESTART, failed)
+
+
+def refuse(futures: Iterable[asyncio.Future[Any]], error: StoreUnavailable) -> None:
+    """Answer each caller of ``futures`` not answered yet with ``error``."""
+    for future in futures:
+        if not future.done():
+            future.set_exception(error)

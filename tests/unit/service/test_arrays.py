@@ -7,7 +7,8 @@ import re
 import pytest
 
 from berth.core.arrays import MAX_ARRAY_TASKS
-from berth.service.handlers.arrays import cancel_array, parse_array, submit_array
+from berth.service.commands import CancelArray
+from berth.service.handlers.arrays import parse_array, submit_array
 from berth.service.model import JobState, RequestError
 from tests.support.live import engine, request
 
@@ -59,8 +60,9 @@ def test_each_task_is_a_job_with_its_own_guarantee_and_the_array_cancels_whole()
     again, created = submit_array(live, sweep, (0, 2, 4), 5)
     assert not created
     assert [t.id for t in again] == [t.id for t in tasks]  # the key names the array
-    cancelled = cancel_array(live, tasks[0].id, 10, "by alice")
+    cancelled = CancelArray(tasks[0].id, "by alice").apply(live, 10)
+    assert isinstance(cancelled, list)
     assert {t.state for t in cancelled} == {JobState.CANCELLED}
     assert len(cancelled) == 3
     with pytest.raises(RequestError, match="no array 999"):
-        cancel_array(live, 999, 10, "by alice")
+        CancelArray(999, "by alice").apply(live, 10)

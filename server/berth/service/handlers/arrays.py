@@ -52,11 +52,9 @@ def submit_array(
     return records, True
 
 
-def cancel_array(engine: Engine, array_id: int, now: int, reason: str) -> list[JobRecord]:
-    """Cancel every task of the array that has not ended; the tasks cancelled."""
+def tasks_left(engine: Engine, array_id: int) -> list[int]:
+    """Every task of the array that has not ended (404 if there is no such array)."""
     tasks = engine.book.array_tasks(array_id)
     if not tasks:
         raise RequestError("not_found", f"no array {array_id}", "array_id")
-    cancelled = [engine.life.cancel_job(r.id, now, reason) for r in tasks if not r.final]
-    engine.schedule_pass(now)
-    return cancelled
+    return [record.id for record in tasks if not record.final]

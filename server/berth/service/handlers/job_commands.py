@@ -38,19 +38,26 @@ def cancel(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
     return record
 
 
-def cancel_matching(
-    engine: Engine, where: JobFilter, name: str | None, now: int, reason: str
-) -> list[JobRecord]:
-    """Cancel every job not ended that ``where`` (and ``name``, if given) selects, as
-    scancel's filters do, in order of id; one pass after them all. The jobs cancelled."""
-    chosen = [
-        record
-        for record in sorted(engine.jobs.values(), key=lambda r: r.id)
+def matching(engine: Engine, where: JobFilter, name: str | None) -> list[int]:
+    """Every job not ended that ``where`` (and ``name``, if given) selects, as scancel's
+    filters do, by id."""
+    return sorted(
+        record.id
+        for record in engine.jobs.values()
         if not record.final
         and (name is None or record.name == name)
         and where.holds(record.state.value, record.user, record.account, record.partition)
+    )
+
+
+def cancel_each(engine: Engine, job_ids: list[int], now: int, reason: str) -> list[JobRecord]:
+    """Cancel each of ``job_ids`` that has not ended meanwhile, then one pass; the jobs
+    cancelled."""
+    cancelled = [
+        engine.life.cancel_job(job_id, now, reason)
+        for job_id in job_ids
+        if not engine.book.job(job_id).final
     ]
-    cancelled = [engine.life.cancel_job(record.id, now, reason) for record in chosen]
     engine.schedule_pass(now)
     return cancelled
 
