@@ -37,7 +37,6 @@ those paths are easiest to check against each other in one file.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import gc
 import os
@@ -45,13 +44,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from berth.agent.accounting import measured_usage, oom_reason
 from berth.agent.confine import JobCgroup
 from berth.agent.proc import my_children, read_json, start_ticks, write_json
+from berth.agent.process_control import as_account, become_subreaper, close_output, signal_group
 
 #: Signals the shepherd takes synchronously (blocked, then waited for).
 WATCHED = {
@@ -62,55 +61,6 @@ WATCHED = {
     signal.SIGUSR1,
     signal.SIGUSR2,
 }
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_NAME = 15
-
-
-def _become_subreaper() -> None:
-    """Orphaned descendants of the job are re-parented to us, so we can find them; and
-    the shepherd is named ``berth-shepherd`` (``ps -o comm``, ``top``), not after the
-    agent it was forked from."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        libc.prctl(PR_SET_NAME, b"berth-shepherd", 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the process group still covers most
-        pass
-
-
-@contextlib.contextmanager
-def _as_account(spec: dict[str, Any]) -> Iterator[None]:
-    """Act as the job's account (effective ids and groups) for the files opened for it,
-    then be root again. A root shepherd that opened ``--output /etc/shadow`` itself and
-    handed the file to the user would give the user that file; opened as the user, it
-    is refused unless the user may write it, and one it creates is the user's. The
-    shepherd has a single thread, so changing its ids changes nobody else's."""
-    uid = spec.get("uid")
-    if uid is None:  # the agent's own account runs the job
-        yield
-        return
-    groups, egid = os.getgroups(), os.getegid()
-    os.setgroups(spec.get("groups") or [spec["gid"]])
-    os.setegid(spec["gid"])
-    os.seteuid(uid)
-    try:
-        yield
-    finally:
-        os.seteuid(0)  # first: the real uid is still root's, so this is allowed
-        os.setegid(egid)
-        os.setgroups(groups)
-
-
-def _close(stdout: IO[bytes], stderr: IO[bytes]) -> None:
-    """The shepherd's copies of the job's output files (the job has its own)."""
-    stdout.close()
-    if stderr is not stdout:
-        stderr.close()
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 class Shepherd:
@@ -151,7 +101,7 @@ class Shepherd:
         if not os.path.isdir(cwd):
             return f"working directory {cwd} does not exist on this node"
         try:
-            with _as_account(spec):  # what the job's account may not reach is refused
+            with as_account(spec):  # what the job's account may not reach is refused
                 if not os.access(cwd, os.X_OK, effective_ids=True):
                     return f"working directory {cwd} is not open to the job's account"
                 stdout = open(spec["stdout"], "ab")  # noqa: SIM115 - handed to the child
@@ -169,7 +119,7 @@ class Shepherd:
             step = "write the batch script"
             argv = self._command()
         except OSError as error:
-            _close(stdout, stderr)
+            close_output(stdout, stderr)
             return f"cannot {step}: {error}"
         # The job must start with the default signal mask, which it inherits: the
         # watched signals are unblocked for the moment of the start only (one caught
@@ -196,7 +146,7 @@ class Shepherd:
             signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
             if self.cgroup is not None:
                 self.cgroup.spare_keeper()
-            _close(stdout, stderr)
+            close_output(stdout, stderr)
         # Kept (with its returncode set once reaped): a Popen dropped while its child
         # runs is handed to subprocess, which would reap the child itself.
         self.process = process
@@ -270,24 +220,24 @@ class Shepherd:
         """SIGCONT and SIGTERM to the group and the cgroup, the grace period, then
         SIGKILL."""
         self._thaw()
-        _signal_group(self.pid, signal.SIGTERM)
+        signal_group(self.pid, signal.SIGTERM)
         for pid in self.cgroup.pids() if self.cgroup is not None else ():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
         self._reap()
         self._wait_for_main(self.grace)
-        _signal_group(self.pid, signal.SIGKILL)
+        signal_group(self.pid, signal.SIGKILL)
 
     def _thaw(self) -> None:
         if self.frozen and self.cgroup is not None:
             self.cgroup.freeze(False)
             self.frozen = False
-        _signal_group(self.pid, signal.SIGCONT)
+        signal_group(self.pid, signal.SIGCONT)
 
     def _sweep(self) -> None:
         """Kill whatever of the job is left: its group, then re-parented descendants."""
         for _ in range(500):
-            _signal_group(self.pid, signal.SIGKILL)
+            signal_group(self.pid, signal.SIGKILL)
             self._reap()
             # Once the group is empty its members are reaped, so any child of theirs has
             # already been re-parented to us: the scan below, made after, sees it.
@@ -345,7 +295,7 @@ class Shepherd:
             if not self.frozen:
                 if self.cgroup is not None:
                     self.cgroup.freeze(False)  # whatever froze before it failed
-                _signal_group(self.pid, signal.SIGSTOP)
+                signal_group(self.pid, signal.SIGSTOP)
             self.suspended_since = time.time()
         elif number == signal.SIGUSR2 and self.suspended_since is not None:
             self._thaw()
@@ -383,7 +333,7 @@ class Shepherd:
         # Not the reaper of the process forked from (the launcher's): the job's exit
         # status is Popen's to collect.
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _become_subreaper()
+        become_subreaper()
         problem = self._start()
         usage: dict[str, int | float] = {}
         if problem is not None:
