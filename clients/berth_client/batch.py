@@ -91,6 +91,7 @@ def _sbatch_parser() -> argparse.ArgumentParser:
     add("--dependency", "-d", dest="dependency")
     add("--kill-on-invalid-dep", dest="kill_on_invalid_dep", type=yes_no)
     add("-a", "--array", dest="array")
+    add("--parsable", dest="parsable", action="store_true")
     return parser
 
 
@@ -186,8 +187,9 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
                  "dependency", "kill_on_invalid_dep"):  # fmt: skip
         if name in given:
             options[name] = given[name]
-    if given.get("requeue"):
-        options["requeue"] = True
+    for flag in ("requeue", "parsable"):
+        if given.get(flag):
+            options[flag] = True
     if "time" in given:
         options["time_limit"] = parse_time(given["time"], bare="minutes")
     if "deadline" in given:

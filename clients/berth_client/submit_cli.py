@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "exclusive": False,
     "requeue": False,
     "ignore_unknown": False,
+    "parsable": False,
 }
 
 
@@ -74,6 +75,12 @@ def add_options(submit: argparse.ArgumentParser) -> None:
         "-d",
         help="wait for other jobs: afterok:ID[:ID...], afterany:, afternotok:, after:, "
         "singleton, comma-separated (an array's id: all its tasks; ID_T: one task)",
+    )
+    add(
+        "--parsable",
+        action="store_true",
+        help="print only the job's id (an array's id), as sbatch --parsable does: "
+        "jid=$(berth submit --parsable job.sh)",
     )
     add(
         "--kill-on-invalid-dep",
@@ -163,6 +170,10 @@ def run_submit(args: argparse.Namespace) -> int:
     test_only = bool(getattr(args, "test_only", False))
     if test_only and options.get("array"):
         raise SystemExit("berth submit: --test-only asks about one job, not an array")
+    parsable = bool(options["parsable"])
+    if parsable and (test_only or getattr(args, "json", False)):
+        raise SystemExit("berth submit: --parsable prints the id of a job submitted: "
+                         "not with --test-only or --json")  # fmt: skip
     with client_of(args) as client:
         answer = client.submit(
             options.get("resources"),
@@ -190,6 +201,8 @@ def run_submit(args: argparse.Namespace) -> int:
         )
     if test_only:
         return _print_test(answer, bool(getattr(args, "json", False)))
+    if parsable:
+        return _print_id(answer)
     if getattr(args, "json", False):
         print(to_json(answer, indent=2))
         return 0 if answer["accepted"] else 3
@@ -213,6 +226,20 @@ def run_submit(args: argparse.Namespace) -> int:
         if job["guaranteed_end"] is not None:
             line += f" and to end by {when(job['guaranteed_end'], now)}"
     print(line)
+    return 0
+
+
+def _print_id(answer: dict[str, Any]) -> int:
+    """``--parsable``: the job's id alone on stdout (an array's: its id), for scripts;
+    what else there is to say on stderr: why it was rejected (status 3), or how many of
+    an array's tasks were."""
+    job_id = answer["job"]["job_id"]
+    if not answer["accepted"]:
+        print(f"job {job_id} rejected: {answer['reason']}", file=sys.stderr)
+        return 3
+    if answer.get("rejected_tasks"):
+        print(f"array {job_id}: {answer['rejected_tasks']} tasks rejected", file=sys.stderr)
+    print(job_id)
     return 0
 
 

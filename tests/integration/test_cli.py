@@ -442,3 +442,25 @@ def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]  # one line, no traceback
     assert done.stderr.startswith(line), done.stderr
+
+
+def test_submit_parsable_prints_the_id_alone_as_sbatch_does(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "--parsable"]) == 0
+    assert capsys.readouterr().out == "1\n"
+    assert main(["submit", *auth, "-r", "cpus=1", "-t", "60", "-a", "0-2", "--parsable"]) == 0
+    assert capsys.readouterr().out == "2\n"  # the array's id (tasks 2-4)
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --parsable\n#SBATCH -t 1\ntrue\n")
+    assert main(["submit", *auth, "-r", "cpus=1", str(script)]) == 0
+    assert capsys.readouterr().out == "5\n"  # asked for in the script, as sbatch takes it
+    too_soon = str(int(time.time()) + 120)  # the cluster is full for ten minutes
+    argv = ["submit", *auth, "-r", "cpus=32", "-t", "60", "--deadline", too_soon, "--parsable"]
+    assert main(argv) == 3
+    rejected = capsys.readouterr()
+    assert rejected.out == ""
+    assert rejected.err.startswith("job 6 rejected: ")
+    with pytest.raises(SystemExit, match="--parsable prints the id of a job submitted"):
+        main([*argv, "--test-only"])
