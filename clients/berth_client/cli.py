@@ -11,7 +11,15 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from berth_client.cli_support import client_of, guard, job_states, span, to_json, when
+from berth_client.cli_support import (
+    client_of,
+    guard,
+    job_states,
+    span,
+    to_json,
+    user_filter,
+    when,
+)
 from berth_client.efficiency import job_lines, usage_columns
 from berth_client.errors import BerthError
 
@@ -43,6 +51,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "--state", "-t", type=job_states, help="only these states: PENDING,RUNNING or PD,R, ..."
     )
     queue.add_argument("--user", "-u", help="only this user's jobs")
+    queue.add_argument("--me", action="store_true", help="only your own jobs (squeue --me)")
     queue.add_argument("--account", "-A", help="only jobs charged to this account")
     queue.add_argument("--partition", "-p", help="only jobs of this partition (default too)")
     queue.add_argument("--all", action="store_true", help="include ended jobs")
@@ -79,6 +88,7 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
         "--array", action="store_true", help="the whole job arrays JOB_ID (their first tasks' ids)"
     )
     cancel.add_argument("--user", "-u", help="instead of ids: every job of this user (scancel -u)")
+    cancel.add_argument("--me", action="store_true", help="instead of ids: every job of yours")
     cancel.add_argument(
         "--state", "-t", type=job_states, help="instead of ids: every job in these states"
     )
@@ -141,10 +151,11 @@ def _ranges(indices: list[int]) -> str:
 @guard
 def run_queue(args: argparse.Namespace) -> int:
     with client_of(args) as client:
+        user = user_filter(args, client)
         jobs: list[dict[str, Any]] = []
         offset = 0
         while True:
-            page = client.jobs(args.state, args.user, 1000, offset, args.account, args.partition)
+            page = client.jobs(args.state, user, 1000, offset, args.account, args.partition)
             jobs += page["jobs"]
             offset += len(page["jobs"])
             if offset >= page["total"] or not page["jobs"]:
@@ -290,9 +301,11 @@ def run_cancel(args: argparse.Namespace) -> int:
     of ids, every job not ended they select, in one request."""
     filters = {"state": args.state, "user": args.user, "account": args.account,
                "name": args.name, "partition": args.partition}  # fmt: skip
-    if any(filters.values()) == bool(args.job_ids) or (args.array and not args.job_ids):
+    chosen = any(filters.values()) or args.me
+    if chosen == bool(args.job_ids) or (args.array and not args.job_ids):
         print(
-            "berth cancel: give job ids, or filters (-u, -t, -n, -A, -p) instead", file=sys.stderr
+            "berth cancel: give job ids, or filters (-u, --me, -t, -n, -A, -p) instead",
+            file=sys.stderr,
         )
         return 2
     if not args.job_ids:
@@ -323,6 +336,7 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 def _cancel_matching(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     with client_of(args) as client:
+        filters["user"] = user_filter(args, client)
         try:
             jobs = client.cancel_matching(**filters)
         except BerthError as error:

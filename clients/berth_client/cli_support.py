@@ -153,3 +153,13 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return 1
 
     return wrapped
+
+
+def user_filter(args: argparse.Namespace, client: BerthClient) -> str | None:
+    """The user a listing or a cancel is for: ``--user``, or with ``--me`` the token's
+    own (asked of the daemon); both at once is refused (exit 2)."""
+    if not args.me:
+        return str(args.user) if args.user else None
+    if args.user:
+        raise SystemExit(f"berth {args.command}: give --user or --me, not both")
+    return str(client.whoami()["user"])

@@ -300,6 +300,11 @@ class BerthClient:
         return result
 
     # ------------------------------------------------------------------ system
+    def whoami(self) -> dict[str, Any]:
+        """Whom the token speaks for: ``user``, ``role``, ``account``, ``expires_at``."""
+        result: dict[str, Any] = self._call("GET", "/v1/whoami")
+        return result
+
     def schedule(self) -> dict[str, Any]:
         return self._every("/v1/schedule", "planned", "planned_total")
 

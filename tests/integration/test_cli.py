@@ -145,11 +145,34 @@ def test_cancel_takes_scancel_s_filters_instead_of_ids(
     assert capsys.readouterr().out == "no job selected: nothing cancelled\n"
     for words in ([], ["1", "-u", "alice"], ["--array", "-n", "sweep"]):
         assert main(["cancel", *auth, *words]) == 2
-        assert "give job ids, or filters (-u, -t, -n, -A, -p) instead" in capsys.readouterr().err
+        assert (
+            "give job ids, or filters (-u, --me, -t, -n, -A, -p) instead" in capsys.readouterr().err
+        )
     assert main(["queue", *auth, "--all", "--json"]) == 0
     jobs = {job["job_id"]: job for job in json.loads(capsys.readouterr().out)["jobs"]}
     assert [jobs[job]["job_state"] for job in (1, 2, 3, 4)] == ["CANCELLED"] * 4
     assert jobs[3]["state_reason"] == "cancelled by alice (every job of name=sweep)"
+
+
+def test_me_is_the_token_s_own_user_as_squeue_and_scancel_take_it(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operator sees every user's jobs; ``--me`` narrows a listing or a cancel to the
+    token's own user."""
+    operator = ["--url", daemon.url, "--token", OPERATOR]
+    for token in (ALICE, OPERATOR, ALICE):
+        argv = ["submit", "--url", daemon.url, "--token", token, "-r", "cpus=32", "-t", "600"]
+        assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["queue", *operator, "--me"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [row.split()[:3] for row in rows] == [["2", "job", "admin"]]
+    with pytest.raises(SystemExit, match="berth queue: give --user or --me, not both"):
+        main(["queue", *operator, "--me", "-u", "alice"])
+    assert main(["cancel", *operator, "--me"]) == 0
+    assert capsys.readouterr().out == "1 job(s) cancelled: 2\n"
+    assert main(["queue", *operator, "-t", "pd,r"]) == 0
+    assert sorted(row.split()[0] for row in capsys.readouterr().out.splitlines()[1:]) == ["1", "3"]
 
 
 def test_queue_shows_deadlines_when_a_job_has_one(
