@@ -87,6 +87,7 @@ def _sbatch_parser() -> argparse.ArgumentParser:
     add("-p", "--partition", dest="partition")
     add("-A", "--account", dest="account")
     add("--deadline", dest="deadline")
+    add("-b", "--begin", dest="begin")
     add("--requeue", dest="requeue", action="store_true")
     add("--dependency", "-d", dest="dependency")
     add("--kill-on-invalid-dep", dest="kill_on_invalid_dep", type=yes_no)
@@ -193,7 +194,9 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
     if "time" in given:
         options["time_limit"] = parse_time(given["time"], bare="minutes")
     if "deadline" in given:
-        options["deadline"] = _deadline(given["deadline"])
+        options["deadline"] = _moment("--deadline", given["deadline"])
+    if "begin" in given:
+        options["begin_time"] = _moment("--begin", given["begin"])
     shape_keys = ("nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem", "mem_per_cpu",
                   "gres", "gpus_per_node", "exclusive")  # fmt: skip
     if any(key in given for key in shape_keys):
@@ -204,16 +207,26 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
 def deadline_arg(text: str) -> int:
     """argparse ``type=`` for ``--deadline``: cluster seconds, or a local moment as
     Slurm writes it (``2026-12-01T18:00``, ``now+2hours``: :mod:`berth_client.moments`)."""
+    return _moment_arg("--deadline", text)
+
+
+def begin_arg(text: str) -> int:
+    """argparse ``type=`` for ``--begin``, as :func:`deadline_arg` reads it."""
+    return _moment_arg("--begin", text)
+
+
+def _moment_arg(option: str, text: str) -> int:
     if text.strip().isdigit():
         return int(text)
     try:
-        return _deadline(text)
+        return _moment(option, text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _deadline(text: str) -> int:
-    """Slurm's ``--deadline`` (:mod:`berth_client.moments`, local time) as Unix seconds."""
+def _moment(option: str, text: str) -> int:
+    """Slurm's ``--deadline`` or ``--begin`` (:mod:`berth_client.moments`, local time)
+    as Unix seconds; ``ValueError`` naming ``option``."""
     import datetime
 
     from berth_client.moments import moment
@@ -221,7 +234,7 @@ def _deadline(text: str) -> int:
     try:
         return int(moment(text, datetime.datetime.now().astimezone()).timestamp())
     except ValueError as error:
-        raise ValueError(f"--deadline {error}") from None
+        raise ValueError(f"{option} {error}") from None
 
 
 def _slots(given: dict[str, Any]) -> dict[str, Any]:

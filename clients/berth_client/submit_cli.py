@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from berth_client.batch import deadline_arg, time_arg, yes_no
+from berth_client.batch import begin_arg, deadline_arg, time_arg, yes_no
 from berth_client.cli_support import amounts, client_of, guard, start_words, to_json, when
 
 #: ``berth submit``'s defaults, filled in after the command line and the directives.
@@ -49,6 +49,14 @@ def add_options(submit: argparse.ArgumentParser) -> None:
         type=deadline_arg,
         help="complete by this time: cluster seconds, or a local moment as Slurm writes it "
         "(YYYY-MM-DD[THH:MM[:SS]], now+2hours, 18:30, MM/DD, tomorrow, noon)",
+    )
+    add(
+        "--begin",
+        "-b",
+        dest="begin_time",
+        type=begin_arg,
+        help="start no earlier than this time (sbatch --begin): cluster seconds, or a "
+        "local moment as --deadline takes it (now+1hour, 22:00, tomorrow)",
     )
     add("--priority", type=float, help="user priority in [0, 1]")
     add("--command", dest="job_command", help="the batch command (runs on the first node)")
@@ -180,6 +188,7 @@ def run_submit(args: argparse.Namespace) -> int:
             options["time_limit"],
             name=options["name"],
             deadline=options.get("deadline"),
+            begin_time=options.get("begin_time"),
             priority=options.get("priority"),
             command=options.get("job_command"),
             emulated_runtime=options.get("emulated_runtime"),

@@ -154,27 +154,6 @@ def test_cancel_takes_scancel_s_filters_instead_of_ids(
     assert jobs[3]["state_reason"] == "cancelled by alice (every job of name=sweep)"
 
 
-def test_me_is_the_token_s_own_user_as_squeue_and_scancel_take_it(
-    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """An operator sees every user's jobs; ``--me`` narrows a listing or a cancel to the
-    token's own user."""
-    operator = ["--url", daemon.url, "--token", OPERATOR]
-    for token in (ALICE, OPERATOR, ALICE):
-        argv = ["submit", "--url", daemon.url, "--token", token, "-r", "cpus=32", "-t", "600"]
-        assert main(argv) == 0
-    capsys.readouterr()
-    assert main(["queue", *operator, "--me"]) == 0
-    rows = capsys.readouterr().out.splitlines()[1:]
-    assert [row.split()[:3] for row in rows] == [["2", "job", "admin"]]
-    with pytest.raises(SystemExit, match="berth queue: give --user or --me, not both"):
-        main(["queue", *operator, "--me", "-u", "alice"])
-    assert main(["cancel", *operator, "--me"]) == 0
-    assert capsys.readouterr().out == "1 job(s) cancelled: 2\n"
-    assert main(["queue", *operator, "-t", "pd,r"]) == 0
-    assert sorted(row.split()[0] for row in capsys.readouterr().out.splitlines()[1:]) == ["1", "3"]
-
-
 def test_queue_shows_deadlines_when_a_job_has_one(
     daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -465,25 +444,3 @@ def test_serve_refuses_bad_configuration_in_one_line_with_status_2(
     assert done.returncode == 2
     assert done.stderr.splitlines() == [done.stderr.strip()]  # one line, no traceback
     assert done.stderr.startswith(line), done.stderr
-
-
-def test_submit_parsable_prints_the_id_alone_as_sbatch_does(
-    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    auth = ["--url", daemon.url, "--token", ALICE]
-    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "--parsable"]) == 0
-    assert capsys.readouterr().out == "1\n"
-    assert main(["submit", *auth, "-r", "cpus=1", "-t", "60", "-a", "0-2", "--parsable"]) == 0
-    assert capsys.readouterr().out == "2\n"  # the array's id (tasks 2-4)
-    script = tmp_path / "job.sh"
-    script.write_text("#!/bin/bash\n#SBATCH --parsable\n#SBATCH -t 1\ntrue\n")
-    assert main(["submit", *auth, "-r", "cpus=1", str(script)]) == 0
-    assert capsys.readouterr().out == "5\n"  # asked for in the script, as sbatch takes it
-    too_soon = str(int(time.time()) + 120)  # the cluster is full for ten minutes
-    argv = ["submit", *auth, "-r", "cpus=32", "-t", "60", "--deadline", too_soon, "--parsable"]
-    assert main(argv) == 3
-    rejected = capsys.readouterr()
-    assert rejected.out == ""
-    assert rejected.err.startswith("job 6 rejected: ")
-    with pytest.raises(SystemExit, match="--parsable prints the id of a job submitted"):
-        main([*argv, "--test-only"])

@@ -95,6 +95,7 @@ class JobOut(BaseModel):
         description="measured on its node (agents): cpu_seconds, peak_memory_bytes, gpus",
     )
     dependency: str | None = Field(None, description="what it waits for, as submitted")
+    begin_time: int | None = Field(None, description="it starts no earlier than this")
     waits_for: str | None = Field(
         None,
         description="what it still waits for, resolved: afterok:12,throttle:14 (throttle: "
@@ -144,6 +145,7 @@ class JobOut(BaseModel):
             array_job_id=job.array_job_id,
             array_task_id=job.array_task_id,
             dependency=job.dependency,
+            begin_time=job.begin_time,
             waits_for=job.needs,
             kill_on_invalid_dep=job.kill_on_invalid_dep,
         )

@@ -62,6 +62,9 @@ class JobSubmit(BaseModel):
     deadline: int | None = Field(
         None, ge=0, le=1 << 62, description="complete by this time (admission checks it)"
     )
+    begin_time: int | None = Field(
+        None, ge=0, le=1 << 62, description="start no earlier than this time (sbatch --begin)"
+    )
     priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
     command: str | None = Field(None, max_length=10_000, description="what real nodes run")
     script: str | None = Field(
@@ -162,6 +165,7 @@ class JobSubmit(BaseModel):
             account=self.account,
             dependency=self.dependency,
             kill_on_invalid_dep=self.kill_on_invalid_dep,
+            begin_time=self.begin_time,
         )
 
     def _check_script(self) -> None:

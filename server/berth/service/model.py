@@ -106,6 +106,8 @@ class JobRequest:
     #: need that can never be satisfied cancels it (else it is held).
     dependency: str | None = None
     kill_on_invalid_dep: bool = True
+    #: Start no earlier than this (sbatch ``--begin``; ``None``: as soon as it can).
+    begin_time: int | None = None
 
 
 @dataclass(slots=True)
@@ -170,6 +172,8 @@ class JobRecord:
     dependency: str | None = None
     needs: str | None = None
     kill_on_invalid_dep: bool = True
+    #: Start no earlier than this (sbatch ``--begin``; ``None``: as soon as it can).
+    begin_time: int | None = None
     #: Not stored: the earliest start its predecessors' promises allow, while planned.
     not_before: int | None = None
 
@@ -208,6 +212,7 @@ class JobRecord:
             array_task_id=request.array_task_id,
             dependency=request.dependency,
             kill_on_invalid_dep=request.kill_on_invalid_dep,
+            begin_time=request.begin_time,
         )
 
     def as_job(self) -> Job:
@@ -226,8 +231,16 @@ class JobRecord:
             user=self.user,
             priority=priority,
             shape=self.shape,
-            not_before=self.not_before,
+            not_before=self.earliest_start(),
         )
+
+    def earliest_start(self) -> int | None:
+        """The earliest start its plan must keep: its ``begin_time`` and what its
+        predecessors' promises allow (``not_before``), the later."""
+        begin, allowed = self.begin_time, self.not_before
+        if begin is None:
+            return allowed
+        return begin if allowed is None or allowed < begin else allowed
 
     def drop_plan(self) -> None:
         """Forget the job's promise and plan: its guarantee, planned start and nodes."""

@@ -64,6 +64,7 @@ JOB_COLUMNS = (
     "dependency",
     "needs",
     "kill_on_invalid_dep",
+    "begin_time",
 )
 
 

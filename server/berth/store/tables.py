@@ -78,6 +78,8 @@ JOBS = sa.Table(
     sa.Column("dependency", sa.Text),
     sa.Column("needs", sa.Text),
     sa.Column("kill_on_invalid_dep", sa.Boolean, nullable=False, server_default=sa.true()),
+    # Start no earlier than this: sbatch --begin (migration 0015).
+    sa.Column("begin_time", sa.BigInteger),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

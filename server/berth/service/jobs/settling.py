@@ -69,7 +69,7 @@ def _relax(life: JobLifecycle, record: JobRecord, not_before: int | None, now: i
     record.not_before = not_before
     lane = life.planner.lanes.get(record.partition)
     if lane is not None and life.partitions.gang_of(record) is None:
-        lane.policy.relax(record.id, not_before, now)
+        lane.policy.relax(record.id, record.earliest_start(), now)  # (never before its begin)
 
 
 def plan_again(life: JobLifecycle, record: JobRecord, now: int) -> bool:

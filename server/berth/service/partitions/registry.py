@@ -160,6 +160,13 @@ class Partitions:
                 f"gang partition {name!r} places jobs by cpus; slots are not supported there",
                 "slots",
             )
+        if record.begin_time is not None:
+            return RequestError(
+                "invalid",
+                f"gang partition {name!r} starts jobs at its slot boundaries; "
+                "a begin time is not supported there",
+                "begin_time",
+            )
         problem = part.request_problem(record.resources)
         if problem is not None:
             return RequestError("invalid", problem[1], problem[0])
