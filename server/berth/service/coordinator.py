@@ -108,8 +108,7 @@ class Coordinator:
         engine.defer_improvements = True
         #: Commands taken from the queue that a batch over its time left for the next.
         self._carry: deque[tuple[Queued, asyncio.Future[Any]]] = deque()
-        #: The carried batch begins with a command going on from the last batch: it
-        #: waits for the commit (and the reads) before its next part.
+        #: A command goes on from the last batch: its next part waits for the commit.
         self._going_on = False
         #: The next batch is a slice of plan improvement (one after each batch of
         #: commands while any is due, so that a steady flow of commands does not starve
@@ -247,6 +246,8 @@ class Coordinator:
                 batch = [(Queued(Improve(SLICE_SECONDS)), loop.create_future())]
             elif carried:
                 batch = [self._carry.popleft() for _ in range(min(len(self._carry), MAX_BATCH))]
+                while self._going_on and len(batch) < MAX_BATCH and not queue.empty():
+                    batch.append(queue.get_nowait())  # (not held back by a long command)
             else:
                 batch = [await queue.get()]
             self._improve_next = not improving

@@ -91,3 +91,29 @@ def test_an_array_is_cancelled_in_parts_too(monkeypatch: pytest.MonkeyPatch) -> 
     cancelled, parts = asyncio.run(scenario())
     assert cancelled == [1, 2, 3, 4, 5]  # the running task too
     assert parts == 3
+
+
+def test_commands_sent_meanwhile_are_applied_between_the_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(commands, "CANCELS_PER_BATCH", 1)
+
+    async def scenario() -> tuple[bool, int, list[int]]:
+        coordinator, store, _, _ = coordinator_setup()
+        await coordinator.start()
+        for _ in range(5):
+            await coordinator.call(SubmitJob(request(8, 100)))
+        cancel = await held_in_commit(store, coordinator.call(CancelMatching(PENDING, None, "x")))
+        submit = asyncio.ensure_future(coordinator.call(SubmitJob(request(8, 100, user="bob"))))
+        await asyncio.sleep(0.01)
+        store.gate.set()
+        made = await submit
+        cancelling = not cancel.done()  # the submit did not wait for every part
+        cancelled = [record.id for record in await cancel]
+        await coordinator.stop()
+        return cancelling, made[0].id, cancelled
+
+    cancelling, made, cancelled = asyncio.run(scenario())
+    assert cancelling
+    assert made == 6
+    assert cancelled == [2, 3, 4, 5]
