@@ -9,8 +9,9 @@ import pytest
 
 from berth.service import commands
 from berth.service.commands import CancelArray, CancelJob, CancelMatching, SubmitArray, SubmitJob
+from berth.service.handlers.job_commands import cancel, submit
 from berth.service.ports import JobFilter
-from tests.support.live import request
+from tests.support.live import engine, request
 from tests.unit.service.coordinator_harness import coordinator_setup, held_in_commit
 
 PENDING = JobFilter(states=frozenset({"PENDING"}), user="alice")
@@ -117,3 +118,19 @@ def test_commands_sent_meanwhile_are_applied_between_the_parts(
     assert cancelling
     assert made == 6
     assert cancelled == [2, 3, 4, 5]
+
+
+def test_a_chosen_job_let_go_from_memory_meanwhile_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chosen job that ends between two parts may be let go from the engine's memory
+    (finished jobs are kept only so long) before its part: it is left out, not a 404."""
+    monkeypatch.setattr(commands, "CANCELS_PER_BATCH", 1)
+    live = engine(count=1)
+    for _ in range(3):
+        submit(live, request(8, 100), 0)
+    command = CancelMatching(PENDING, None, "x")
+    assert command.apply(live, 1) is commands.MORE_TO_DO  # job 2 cancelled
+    cancel(live, 3, 2, "alone")
+    del live.book.jobs[3]  # (as JobMemory lets a finished job go)
+    assert [record.id for record in command.apply(live, 3)] == [2]  # type: ignore[union-attr]

@@ -51,12 +51,13 @@ def matching(engine: Engine, where: JobFilter, name: str | None) -> list[int]:
 
 
 def cancel_each(engine: Engine, job_ids: list[int], now: int, reason: str) -> list[JobRecord]:
-    """Cancel each of ``job_ids`` that has not ended meanwhile, then one pass; the jobs
-    cancelled."""
+    """Cancel each of ``job_ids`` that has not ended meanwhile (nor been let go from
+    memory since), then one pass; the jobs cancelled."""
+    held = (engine.jobs.get(job_id) for job_id in job_ids)
     cancelled = [
-        engine.life.cancel_job(job_id, now, reason)
-        for job_id in job_ids
-        if not engine.book.job(job_id).final
+        engine.life.cancel_job(record.id, now, reason)
+        for record in held
+        if record is not None and not record.final
     ]
     engine.schedule_pass(now)
     return cancelled
