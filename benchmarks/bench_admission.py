@@ -26,7 +26,8 @@ Each decision is timed with the cyclic collector paused, as the daemon's writer 
 its batches (:mod:`berth.service.collector`); ``--collector both`` times each decision
 with it paused and running, alternating which goes first, and gives the median ratio:
 
-    .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0 --collector both
+    .venv/bin/python benchmarks/bench_admission.py --nodes 256 --sizes 1000 --repeat 0 \
+        --collector both
 
 Then the full replay the issue sets a target for: the first 5,000 CTC jobs at load 1.6
 (duplication), exact estimates, deadlines from EASY with S = 0.2, under QoPS (median of

@@ -30,8 +30,9 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 
 
 #: Fields of a job that hold cluster times (``berth show`` prints them readably).
-TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "begin_time", "guaranteed_start",
-               "guaranteed_end", "planned_start", "predicted_start", "computed_at")  # fmt: skip
+TIME_FIELDS = ("submit_time", "start_time", "end_time", "deadline", "begin_time",
+               "guaranteed_start", "guaranteed_end", "planned_start", "predicted_start",
+               "computed_at")  # fmt: skip
 
 
 def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:

@@ -151,9 +151,9 @@ class BerthClient:
         """Submit a job with ``resources`` (totals), or ``slots`` (``{"count": 8,
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
         False}``). ``launch`` takes ``chdir``, ``output``, ``error``, ``requeue``,
-        ``partition``, ``account``, ``script``, ``argv``, ``array``, ``dependency``, ``begin_time`` and
-        ``kill_on_invalid_dep``. ``test_only``: submit nothing, answer the decision and
-        start the job would get now (the what-if)."""
+        ``partition``, ``account``, ``script``, ``argv``, ``array``, ``dependency``,
+        ``begin_time`` and ``kill_on_invalid_dep``. ``test_only``: submit nothing,
+        answer the decision and start the job would get now (the what-if)."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
             "resources": resources,
