@@ -110,3 +110,11 @@ class DaemonProcess:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """A conservative daemon on 4 emulated nodes of 8 cpus (a module may define its own)."""
+    process = DaemonProcess(tmp_path)
+    yield process
+    process.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,6 @@ import pytest
 from berth.runtime.main import main
 from tests.integration.conftest import ALICE, OPERATOR, DaemonProcess
 from tests.support.waiting import wait_until
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    process = DaemonProcess(tmp_path)
-    yield process
-    process.stop()
 
 
 def test_submit_queue_show_cancel(

@@ -6,20 +6,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from berth.runtime.main import main
 from tests.integration.conftest import ALICE, OPERATOR, DaemonProcess
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    process = DaemonProcess(tmp_path)
-    yield process
-    process.stop()
 
 
 def test_submit_parsable_prints_the_id_alone_as_sbatch_does(
