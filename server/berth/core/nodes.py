@@ -4,7 +4,8 @@ Jobs ask for :class:`~berth.core.shapes.Shape` (slots on nodes).
 :class:`NodePlan` keeps one availability :class:`~berth.core.profile.Profile` per node
 plus aggregate profiles used as a filter: a start is only examined node by node when
 the nodes that can hold one of the job's slots (all of them, or say only the GPU nodes)
-have room together for the job's total in every step of its window. Candidate
+have room together for the job's total in every step of its window (those summed
+profiles and their upkeep: :mod:`berth.core.summed_rooms`). Candidate
 starts are ``after`` and the ends of reservations (free resources only grow there).
 A :class:`Placement` names how many slots each node holds. Pure: no clock, no I/O.
 
@@ -26,10 +27,11 @@ from berth.core.node_search import Instant as Instant
 from berth.core.node_search import Placement as Placement
 from berth.core.node_search import SearchStopped, Stop, choose_ranked, earliest_shared
 from berth.core.profile import BOOK_NODES, HELD_OF, NativeProfile, Profile
-from berth.core.profile_sets import forget_all_before, summed
+from berth.core.profile_sets import forget_all_before
 from berth.core.resources import ResourceSpace
 from berth.core.shapes import Shape, slots_in
 from berth.core.start_floors import StartFloors
+from berth.core.summed_rooms import SummedRooms
 
 #: How many (slot, count) pairs a plan keeps its nodes' slots at an instant for: the
 #: head job's, and a few before it (a forecast's copy asks its own).
@@ -40,7 +42,7 @@ INSTANTS_KEPT = 4
 Need = tuple[Profile, int]
 
 
-class NodePlan:
+class NodePlan(SummedRooms):
     """Every node's free resources over time, and where a shape fits first.
 
     ``capacities`` are the nodes' packed capacities in ``space`` (node order is the
@@ -318,24 +320,6 @@ class NodePlan:
                 nodes += members
         return nodes
 
-    def _room(self, demand: int) -> Profile:
-        """The summed profile of the nodes able to hold a slot of ``demand``: the
-        aggregate when every node can; else one kept for that set of nodes, built when
-        first asked and updated with theirs from then on."""
-        room = self._room_by_demand.get(demand)
-        if room is None:
-            able = tuple(self._able(demand))
-            if len(able) == len(self.capacities) or not able:
-                room = self.aggregate
-            else:
-                room = self._groups.get(able)
-                if room is None:
-                    room = self._groups[able] = summed([self.profiles[i] for i in able])
-                    for index in able:
-                        self._groups_of_node[index].append(room)
-            self._room_by_demand[demand] = room
-        return room
-
     def held(self, placement: Placement, demand: int, exclusive: bool) -> dict[int, int]:
         """What a placement holds per node (packed): its slots, or the whole node."""
         if exclusive:
@@ -395,33 +379,6 @@ class NodePlan:
         self._add_summed(held, start, duration, sign)
         if blocks is not None:
             blocks.add(held, start, start + duration, sign)
-
-    def summed_over(self, held: Mapping[int, int]) -> list[Profile]:
-        """The summed profiles that count any node of ``held``: the aggregate, and the
-        profile of every set of able nodes with one of them."""
-        summed = [self.aggregate]
-        if self._groups:
-            for index in held:
-                for group in self._groups_of_node[index]:
-                    if group not in summed:
-                        summed.append(group)
-        return summed
-
-    def _add_summed(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
-        """Give back (``sign`` 1) or take (-1) ``held`` in the summed profiles: each once,
-        with what its nodes hold together."""
-        self.aggregate.add(start, start + duration, sign * sum(held.values()))
-        if self._groups:
-            self._add_groups(held, start, duration, sign)
-
-    def _add_groups(self, held: Mapping[int, int], start: int, duration: int, sign: int) -> None:
-        """:meth:`_add_summed` for the summed profiles of sets of able nodes."""
-        together: dict[Profile, int] = {}
-        for index, amount in held.items():
-            for group in self._groups_of_node[index]:
-                together[group] = together.get(group, 0) + amount
-        for group, amount in together.items():
-            group.add(start, start + duration, sign * amount)
 
     def _drop_end(self, end: int) -> None:
         ends = self._ends
