@@ -157,7 +157,7 @@ def guard(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 def user_filter(args: argparse.Namespace, client: BerthClient) -> str | None:
     """The user a listing or a cancel is for: ``--user``, or with ``--me`` the token's
-    own (asked of the daemon); both at once is refused (exit 2)."""
+    own (asked of the daemon); both at once is refused in one line."""
     if not args.me:
         return str(args.user) if args.user else None
     if args.user:

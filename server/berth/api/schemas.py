@@ -35,15 +35,17 @@ PolicyName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 #: Accounts are named like partitions: letters, digits, ``.``, ``_`` and ``-``.
 ACCOUNT_PATTERN = r"^[A-Za-z0-9._-]+$"
-#: A query parameter choosing the jobs charged to one account.
+#: A query parameter choosing the jobs in some states (repeated: ``state=A&state=B``).
 StatesQuery = Annotated[
     list[JobState] | None,
     Query(max_length=len(JobState), description="only jobs in these states (repeat it)"),
 ]
+#: A query parameter choosing the jobs of one partition (``default`` too).
 PartitionQuery = Annotated[
     str | None,
     Query(min_length=1, max_length=100, description="only jobs of this partition (default too)"),
 ]
+#: A query parameter choosing the jobs charged to one account.
 AccountQuery = Annotated[
     str | None,
     Query(min_length=1, max_length=100, pattern=ACCOUNT_PATTERN, description="only this account"),
