@@ -96,6 +96,7 @@ def test_save_and_load_round_trip_the_engine_state(database: str) -> None:
         "policy": "conservative",
         "policy_options": {},
         "node_tokens": {},
+        "arrays_in_parts": [],
         "partitions": [],
     }
     assert live.jobs[5].shape == Shape(2, {"cpus": 2}, nodes=2)

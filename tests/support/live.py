@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
-from berth.service.model import JobRequest, NodeRecord
+from berth.service.handlers.arrays import fill_part, submit_array
+from berth.service.model import JobRecord, JobRequest, NodeRecord
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
 
@@ -62,3 +63,14 @@ def request(
         emulated_runtime=runtime,
         idempotency_key=key,
     )
+
+
+def submit_whole_array(
+    live: Engine, request: JobRequest, tasks: tuple[int, ...], now: int, limit: int | None = None
+) -> tuple[list[JobRecord], bool]:
+    """:func:`submit_array` with every part admitted at once (no reads in between)."""
+    made = submit_array(live, request, tasks, now, limit)
+    while isinstance(made, int):
+        rest = fill_part(live, made, now)
+        made = made if rest is None else (rest, True)
+    return made

@@ -60,29 +60,6 @@ class Improve:
         return engine.improve(now, within(self.seconds))
 
 
-@dataclass(frozen=True, slots=True)
-class SubmitJob:
-    """Admit (or reject) a job; the result is ``(record, created)``."""
-
-    request: JobRequest
-
-    def apply(self, engine: Engine, now: int) -> tuple[JobRecord, bool]:
-        return job_commands.submit(engine, self.request, now)
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitArray:
-    """Admit one job per task of an array; the result is ``(records, created)``."""
-
-    request: JobRequest
-    tasks: tuple[int, ...]
-    #: At most this many tasks running at once (``%N``; None: no limit).
-    limit: int | None = None
-
-    def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool]:
-        return arrays.submit_array(engine, self.request, self.tasks, now, self.limit)
-
-
 class MoreToDo:
     """What a command answers from a batch when it goes on in the next one: the writer
     carries it to the front of the next batch and answers it once it is done."""
@@ -92,6 +69,45 @@ class MoreToDo:
 
 #: The one :class:`MoreToDo`.
 MORE_TO_DO = MoreToDo()
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitJob:
+    """Admit (or reject) a job; the result is ``(record, created)``. One that names
+    dependencies waits while an array goes in in parts (:func:`arrays.waits_for_parts`)."""
+
+    request: JobRequest
+
+    def apply(self, engine: Engine, now: int) -> tuple[JobRecord, bool] | MoreToDo:
+        if arrays.waits_for_parts(engine, self.request):
+            return MORE_TO_DO
+        return job_commands.submit(engine, self.request, now)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitArray:
+    """Admit one job per task of an array; the result is ``(records, created)``. A large
+    array goes in a part a batch (:mod:`berth.service.jobs.array_fill`)."""
+
+    request: JobRequest
+    tasks: tuple[int, ...]
+    #: At most this many tasks running at once (``%N``; None: no limit).
+    limit: int | None = None
+    #: The array's id once its first part is in (then the next parts follow).
+    started: list[int] = field(default_factory=list, compare=False)
+
+    def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool] | MoreToDo:
+        if self.started:
+            records = arrays.fill_part(engine, self.started[0], now)
+            return MORE_TO_DO if records is None else (records, True)
+        if arrays.waits_for_parts(engine, self.request):
+            return MORE_TO_DO
+        made = arrays.submit_array(engine, self.request, self.tasks, now, self.limit)
+        if isinstance(made, int):
+            self.started.append(made)
+            return MORE_TO_DO
+        return made
+
 
 #: Jobs a cancel of many (:class:`InParts`) cancels in one batch at most. Each batch
 #: then commits and reads are answered before the next. Cancelling 3,576 waiting jobs on
@@ -124,13 +140,16 @@ class InParts:
 
 @dataclass(frozen=True, slots=True)
 class CancelArray:
-    """Cancel every task of the array that has not ended, in parts (:class:`InParts`)."""
+    """Cancel every task of the array that has not ended, in parts (:class:`InParts`);
+    an array still going in is cancelled once whole (none of its tasks is left out)."""
 
     array_id: int
     reason: str
     parts: InParts = field(default_factory=InParts, compare=False)
 
     def apply(self, engine: Engine, now: int) -> list[JobRecord] | MoreToDo:
+        if self.array_id in engine.book.filling:
+            return MORE_TO_DO
         return self.parts.cancel(
             engine, now, self.reason, lambda: arrays.tasks_left(engine, self.array_id)
         )

@@ -198,6 +198,7 @@ class Engine:
             "policy": self.partitions.policy_name,
             "policy_options": dict(self.partitions.policy_options),
             "node_tokens": dict(self.node_tokens),
+            "arrays_in_parts": [fill.as_dict() for fill in self.book.filling.values()],
             "partitions": [
                 *(p.spec.as_dict() for p in self.gang.values()),
                 *(spec.as_dict() for spec in self.backfill.values()),

@@ -215,6 +215,33 @@ class JobRecord:
             begin_time=request.begin_time,
         )
 
+    def as_request(self) -> JobRequest:
+        """The request this job was made from (:meth:`from_request`'s inverse), without
+        its array task: what an array's first task gives the tasks still to come."""
+        return JobRequest(
+            name=self.name,
+            user=self.user,
+            resources=dict(self.resources),
+            time_limit=self.time_limit,
+            deadline=self.deadline,
+            priority=self.priority,
+            command=self.command,
+            emulated_runtime=self.emulated_runtime,
+            idempotency_key=self.idempotency_key,
+            shape=self.shape,
+            script=self.script,
+            argv=tuple(self.argv or ()),
+            chdir=self.chdir,
+            output=self.output,
+            error=self.error,
+            requeue=self.requeue,
+            partition=self.partition,
+            account=self.account,
+            dependency=self.dependency,
+            kill_on_invalid_dep=self.kill_on_invalid_dep,
+            begin_time=self.begin_time,
+        )
+
     def as_job(self) -> Job:
         """The core's view: no name, state or real runtime."""
         priority: dict[str, float] = {}

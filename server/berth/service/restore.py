@@ -5,8 +5,8 @@ who waits for whom (from each waiting job's needs), waiting jobs in arrival orde
 their planned starts and guarantees (those held back by what they wait for outside the
 plan, as before the restart), running jobs
 with what they hold, handed back to the node backend (gang jobs on their blocks, with
-the time they spent suspended). Then one advance handles whatever should have happened
-while the daemon was down. No I/O.
+the time they spent suspended); the rest of an array that was going in in parts. Then
+one advance handles whatever should have happened while the daemon was down. No I/O.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from berth.service.engine import Engine
+from berth.service.handlers.arrays import fill_part
+from berth.service.jobs.array_fill import ArrayFill
 from berth.service.model import JobState, NodeRecord
 from berth.service.partitions.gang import GangPartition, GangSpec
 from berth.service.partitions.specs import spec_from_dict
@@ -86,6 +88,12 @@ def restore_engine(
                 running = record.suspended_at is None
                 part.restore(record.id, record.resources, record.gang_offset, running, now)
     engine.book.next_id = max(snapshot.last_job_id, *engine.jobs, 0) + 1
+    filling = snapshot.config.get("arrays_in_parts", [])
+    assert isinstance(filling, list)
+    for row in filling:  # (arrays that were going in: their job numbers stay set aside)
+        fill = ArrayFill.from_dict(row)
+        engine.book.filling[fill.array_id] = fill
+        engine.book.next_id = max(engine.book.next_id, fill.array_id + len(fill.tasks))
     for job_id, record in engine.jobs.items():
         if record.final:
             engine.memory.finished(job_id)
@@ -93,6 +101,11 @@ def restore_engine(
         name, settings = engine.partitions.policy_spec(lane)
         replan = engine.replan(name, settings, now, True, partition=lane, tighten=False)
         engine.life.install(replan, now, restoring=True, partition=lane)
+    # The rest of an array that was going in when the daemon stopped, before any
+    # command: its first task's request, its task numbers, as if it had not stopped.
+    for array_id in list(engine.book.filling):
+        while fill_part(engine, array_id, now) is None:
+            pass
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.
     engine._stepped = now

@@ -8,9 +8,9 @@ import pytest
 
 from berth.core.arrays import MAX_ARRAY_TASKS
 from berth.service.commands import CancelArray
-from berth.service.handlers.arrays import parse_array, submit_array
+from berth.service.handlers.arrays import parse_array
 from berth.service.model import JobState, RequestError
-from tests.support.live import engine, request
+from tests.support.live import engine, request, submit_whole_array
 
 
 @pytest.mark.parametrize(
@@ -52,12 +52,12 @@ def test_a_bad_array_is_refused_naming_the_field(spec: str, says: str) -> None:
 def test_each_task_is_a_job_with_its_own_guarantee_and_the_array_cancels_whole() -> None:
     live = engine()
     sweep = request(cpus=32, limit=600, key="k")
-    tasks, created = submit_array(live, sweep, (0, 2, 4), 0)
+    tasks, created = submit_whole_array(live, sweep, (0, 2, 4), 0)
     assert created
     assert [t.array_task_id for t in tasks] == [0, 2, 4]
     assert {t.array_job_id for t in tasks} == {tasks[0].id}
     assert all(t.guaranteed_start is not None for t in tasks)
-    again, created = submit_array(live, sweep, (0, 2, 4), 5)
+    again, created = submit_whole_array(live, sweep, (0, 2, 4), 5)
     assert not created
     assert [t.id for t in again] == [t.id for t in tasks]  # the key names the array
     cancelled = CancelArray(tasks[0].id, "by alice").apply(live, 10)

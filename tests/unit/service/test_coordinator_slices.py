@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from berth.dispatch.emulated import EmulatedNodes
-from berth.service.commands import SubmitJob
+from berth.service.commands import MoreToDo, SubmitJob
 from berth.service.coordinator import Coordinator
 from berth.service.engine import Engine
 from berth.service.model import JobRecord
@@ -174,6 +174,7 @@ def test_commands_carried_over_a_batch_go_next_before_any_slice_and_alone(
 
         def recorded(self: SubmitJob, engine: Engine, now: int) -> tuple[JobRecord, bool]:
             made = submit(self, engine, now)
+            assert not isinstance(made, MoreToDo)
             happened.append(f"submit {made[0].id}")
             if not later:  # one more arrives while the first batch is applied
                 later.append(

@@ -8,13 +8,12 @@ import re
 
 import pytest
 
-from berth.service.handlers.arrays import submit_array
 from berth.service.handlers.job_commands import cancel, hold, release, submit
 from berth.service.jobs.settling import plan_again
 from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
 from berth.service.queries.answers import what_if
-from tests.support.live import engine, request
+from tests.support.live import engine, request, submit_whole_array
 from tests.support.node_changes import mark_down, resume_node
 
 # 4 nodes of 8 cpus: a 32-cpu job fills the cluster.
@@ -153,7 +152,7 @@ def test_a_dependency_that_cannot_be_waited_for_is_refused_naming_the_id(
 
 def test_an_array_id_names_all_its_tasks_and_a_task_by_its_index() -> None:
     live = engine()
-    tasks, _ = submit_array(live, request(cpus=8, limit=100, runtime=100), (0, 1, 2), 0)
+    tasks, _ = submit_whole_array(live, request(cpus=8, limit=100, runtime=100), (0, 1, 2), 0)
     reduce_all, _ = submit(live, after(request(cpus=8), f"afterok:{tasks[0].id}"), 0)
     one, _ = submit(live, after(request(cpus=8), f"afterok:{tasks[0].id}_2"), 0)
     assert reduce_all.needs == ",".join(f"afterok:{t.id}" for t in tasks)
@@ -162,7 +161,9 @@ def test_an_array_id_names_all_its_tasks_and_a_task_by_its_index() -> None:
 
 def test_an_array_limit_runs_at_most_n_tasks_and_plans_the_rest_in_lanes() -> None:
     live = engine()
-    tasks, _ = submit_array(live, request(cpus=1, limit=100, runtime=100), tuple(range(6)), 0, 2)
+    tasks, _ = submit_whole_array(
+        live, request(cpus=1, limit=100, runtime=100), tuple(range(6)), 0, 2
+    )
     running = [t for t in tasks if t.state is JobState.RUNNING]
     assert len(running) == 2
     assert [t.guaranteed_start for t in tasks] == [0, 0, 100, 100, 200, 200]

@@ -3,7 +3,9 @@
 ``--array 0-99``, ``1,3,5-9`` or ``0-99:4`` (Slurm's spelling) names the task indices;
 each task is an ordinary job that also carries its array's id (the first task's job id)
 and its index, so the plan, the agents and the store treat it like any job. The tasks
-are admitted in index order in one batch, with one scheduling pass after the last.
+are admitted in index order, a part a batch for a large array, with a scheduling pass
+after each part (:mod:`berth.service.jobs.array_fill`: its job numbers set aside, the
+rest stored so that a restart finishes it).
 Cancelling the array cancels each task that has not ended, with one scheduling pass
 after the last. A limit on running tasks (``%N``) becomes needs between the tasks
 (:func:`berth.core.arrays.throttle`). The handlers of the typed array commands:
@@ -15,7 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from berth.core import arrays
+from berth.service.jobs.array_fill import PART_SECONDS, ArrayFill
 from berth.service.model import JobRecord, JobRequest, RequestError
+from berth.service.planning.budgets import within
+from berth.service.rows import job_row
 
 if TYPE_CHECKING:
     from berth.service.engine import Engine
@@ -32,24 +37,77 @@ def parse_array(spec: str) -> tuple[tuple[int, ...], int | None]:
 
 def submit_array(
     engine: Engine, request: JobRequest, tasks: tuple[int, ...], now: int, limit: int | None = None
-) -> tuple[list[JobRecord], bool]:
-    """Admit one job per task, at most ``limit`` running at once; ``(tasks'
-    records, created)``. A repeated idempotency key returns the array it created
-    the first time."""
+) -> tuple[list[JobRecord], bool] | int:
+    """Admit one job per task, at most ``limit`` running at once; ``(tasks' records,
+    created)``, or the array's id when they do not all go in in one part (its first
+    part is in; :func:`fill_part` admits the rest, a part a batch). A repeated
+    idempotency key returns the array it created the first time."""
     key = request.idempotency_key
     known = None if key is None else engine.memory.job_with_key(request.user, key)
     if known is not None:
         first = engine.jobs[known]
         return engine.book.array_tasks(first.array_job_id or first.id), False
     engine.validate(request, now)
-    array_id = engine.book.next_id
+    book = engine.book
+    array_id = book.next_id
     needs = engine.deps.array_needs(request, tasks, limit)
-    records = [
-        engine.life.enter_job(request, now, task_needs, task=(array_id, index, index == tasks[0]))
-        for index, task_needs in zip(tasks, needs, strict=True)
-    ]
+    book.next_id += len(tasks)  # (set aside: task i is job array_id + i)
+    fill = ArrayFill(array_id, tasks, limit, first_row={}, needs=needs)
+    _enter_part(engine, fill, request, now)
     engine.schedule_pass(now)
-    return records, True
+    if fill.whole:
+        return book.array_tasks(array_id), True
+    book.filling[array_id] = fill
+    engine.outbox.config_changed()  # (what is left is stored with each part)
+    return array_id
+
+
+def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None:
+    """Admit the next part of an array going in (:class:`ArrayFill`); the array's tasks
+    once the last part is in, else ``None``."""
+    book = engine.book
+    fill = book.filling[array_id]
+    request = fill.request()
+    if not fill.needs:  # (a restart: worked out again, for the same job numbers)
+        fill.needs = engine.deps.array_needs(request, fill.tasks, fill.limit, array_id)
+    _enter_part(engine, fill, request, now)
+    engine.schedule_pass(now)
+    engine.outbox.config_changed()
+    if not fill.whole:
+        return None
+    del book.filling[array_id]
+    return book.array_tasks(array_id)
+
+
+def _enter_part(engine: Engine, fill: ArrayFill, request: JobRequest, now: int) -> None:
+    """The next part of ``fill``: tasks admitted, each as its set-aside job number (the
+    first carries the request's idempotency key, and its row is kept), until
+    :data:`PART_SECONDS` have passed or :data:`.array_fill.TASKS_PER_BATCH` are in."""
+    stop = within(PART_SECONDS)
+    for at in fill.next_part():
+        task = (fill.array_id, fill.tasks[at], at == 0)
+        record = engine.life.enter_job(
+            request, now, fill.needs[at], task=task, job_id=fill.array_id + at
+        )
+        if at == 0:
+            fill.first_row = job_row(record)
+        fill.done = at + 1
+        if stop():
+            return
+
+
+def waits_for_parts(engine: Engine, request: JobRequest) -> bool:
+    """Whether a submission waits until the arrays going in are whole: one that names
+    dependencies (an array's later tasks would be missing from them, and from its
+    ``singleton``'s earlier jobs), or a retry of an array still going in."""
+    filling = engine.book.filling
+    if not filling:
+        return False
+    if request.dependency is not None:
+        return True
+    key = request.idempotency_key
+    known = None if key is None else engine.memory.job_with_key(request.user, key)
+    return known is not None and engine.jobs[known].array_job_id in filling
 
 
 def tasks_left(engine: Engine, array_id: int) -> list[int]:

@@ -12,13 +12,23 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 
+from berth.service.jobs.array_fill import ArrayFill
 from berth.service.model import JobRecord, RequestError, StartLags
 
 
 class JobBook:
     """Every held job by id; the pending ones (arrival order) and the running ones."""
 
-    __slots__ = ("_limits", "counters", "jobs", "next_id", "pending", "running", "start_lags")
+    __slots__ = (
+        "_limits",
+        "counters",
+        "filling",
+        "jobs",
+        "next_id",
+        "pending",
+        "running",
+        "start_lags",
+    )
 
     def __init__(self) -> None:
         self.jobs: dict[int, JobRecord] = {}
@@ -26,6 +36,8 @@ class JobBook:
         self.running: dict[int, JobRecord] = {}
         #: The number the next job gets (ids are never reused, across restarts too).
         self.next_id = 1
+        #: Arrays being submitted in parts, by array id (see :mod:`.array_fill`).
+        self.filling: dict[int, ArrayFill] = {}
         #: Jobs accepted, started, ended in each way, ... since the daemon started.
         self.counters: Counter[str] = Counter()
         #: How late jobs started after their planned start.

@@ -109,11 +109,17 @@ class Dependencies:
         ]
 
     def array_needs(
-        self, request: JobRequest, tasks: Sequence[int], limit: int | None
+        self,
+        request: JobRequest,
+        tasks: Sequence[int],
+        limit: int | None,
+        first_id: int | None = None,
     ) -> list[list[Need]]:
         """Each task's needs: the array's dependency, and its lane under ``%N``
-        (``singleton`` on an array: a lane of one, after the earlier jobs of its name)."""
-        first_id = self.book.next_id
+        (``singleton`` on an array: a lane of one, after the earlier jobs of its name);
+        the tasks are jobs ``first_id`` on (by default the next job numbers)."""
+        if first_id is None:
+            first_id = self.book.next_id
         needs, singleton = self.needs_of(request, first_id, len(tasks))
         ids = list(range(first_id, first_id + len(tasks)))
         if singleton:

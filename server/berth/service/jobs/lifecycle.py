@@ -182,14 +182,18 @@ class JobLifecycle:
         needs: Sequence[Need] = (),
         singleton: bool = False,
         task: tuple[int, int, bool] | None = None,
+        job_id: int | None = None,
     ) -> JobRecord:
-        """A new job for a checked ``request``, numbered next, waiting for ``needs``
-        (and, ``singleton``, for the earlier jobs of its name), admitted (or rejected);
-        the caller runs the scheduling pass. An array's ``task`` is ``(array id, index,
-        whether it carries the request's idempotency key)``: one job per key, as the
-        store keeps, so only the first task does."""
-        record = JobRecord.from_request(self.book.next_id, request, now)
-        self.book.next_id += 1
+        """A new job for a checked ``request``, numbered next (or ``job_id``, a number
+        set aside before: an array's task), waiting for ``needs`` (and, ``singleton``,
+        for the earlier jobs of its name), admitted (or rejected); the caller runs the
+        scheduling pass. An array's ``task`` is ``(array id, index, whether it carries
+        the request's idempotency key)``: one job per key, as the store keeps, so only
+        the first task does."""
+        if job_id is None:
+            job_id = self.book.next_id
+            self.book.next_id += 1
+        record = JobRecord.from_request(job_id, request, now)
         self.jobs[record.id] = record
         if task is not None:
             record.array_job_id, record.array_task_id, keyed = task

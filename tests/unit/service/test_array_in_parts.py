@@ -1,0 +1,166 @@
+"""A large array goes in a part a batch: each part commits and reads are answered
+between parts; its job numbers are set aside, commands that depend on it wait until it
+is whole, and a daemon that stops between parts admits the rest when it starts again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from berth.service.commands import MORE_TO_DO, CancelArray, SubmitArray, SubmitJob
+from berth.service.handlers import arrays
+from berth.service.jobs import array_fill
+from berth.service.jobs.array_fill import ArrayFill, runs_of, tasks_of
+from berth.service.model import JobRecord, JobRequest
+from berth.store.memory import MemoryStore
+from tests.support.live import engine, request, submit_whole_array
+from tests.unit.service.coordinator_harness import coordinator_setup, held_in_commit
+
+TASKS = (0, 2, 4, 6, 8)
+
+
+def _described(records: list[JobRecord]) -> list[tuple[object, ...]]:
+    """What an array's tasks are, whichever way they went in."""
+    return [
+        (r.id, r.array_job_id, r.array_task_id, r.needs, r.command, r.resources, r.name)
+        for r in records
+    ]
+
+
+def test_an_array_goes_in_in_parts_and_a_read_sees_each_part_committed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 2)
+
+    async def scenario() -> tuple[list[int], list[int], int, list[int]]:
+        coordinator, store, _, _ = coordinator_setup()
+        await coordinator.start()
+        saves = store.saves
+        submitted = await held_in_commit(store, coordinator.call(SubmitArray(request(), TASKS)))
+        read = asyncio.ensure_future(coordinator.read(lambda e: sorted(e.jobs)))
+        store.gate.set()
+        seen = await read  # answered between the first part and the next
+        records, _ = await submitted
+        parts = store.saves - saves
+        stored = sorted(store.jobs)
+        await coordinator.stop()
+        return seen, [r.id for r in records], parts, stored
+
+    seen, answered, parts, stored = asyncio.run(scenario())
+    assert seen == [1, 2]  # the first part only
+    assert answered == [1, 2, 3, 4, 5]  # the whole array, in the one answer
+    assert parts == 3  # three parts, each its own commit
+    assert stored == [1, 2, 3, 4, 5]
+
+
+def test_a_part_ends_once_it_has_taken_a_batchs_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(arrays, "PART_SECONDS", 0.0)  # (each task takes all of it)
+
+    async def scenario() -> tuple[list[int], int]:
+        coordinator, store, _, _ = coordinator_setup()
+        await coordinator.start()
+        saves = store.saves
+        records, _ = await coordinator.call(SubmitArray(request(), TASKS))
+        parts = store.saves - saves
+        await coordinator.stop()
+        return [r.id for r in records], parts
+
+    assert asyncio.run(scenario()) == ([1, 2, 3, 4, 5], 5)
+
+
+def test_a_submission_meanwhile_is_numbered_after_the_array_and_answered_before_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 1)
+
+    async def scenario() -> tuple[list[int], int, list[str]]:
+        coordinator, _, _, _ = coordinator_setup()
+        await coordinator.start()
+        answered: list[str] = []
+        array = asyncio.ensure_future(coordinator.call(SubmitArray(request(), TASKS)))
+        job = asyncio.ensure_future(coordinator.call(SubmitJob(request())))
+        array.add_done_callback(lambda _: answered.append("array"))
+        job.add_done_callback(lambda _: answered.append("job"))
+        (records, _), (record, _) = await asyncio.gather(array, job)
+        await coordinator.stop()
+        return [r.id for r in records], record.id, answered
+
+    tasks, job, answered = asyncio.run(scenario())
+    assert tasks == [1, 2, 3, 4, 5]  # task i is job 1 + i, whatever came meanwhile
+    assert job == 6
+    assert answered == ["job", "array"]  # it joined the first part's batch
+
+
+def test_a_dependency_on_the_array_and_a_cancel_of_it_wait_until_it_is_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 1)
+    after_array = JobRequest(
+        name="after", user="alice", resources={"cpus": 1}, time_limit=10, dependency="afterok:1"
+    )
+
+    async def scenario() -> tuple[str | None, list[int]]:
+        coordinator, _, _, _ = coordinator_setup()
+        await coordinator.start()
+        _, (job, _), cancelled = await asyncio.gather(
+            coordinator.call(SubmitArray(request(), TASKS)),
+            coordinator.call(SubmitJob(after_array)),
+            coordinator.call(CancelArray(1, "no more")),
+        )
+        await coordinator.stop()
+        return job.needs, [r.id for r in cancelled]
+
+    needs, cancelled = asyncio.run(scenario())
+    assert needs == ",".join(f"afterok:{task}" for task in range(1, 6))  # every task
+    assert cancelled == [1, 2, 3, 4, 5]  # every task (none had ended), the later parts too
+
+
+def test_a_restart_between_parts_admits_the_rest_as_if_it_had_not_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    expected, _ = submit_whole_array(engine(count=1), request(runtime=50), TASKS, 0, limit=2)
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 2)
+    store = MemoryStore()
+    live = engine(count=1)
+    store.save(live.take_changes())  # (the daemon's start-up commit)
+    assert SubmitArray(request(runtime=50), TASKS, limit=2).apply(live, 0) is MORE_TO_DO
+    store.save(live.take_changes())  # the first part committed; then the daemon stops
+    assert sorted(store.jobs) == [1, 2]
+    kept = store.config["arrays_in_parts"]
+    assert isinstance(kept, list)
+    assert [(k["array_id"], k["done"], k["limit"]) for k in kept] == [(1, 2, 2)]
+
+    restored = engine(count=1, snapshot=store.load(), now=20)
+    assert _described(restored.book.array_tasks(1)) == _described(expected)
+    assert restored.book.filling == {}
+    assert restored.book.next_id == 6
+    assert restored.take_changes().config["arrays_in_parts"] == []  # stored as whole
+
+
+def test_a_retry_of_an_array_going_in_waits_for_the_whole_array(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 1)
+
+    async def scenario() -> tuple[list[int], list[int], bool]:
+        coordinator, _, _, _ = coordinator_setup()
+        await coordinator.start()
+        first, again = await asyncio.gather(
+            coordinator.call(SubmitArray(request(key="k"), TASKS)),
+            coordinator.call(SubmitArray(request(key="k"), TASKS)),
+        )
+        await coordinator.stop()
+        return [r.id for r in first[0]], [r.id for r in again[0]], again[1]
+
+    first, again, created = asyncio.run(scenario())
+    assert first == again == [1, 2, 3, 4, 5]
+    assert not created
+
+
+def test_task_indices_are_stored_as_runs() -> None:
+    for tasks in [(0,), tuple(range(10_000)), (1, 3, 5, 9, 10, 11), (0, 2, 4, 5, 7, 100)]:
+        assert tasks_of(runs_of(tasks)) == tasks
+    assert runs_of(tuple(range(0, 10_000, 4))) == [[0, 2500, 4]]
+    fill = ArrayFill(7, (0, 2, 4), 3, {"id": 7}, done=1)
+    assert ArrayFill.from_dict(fill.as_dict()) == fill
