@@ -11,6 +11,11 @@ tasks submitted in under a second.
 
     .venv/bin/python benchmarks/bench_arrays.py
     .venv/bin/python benchmarks/bench_arrays.py --tasks 10000 --nodes 16 --repeat 5
+
+``--reads`` also times a small read every 0.1 s during each submission: a large array
+goes in a part a batch (:mod:`berth.service.jobs.array_fill`), reads answered between:
+
+    .venv/bin/python benchmarks/bench_arrays.py --tasks 10000 --nodes 4096 --repeat 3 --reads
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -29,18 +35,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.conftest import ALICE, DaemonProcess
 
 
-def one_run(tasks: int, nodes: int, limit: int | None = None) -> tuple[float, float]:
-    """Seconds one array submission takes, on a fresh daemon, and its cancel."""
+def _read_every(url: str, period: float, done: threading.Event, waits: list[float]) -> None:
+    """Time a small read (``GET /v1/jobs?limit=1``) every ``period`` seconds until
+    ``done``: how long reads wait while the array goes in."""
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=300) as http:
+        while not done.is_set():
+            began = time.perf_counter()
+            http.get("/v1/jobs", params={"limit": 1})
+            waits.append(time.perf_counter() - began)
+            done.wait(period)
+
+
+def one_run(
+    tasks: int, nodes: int, limit: int | None = None, read_waits: list[float] | None = None
+) -> tuple[float, float]:
+    """Seconds one array submission takes, on a fresh daemon, and its cancel; with
+    ``read_waits``, the reads made every 0.1 s during the submission, timed there."""
     with tempfile.TemporaryDirectory(prefix="bench-arrays-") as root:
         daemon = DaemonProcess(Path(root), "--nodes", f"{nodes}x cpus=32,mem_gb=128")
         try:
             spec = f"0-{tasks - 1}" + ("" if limit is None else f"%{limit}")
             body = {"resources": {"cpus": 1}, "time_limit": 3600, "array": spec}
             headers = {"Authorization": f"Bearer {ALICE}"}
+            done = threading.Event()
+            waits = [] if read_waits is None else read_waits  # (the caller's list)
+            reader = threading.Thread(target=_read_every, args=(daemon.url, 0.1, done, waits))
+            if read_waits is not None:
+                reader.start()
             with httpx.Client(base_url=daemon.url, headers=headers, timeout=300) as http:
                 began = time.perf_counter()
                 answer = http.post("/v1/jobs", json=body)
                 took = time.perf_counter() - began
+                done.set()
+                if read_waits is not None:
+                    reader.join()
                 assert answer.status_code == 201, answer.text
                 assert len(answer.json()["array_tasks"]) == tasks
                 array = answer.json()["job"]["job_id"]
@@ -60,14 +89,23 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=int, help="at most this many tasks running (%%N)")
+    parser.add_argument(
+        "--reads", action="store_true", help="time a read every 0.1 s during each submission"
+    )
     args = parser.parse_args()
-    runs = [one_run(args.tasks, args.nodes, args.limit) for _ in range(args.repeat)]
+    read_waits: list[float] | None = [] if args.reads else None
+    runs = [one_run(args.tasks, args.nodes, args.limit, read_waits) for _ in range(args.repeat)]
     for label, times in (("submitted", [r[0] for r in runs]), ("cancelled", [r[1] for r in runs])):
         print(
             f"an array of {args.tasks} tasks{'' if args.limit is None else f' %{args.limit}'} "
             f"on {args.nodes} nodes {label}, {args.repeat} "
             f"runs: median {statistics.median(times):.2f} s (min {min(times):.2f}, "
             f"max {max(times):.2f})" + ("   (goal < 1 s)" if label == "submitted" else "")
+        )
+    if read_waits:
+        print(
+            f"reads during the submissions: {len(read_waits)}, median "
+            f"{statistics.median(read_waits):.3f} s, longest {max(read_waits):.3f} s"
         )
 
 

@@ -21,10 +21,11 @@ from berth.service.model import JobRequest
 from berth.service.rows import job_from_row
 
 #: Wall time a part of an array may take to admit its tasks. Its rows are committed
-#: before the next part, and reads are answered in between: for 10,000 one-cpu tasks on
-#: 4,096 emulated nodes, reads waited at most 0.15-0.19 s with parts of 0.02 s, 0.09 s
-#: with 0.01 s, 0.31 s with 0.05 s (2.6-3.4 s in one batch); the whole array took
-#: 3.4-4.7 s (2.9-3.7 s in one batch), and 1.10-1.16 s on 16 nodes (1.13 s in one).
+#: before the next part, and reads are answered in between. 10,000 one-cpu tasks on
+#: 4,096 emulated nodes (``benchmarks/bench_arrays.py --nodes 4096 --reads``): in one
+#: batch reads waited up to 2.7 s and the array took 2.6 s; in parts of 0.02 s reads
+#: waited 0.08 s at the median, 0.13-0.19 s at most, the array 2.7-3.8 s (a noisy
+#: machine); parts of 0.05 s: reads up to 0.31 s, the array 3.0 s.
 PART_SECONDS = 0.02
 #: Tasks an array admits in one part at most (a bound beside the time; tests set it).
 TASKS_PER_BATCH = 1024
