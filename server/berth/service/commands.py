@@ -167,7 +167,8 @@ class CancelJob:
 @dataclass(frozen=True, slots=True)
 class CancelMatching:
     """Cancel every job not ended that the filter selects (scancel -u / -t / -n / -A),
-    chosen in the writer, in parts (:class:`InParts`)."""
+    chosen in the writer, in parts (:class:`InParts`); chosen once the arrays going in
+    are whole (the later tasks of one would escape the filter)."""
 
     where: JobFilter
     name: str | None
@@ -175,6 +176,8 @@ class CancelMatching:
     parts: InParts = field(default_factory=InParts, compare=False)
 
     def apply(self, engine: Engine, now: int) -> list[JobRecord] | MoreToDo:
+        if self.parts.left is None and engine.book.filling:
+            return MORE_TO_DO
         return self.parts.cancel(
             engine, now, self.reason, lambda: job_commands.matching(engine, self.where, self.name)
         )

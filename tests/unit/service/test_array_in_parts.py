@@ -8,11 +8,18 @@ import asyncio
 
 import pytest
 
-from berth.service.commands import MORE_TO_DO, CancelArray, SubmitArray, SubmitJob
+from berth.service.commands import (
+    MORE_TO_DO,
+    CancelArray,
+    CancelMatching,
+    SubmitArray,
+    SubmitJob,
+)
 from berth.service.handlers import arrays
 from berth.service.jobs import array_fill
 from berth.service.jobs.array_fill import ArrayFill, runs_of, tasks_of
 from berth.service.model import JobRecord, JobRequest
+from berth.service.ports import JobFilter
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request, submit_whole_array
 from tests.unit.service.coordinator_harness import coordinator_setup, held_in_commit
@@ -92,7 +99,7 @@ def test_a_submission_meanwhile_is_numbered_after_the_array_and_answered_before_
     assert answered == ["job", "array"]  # it joined the first part's batch
 
 
-def test_a_dependency_on_the_array_and_a_cancel_of_it_wait_until_it_is_whole(
+def test_a_dependency_on_the_array_and_cancels_of_it_wait_until_it_is_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 1)
@@ -100,20 +107,22 @@ def test_a_dependency_on_the_array_and_a_cancel_of_it_wait_until_it_is_whole(
         name="after", user="alice", resources={"cpus": 1}, time_limit=10, dependency="afterok:1"
     )
 
-    async def scenario() -> tuple[str | None, list[int]]:
+    async def scenario(cancel: CancelArray | CancelMatching) -> tuple[str | None, list[int]]:
         coordinator, _, _, _ = coordinator_setup()
         await coordinator.start()
         _, (job, _), cancelled = await asyncio.gather(
             coordinator.call(SubmitArray(request(), TASKS)),
             coordinator.call(SubmitJob(after_array)),
-            coordinator.call(CancelArray(1, "no more")),
+            coordinator.call(cancel),
         )
         await coordinator.stop()
         return job.needs, [r.id for r in cancelled]
 
-    needs, cancelled = asyncio.run(scenario())
+    needs, cancelled = asyncio.run(scenario(CancelArray(1, "no more")))
     assert needs == ",".join(f"afterok:{task}" for task in range(1, 6))  # every task
     assert cancelled == [1, 2, 3, 4, 5]  # every task (none had ended), the later parts too
+    _, cancelled = asyncio.run(scenario(CancelMatching(JobFilter(user="alice"), "t", "x")))
+    assert cancelled == [1, 2, 3, 4, 5]  # (alice's jobs named "t": the tasks)
 
 
 def test_a_restart_between_parts_admits_the_rest_as_if_it_had_not_stopped(
