@@ -5,9 +5,11 @@ is whole, and a daemon that stops between parts admits the rest when it starts a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
+from berth.core.shapes import Shape
 from berth.service.commands import (
     MORE_TO_DO,
     CancelArray,
@@ -20,6 +22,7 @@ from berth.service.jobs import array_fill
 from berth.service.jobs.array_fill import ArrayFill, runs_of, tasks_of
 from berth.service.model import JobRecord, JobRequest
 from berth.service.ports import JobFilter
+from berth.service.rows import job_from_row, job_row
 from berth.store.memory import MemoryStore
 from tests.support.live import engine, request, submit_whole_array
 from tests.unit.service.coordinator_harness import coordinator_setup, held_in_commit
@@ -173,3 +176,21 @@ def test_task_indices_are_stored_as_runs() -> None:
     assert runs_of(tuple(range(0, 10_000, 4))) == [[0, 2500, 4]]
     fill = ArrayFill(7, (0, 2, 4), 3, {"id": 7}, done=1)
     assert ArrayFill.from_dict(fill.as_dict()) == fill
+
+
+def test_a_request_comes_back_whole_from_its_jobs_stored_row() -> None:
+    """An array's later tasks are made from its first task's row (after a restart too):
+    every field of the request must come back, so a field added to one and not the
+    other fails here."""
+    full = JobRequest(
+        name="sweep", user="alice", resources={"cpus": 4, "mem_gb": 8}, time_limit=600,
+        deadline=5000, priority=2.5, command=None, emulated_runtime=300,
+        idempotency_key="k", shape=Shape(2, {"cpus": 2, "mem_gb": 4}, 2), script="#!/bin/sh\n",
+        argv=("a", "b"), chdir="/tmp", output="o-%A_%a", error="e-%a", requeue=True,
+        partition="batch", account="physics", dependency="afterok:3",
+        kill_on_invalid_dep=False, begin_time=4000,
+    )  # fmt: skip
+    unset = [f.name for f in dataclasses.fields(full) if getattr(full, f.name) == f.default]
+    assert unset == ["command", "array_job_id", "array_task_id"]  # (each other one is set)
+    row = job_row(JobRecord.from_request(7, full, 100))
+    assert job_from_row(row).as_request() == full
