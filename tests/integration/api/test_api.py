@@ -273,6 +273,9 @@ def test_the_list_takes_several_states_and_says_where_waiting_jobs_stand(api: Ap
     assert jobs[running]["predicted_start"] is None
     only_waiting = api.call("GET", "/v1/jobs", params={"state": "PENDING"}).json()
     assert [j["job_id"] for j in only_waiting["jobs"]] == [first, second]
+    nowhere = api.call("GET", "/v1/jobs", params={"partition": "nope"})
+    assert nowhere.status_code == 404
+    assert error_of(nowhere)["field"] == "partition"  # (the query's name for it)
 
 
 def test_metrics_show_how_late_jobs_start_after_their_plan(api: Api) -> None:

@@ -192,7 +192,7 @@ def _check_partition(engine: Engine, partition: str | None) -> None:
     if partition is None or partition == DEFAULT_PARTITION:
         return
     if partition not in engine.partitions.gang and partition not in engine.partitions.backfill:
-        raise engine.partitions.missing_partition(partition)
+        raise engine.partitions.missing_partition(partition, field="partition")
 
 
 def _candidates(engine: Engine, states: set[JobState]) -> Iterable[JobRecord]:

@@ -98,10 +98,11 @@ class Partitions:
     def gang_of(self, record: JobRecord) -> GangPartition | None:
         return None if record.partition is None else self.gang.get(record.partition)
 
-    def missing_partition(self, name: str, kind: str = "") -> RequestError:
-        """404 naming ``name`` and the partitions there are."""
+    def missing_partition(self, name: str, kind: str = "", field: str = "name") -> RequestError:
+        """404 naming ``name`` and the partitions there are; ``field``: where the request
+        named it (a partition route's ``name``, a query's ``partition``)."""
         known = ", ".join([DEFAULT_PARTITION, *sorted([*self.gang, *self.backfill])])
-        return RequestError("not_found", f"no {kind}partition {name!r} (known: {known})", "name")
+        return RequestError("not_found", f"no {kind}partition {name!r} (known: {known})", field)
 
     def partition(self, name: str) -> GangPartition:
         """A gang partition by name."""
