@@ -98,7 +98,11 @@ class SubmitArray:
 
     def apply(self, engine: Engine, now: int) -> tuple[list[JobRecord], bool] | MoreToDo:
         if self.started:
-            records = arrays.fill_part(engine, self.started[0], now)
+            try:
+                records = arrays.fill_part(engine, self.started[0], now)
+            except Exception:
+                arrays.give_up_filling(engine, self.started[0])  # (answered 500)
+                raise
             return MORE_TO_DO if records is None else (records, True)
         if arrays.waits_for_parts(engine, self.request):
             return MORE_TO_DO

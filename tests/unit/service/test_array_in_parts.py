@@ -18,6 +18,7 @@ from berth.service.commands import (
     SubmitJob,
 )
 from berth.service.handlers import arrays
+from berth.service.handlers.job_commands import cancel
 from berth.service.jobs import array_fill
 from berth.service.jobs.array_fill import ArrayFill, runs_of, tasks_of
 from berth.service.model import JobRecord, JobRequest
@@ -194,3 +195,41 @@ def test_a_request_comes_back_whole_from_its_jobs_stored_row() -> None:
     assert unset == ["command", "array_job_id", "array_task_id"]  # (each other one is set)
     row = job_row(JobRecord.from_request(7, full, 100))
     assert job_from_row(row).as_request() == full
+
+
+def test_the_answer_holds_every_task_even_one_let_go_from_memory_meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 2)
+    live = engine(count=1)
+    command = SubmitArray(request(), TASKS)
+    assert command.apply(live, 0) is MORE_TO_DO
+    cancel(live, 1, 1, "ended")
+    del live.book.jobs[1]  # (as JobMemory lets a finished job go)
+    while (made := command.apply(live, 2)) is MORE_TO_DO:
+        pass
+    assert isinstance(made, tuple)
+    assert [r.id for r in made[0]] == [1, 2, 3, 4, 5]
+
+
+def test_a_part_that_fails_leaves_the_tasks_in_and_nothing_waiting_for_ever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in a later part answers the array's request 500; the commands that waited
+    for the array to be whole go on."""
+    monkeypatch.setattr(array_fill, "TASKS_PER_BATCH", 2)
+    live = engine(count=1)
+    command = SubmitArray(request(), TASKS)
+    assert command.apply(live, 0) is MORE_TO_DO
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(arrays, "_enter_part", broken)
+    with pytest.raises(RuntimeError):
+        command.apply(live, 1)
+    assert live.book.filling == {}
+    after = JobRequest("after", "alice", {"cpus": 1}, 10, dependency="afterany:1")
+    made = SubmitJob(after).apply(live, 2)
+    assert isinstance(made, tuple)
+    assert sorted(live.jobs) == [1, 2, 6]  # (the array's numbers 3-5 stay unused)

@@ -56,7 +56,7 @@ def submit_array(
     _enter_part(engine, fill, request, now)
     engine.schedule_pass(now)
     if fill.whole:
-        return book.array_tasks(array_id), True
+        return fill.records, True
     book.filling[array_id] = fill
     engine.outbox.config_changed()  # (what is left is stored with each part)
     return array_id
@@ -64,7 +64,8 @@ def submit_array(
 
 def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None:
     """Admit the next part of an array going in (:class:`ArrayFill`); the array's tasks
-    once the last part is in, else ``None``."""
+    once the last part is in (those admitted since a restart, after one), else
+    ``None``."""
     book = engine.book
     fill = book.filling[array_id]
     request = fill.request()
@@ -76,7 +77,7 @@ def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None
     if not fill.whole:
         return None
     del book.filling[array_id]
-    return book.array_tasks(array_id)
+    return fill.records
 
 
 def _enter_part(engine: Engine, fill: ArrayFill, request: JobRequest, now: int) -> None:
@@ -91,9 +92,17 @@ def _enter_part(engine: Engine, fill: ArrayFill, request: JobRequest, now: int) 
         )
         if at == 0:
             fill.first_row = job_row(record)
+        fill.records.append(record)
         fill.done = at + 1
         if stop():
             return
+
+
+def give_up_filling(engine: Engine, array_id: int) -> None:
+    """Stop filling an array whose part failed (a bug): the tasks in stay, and the
+    commands waiting for it go on instead of waiting for ever."""
+    if engine.book.filling.pop(array_id, None) is not None:
+        engine.outbox.config_changed()
 
 
 def waits_for_parts(engine: Engine, request: JobRequest) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.core.dependencies import Need
-from berth.service.model import JobRequest
+from berth.service.model import JobRecord, JobRequest
 from berth.service.rows import job_from_row
 
 #: Wall time a part of an array may take to admit its tasks. Its rows are committed
@@ -46,6 +46,9 @@ class ArrayFill:
     #: Each task's needs, worked out when the array started (not stored: worked out
     #: again by a restart, from the same request).
     needs: list[list[Need]] = field(default_factory=list, compare=False)
+    #: The tasks admitted so far, for the answer (not stored; a task that has ended may
+    #: be let go from the engine's memory before the last is in).
+    records: list[JobRecord] = field(default_factory=list, compare=False)
 
     def request(self) -> JobRequest:
         """The array's request, as its first task was made from it."""
