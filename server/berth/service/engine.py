@@ -44,7 +44,7 @@ from berth.service.jobs.dependencies import Dependencies
 from berth.service.jobs.gang_slots import gang_boundaries
 from berth.service.jobs.lifecycle import JobLifecycle
 from berth.service.jobs.memory import JobMemory
-from berth.service.jobs.settling import settle_waits
+from berth.service.jobs.settling import plan_again, settle_waits
 from berth.service.model import JobRecord, JobRequest, JobState, NodeRecord
 from berth.service.nodes.cluster import Cluster
 from berth.service.nodes.intents import Kill, StartOn
@@ -290,6 +290,7 @@ class Engine:
             self.planner.next_wakeup(),
             self.backend.next_event(),
             self.partitions.next_gang_boundary(),
+            self.deps.next_begin(),
         )
         return min((t for t in times if t is not None), default=None)
 
@@ -303,6 +304,8 @@ class Engine:
     def _run_pass(self, now: int) -> None:
         """What moved jobs mean for those waiting for them, then each partition's pass;
         again while jobs others wait for started."""
+        for job_id in self.deps.begun(now):  # (their begin time has come: they join)
+            plan_again(self.life, self.jobs[job_id], now)
         while True:
             settle_waits(self.life, now)
             for lane in self.planner.lanes:

@@ -43,21 +43,6 @@ def check_request(
                 f"({moment(now)}) + time_limit ({request.time_limit} s)",
                 "deadline",
             )
-    begin = request.begin_time
-    if begin is not None and begin > now and not policy.reserves_every_job:
-        raise RequestError(
-            "invalid",
-            f"{BEGIN_NEEDS_RESERVATIONS}; this partition runs {policy_name}",
-            "begin_time",
-        )
-
-
-#: Why a begin time is refused under a policy that reserves only the head of the queue,
-#: or none (fcfs, easy): nothing in its plan would keep the job from starting earlier.
-BEGIN_NEEDS_RESERVATIONS = (
-    "a begin time needs a policy that reserves every waiting job "
-    "(conservative, slack, qops, msb or mrt)"
-)
 
 
 def _check_totals(request: JobRequest, capacity: dict[str, int]) -> None:

@@ -17,13 +17,14 @@ lifecycle applies those steps (:mod:`berth.service.jobs.settling`). A part of
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from berth.core.arrays import throttle
 from berth.core.dependencies import Bound, Need, format_needs, parse_dependency, parse_needs
 from berth.core.waits import Waits
 from berth.service.jobs.book import JobBook
-from berth.service.model import JobRecord, JobRequest, JobState, RequestError
+from berth.service.model import JobRecord, JobRequest, JobState, RequestError, moment
 from berth.service.partitions.registry import Partitions
 from berth.service.planning.planner import Planner
 
@@ -39,6 +40,8 @@ class Dependencies:
         self.planner = planner
         #: Who waits for whom (:mod:`berth.core.waits`).
         self.waits = Waits()
+        #: (begin time, job) of the jobs held outside the plan until their begin time.
+        self._begins: list[tuple[int, int]] = []
 
     # ------------------------------------------------------------------ submission
     def needs_of(
@@ -144,10 +147,42 @@ class Dependencies:
         record.not_before = None if bound is not None else self.waits.not_before(record.id)
         return bound
 
+    def held_to_begin(self, record: JobRecord, now: int) -> Bound | None:
+        """A job whose begin time is still ahead, in a partition that does not plan every
+        job ahead (easy, fcfs: nothing in their plan would keep it from starting
+        earlier), waits outside the plan until then (gated, as a job whose predecessors
+        have no promise yet), and joins the queue at that time; else ``None``."""
+        begin = record.begin_time
+        if begin is None or begin <= now or self.plans_ahead(record.id):
+            return None
+        bound = self.waits.gated[record.id] = Bound(begin)
+        heapq.heappush(self._begins, (begin, record.id))
+        return bound
+
+    def next_begin(self) -> int | None:
+        """The soonest begin time of a job held until it (the engine wakes up then)."""
+        begins = self._begins
+        while begins and not self._held_to(*begins[0]):
+            heapq.heappop(begins)  # it left the queue, or was planned, since
+        return begins[0][0] if begins else None
+
+    def begun(self, now: int) -> list[int]:
+        """The jobs held until a begin time that ``now`` has reached, in that order."""
+        due = []
+        while (soonest := self.next_begin()) is not None and soonest <= now:
+            due.append(heapq.heappop(self._begins)[1])
+        return due
+
+    def _held_to(self, begin: int, job_id: int) -> bool:
+        bound = self.waits.gated.get(job_id)
+        return bound is not None and bound.by is None and bound.time == begin
+
     def waiting_reason(self, bound: Bound) -> str:
         """Why a job waits outside the plan, for a person."""
         need = bound.by
-        assert need is not None
+        if need is None:
+            assert bound.time is not None
+            return f"waits for its begin time ({moment(bound.time)})"
         other = self.jobs.get(need.job_id)
         kind = "its array's limit" if need.kind == "throttle" else need.kind
         if other is None:

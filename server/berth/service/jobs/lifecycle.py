@@ -112,7 +112,7 @@ class JobLifecycle:
         its partition's next slot boundary (gang scheduling promises nothing). A job
         that waits for others reaches its policy only once they allow
         (:meth:`_held_back`)."""
-        held_back = self.deps.held_back(record)
+        held_back = self.deps.held_back(record) or self.deps.held_to_begin(record, now)
         if held_back is not None:
             if record.deadline is not None:
                 return Reject(
@@ -323,6 +323,13 @@ class JobLifecycle:
             changed = said != (record.state_reason, record.guaranteed_start, record.guaranteed_end)
             self.take_plan(record, policy, changed)
             self.waits.touch(job_id)  # its promise may have moved: its waiters hear
+            if (
+                self.deps.held_to_begin(record, now) is not None
+            ):  # (easy, fcfs: a switch, a restart)
+                policy.withdraw(job_id, now)
+                record.drop_plan()
+                self.note_plan(record, None, now)
+                self.outbox.job_changed(record)
         policy.take_replanned()
         self.outbox.version += 1
 

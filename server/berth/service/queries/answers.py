@@ -16,7 +16,7 @@ from berth.core.forecast import ForecastRun
 from berth.service.engine import Engine
 from berth.service.jobs.dependencies import dependency_answer
 from berth.service.jobs.lifecycle import kept_deadline
-from berth.service.model import JobRecord, JobRequest, JobState, readable
+from berth.service.model import JobRecord, JobRequest, JobState, moment, readable
 
 if TYPE_CHECKING:
     from berth.service.partitions.gang import GangPartition
@@ -107,6 +107,18 @@ def begin_what_if(
             "guaranteed_end": None,
         }
     twin = engine.planner.policy_of(request.partition).trial()
+    begin = request.begin_time
+    if begin is not None and begin > now and not twin.reserves_every_job:
+        waits = f"waits for its begin time ({moment(begin)})"  # (as the submission says)
+        if request.deadline is not None:
+            return {"accepted": False, "reason": f"its deadline cannot be guaranteed: {waits}"}
+        return {
+            "accepted": True,
+            "reason": f"it would wait outside the plan until its begin time ({moment(begin)})",
+            "predicted_start": None,
+            "guaranteed_start": None,
+            "guaranteed_end": None,
+        }
     record = JobRecord.from_request(engine.book.next_id, request, now)
     needs, singleton = engine.deps.needs_of(request, record.id)
     if singleton:
