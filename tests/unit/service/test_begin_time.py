@@ -121,6 +121,17 @@ def test_a_switch_to_easy_with_a_begin_time_waiting_is_refused_unless_forced() -
     assert waiting.start_time == 600
 
 
+def test_a_switch_from_easy_reserves_a_job_held_to_its_begin_time_at_once() -> None:
+    live = engine("easy")
+    waiting, _ = submit(live, begin(request(cpus=8, limit=100), 600), 0)
+    assert waiting.guaranteed_start is None
+    apply_policy_change(live, plan_policy_change(live, "conservative", {}, 1), 1)
+    assert waiting.guaranteed_start == 600  # its reservation, from its begin time
+    assert waiting.id not in live.deps.waits.gated
+    live.advance(600)
+    assert waiting.start_time == 600
+
+
 def test_dependencies_never_lower_the_start_below_the_begin_time() -> None:
     live = engine()
     submit(live, request(cpus=8, limit=100, runtime=10), 0)

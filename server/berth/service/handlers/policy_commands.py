@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from berth.core.policies import policy_problem
+from berth.service.jobs.settling import plan_again
 from berth.service.model import RequestError
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ def apply_policy_change(engine: Engine, change: PolicyChange, now: int) -> None:
         engine.backfill[partition].options = dict(options)
     engine.outbox.config_changed()
     engine.life.install(change.replan, now, partition=partition)
+    for job_id in engine.deps.plannable_begins(partition):  # (it plans ahead: reserved now)
+        plan_again(engine.life, engine.jobs[job_id], now)
     engine.outbox.emit(
         "policy.changed", now, policy=name, options=dict(options), partition=partition
     )

@@ -173,6 +173,17 @@ class Dependencies:
             due.append(heapq.heappop(self._begins)[1])
         return due
 
+    def plannable_begins(self, partition: str | None) -> list[int]:
+        """The jobs of ``partition`` held until their begin time that its policy can now
+        plan ahead (a switch from easy or fcfs): they are planned at once."""
+        return [
+            job_id
+            for begin, job_id in sorted(self._begins)
+            if self._held_to(begin, job_id)
+            and self.jobs[job_id].partition == partition
+            and self.plans_ahead(job_id)
+        ]
+
     def _held_to(self, begin: int, job_id: int) -> bool:
         bound = self.waits.gated.get(job_id)
         return bound is not None and bound.by is None and bound.time == begin
