@@ -10,9 +10,10 @@ import dataclasses
 
 import pytest
 
+from berth.service.engine import Engine
 from berth.service.handlers.job_commands import cancel, hold, release, submit
 from berth.service.handlers.policy_commands import apply_policy_change, plan_policy_change
-from berth.service.model import JobRequest, JobState, RequestError
+from berth.service.model import JobRecord, JobRequest, JobState, RequestError
 from berth.service.ports import Snapshot
 from berth.service.queries.answers import what_if
 from berth.service.rows import job_from_row, job_row
@@ -24,6 +25,15 @@ def begin(req: JobRequest, at: int, **more: object) -> JobRequest:
     return dataclasses.replace(req, begin_time=at, **more)  # type: ignore[arg-type]
 
 
+def starts_at(live: Engine, job: JobRecord, at: int) -> None:
+    """``job`` still waits a second before ``at``, and starts at ``at``."""
+    live.advance(at - 1)
+    assert job.state is JobState.PENDING
+    live.advance(at)
+    assert job.state is JobState.RUNNING
+    assert job.start_time == at
+
+
 @pytest.mark.parametrize("policy", ["conservative", "slack", "qops", "msb", "mrt"])
 def test_a_job_starts_no_earlier_than_its_begin_time_on_an_idle_cluster(policy: str) -> None:
     live = engine(policy)
@@ -33,11 +43,7 @@ def test_a_job_starts_no_earlier_than_its_begin_time_on_an_idle_cluster(policy: 
     assert now.state is JobState.RUNNING
     assert later.guaranteed_start is not None
     assert later.guaranteed_start >= 600
-    live.advance(599)
-    assert later.state is JobState.PENDING
-    live.advance(600)
-    assert later.state is JobState.RUNNING
-    assert later.start_time == 600
+    starts_at(live, later, 600)
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy"])
@@ -57,11 +63,7 @@ def test_under_a_policy_that_reserves_only_the_head_it_waits_outside_the_plan(
     assert live.next_event() == 55  # (behind's end; then the begin time)
     live.advance(55)
     assert live.next_event() == 600
-    live.advance(599)
-    assert later.state is JobState.PENDING
-    live.advance(600)
-    assert later.state is JobState.RUNNING
-    assert later.start_time == 600
+    starts_at(live, later, 600)
     past, _ = submit(live, begin(request(cpus=8, limit=100), 0), 605)  # (nothing to keep)
     assert past.state is JobState.PENDING
     assert not past.state_reason.startswith("waits for its begin time")
@@ -83,11 +85,7 @@ def test_held_to_its_begin_time_it_survives_a_restart_a_hold_and_a_cancel(policy
     restored = again.jobs[waiting.id]
     assert restored.state_reason.startswith("waits for its begin time (")
     assert again.next_event() == 500
-    again.advance(499)
-    assert restored.state is JobState.PENDING
-    again.advance(500)
-    assert restored.state is JobState.RUNNING
-    assert restored.start_time == 500
+    starts_at(again, restored, 500)
 
 
 def test_under_easy_a_deadline_cannot_be_guaranteed_from_a_begin_time() -> None:
@@ -115,10 +113,7 @@ def test_a_switch_to_easy_with_a_begin_time_waiting_is_refused_unless_forced() -
     apply_policy_change(live, plan_policy_change(live, "easy", {}, 1, force=True), 1)
     assert waiting.state_reason.startswith("waits for its begin time (")
     assert waiting.guaranteed_start is None
-    live.advance(599)
-    assert waiting.state is JobState.PENDING
-    live.advance(600)
-    assert waiting.start_time == 600
+    starts_at(live, waiting, 600)
 
 
 def test_a_switch_from_easy_reserves_a_job_held_to_its_begin_time_at_once() -> None:
