@@ -323,9 +323,9 @@ class JobLifecycle:
             changed = said != (record.state_reason, record.guaranteed_start, record.guaranteed_end)
             self.take_plan(record, policy, changed)
             self.waits.touch(job_id)  # its promise may have moved: its waiters hear
-            if (
-                self.deps.held_to_begin(record, now) is not None
-            ):  # (easy, fcfs: a switch, a restart)
+            # Under easy or fcfs (a switch to one, a restart), a begin time still ahead
+            # keeps the job outside the plan until then.
+            if self.deps.held_to_begin(record, now) is not None:
                 policy.withdraw(job_id, now)
                 record.drop_plan()
                 self.note_plan(record, None, now)
