@@ -52,7 +52,7 @@ def submit_array(
     array_id = book.next_id
     needs = engine.deps.array_needs(request, tasks, limit)
     book.next_id += len(tasks)  # (set aside: task i is job array_id + i)
-    fill = ArrayFill(array_id, tasks, limit, first_row={}, needs=needs)
+    fill = ArrayFill(array_id, tasks, limit, first_row={}, needs=needs, asked=request)
     _enter_part(engine, fill, request, now)
     engine.schedule_pass(now)
     if fill.whole:

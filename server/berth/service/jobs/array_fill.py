@@ -49,10 +49,14 @@ class ArrayFill:
     #: The tasks admitted so far, for the answer (not stored; a task that has ended may
     #: be let go from the engine's memory before the last is in).
     records: list[JobRecord] = field(default_factory=list, compare=False)
+    #: The request itself, once known (read from ``first_row`` once after a restart).
+    asked: JobRequest | None = field(default=None, compare=False)
 
     def request(self) -> JobRequest:
         """The array's request, as its first task was made from it."""
-        return job_from_row(self.first_row).as_request()
+        if self.asked is None:
+            self.asked = job_from_row(self.first_row).as_request()
+        return self.asked
 
     def next_part(self) -> range:
         """The places in ``tasks`` of the next part's tasks."""
