@@ -176,6 +176,31 @@ def test_what_a_placement_holds_is_the_python_product(
         HELD_OF([(0, 1)], demand)  # type: ignore[arg-type]
 
 
+def test_nodes_holding_as_many_slots_share_one_amount() -> None:
+    """``held_of`` gives the nodes holding as many slots one Python int between them, and
+    the same int to a placement made again (a commit compares old and new amounts by
+    identity first; a booking finds a shared amount unpacked already). Thousands of
+    other amounts in between (each replacing a kept one) change no value."""
+    from berth.core.profile import HELD_OF
+
+    assert HELD_OF is not None
+    demand = 3 + (5 << 50)
+    held = HELD_OF({0: 2, 1: 2, 2: 3}, demand)
+    assert held[0] is held[1]
+    assert held == {0: 2 * demand, 1: 2 * demand, 2: 3 * demand}
+    assert HELD_OF({7: 2}, demand)[7] is held[0]
+    for other in range(1, 5000):
+        assert HELD_OF({0: 1, 1: 4}, other + (1 << 50)) == {
+            0: other + (1 << 50),
+            1: 4 * (other + (1 << 50)),
+        }
+    assert HELD_OF({0: 2, 1: 2, 2: 3}, demand) == {0: 2 * demand, 1: 2 * demand, 2: 3 * demand}
+    wide = 9 << 100  # (products past 64 bits are shared within a placement too)
+    held = HELD_OF({0: 5, 1: 5}, wide)
+    assert held[0] is held[1]
+    assert held[0] == 5 * wide
+
+
 def test_a_summed_profile_is_the_same_from_either_class() -> None:
     from berth.core.profile_sets import summed
 

@@ -122,6 +122,32 @@ static PyObject *profiles_with_past(PyObject *module, PyObject *const *args, Py_
     return found;
 }
 
+/* Amounts that fit in 64 bits, one Python int per value, kept from one booking to the
+ * next (direct-mapped by value; a clash replaces the one kept). A job placed again on
+ * the same nodes then holds the very same amounts: comparing its old and new amounts
+ * per node (node_board.commit) is a comparison of identities, and the bookings that
+ * read them find them unpacked already (demand_of remembers by identity). */
+#define KEPT_AMOUNTS 1024
+static struct {
+    long long value;
+    PyObject *object; /* a strong reference, or NULL */
+} kept_amounts[KEPT_AMOUNTS];
+
+/* The Python int ``value`` (a new reference), or NULL with an exception set. */
+static PyObject *kept_amount(long long value) {
+    size_t slot = (size_t)(((uint64_t)value * UINT64_C(0x9E3779B97F4A7C15)) >> 54);
+    if (kept_amounts[slot].object != NULL && kept_amounts[slot].value == value)
+        return Py_NewRef(kept_amounts[slot].object);
+    PyObject *made = PyLong_FromLongLong(value);
+    if (made == NULL) return NULL;
+    Py_XSETREF(kept_amounts[slot].object, Py_NewRef(made));
+    kept_amounts[slot].value = value;
+    return made;
+}
+
+/* Slot counts below this share their amount in a placement's ``held`` (held_of). */
+#define SHARED_AMOUNTS 65
+
 /* held_of(placement, demand): {node: demand * slots} for a placement of slots of the
  * packed ``demand`` (NodePlan.held for slots that share nodes), each product computed
  * in 64 bits when it fits there (a placement's dict was 8 % of a QoPS decision, built
@@ -136,32 +162,42 @@ static PyObject *held_of(PyObject *module, PyObject *const *args, Py_ssize_t nar
     int demand_big = 0;
     long long small = PyLong_AsLongLongAndOverflow(demand, &demand_big);
     if (small == -1 && PyErr_Occurred()) return NULL;
-    PyObject *held = PyDict_New();
+    /* A copy of the placement whose values are replaced: the same keys, in the same
+     * order, with no table grown key by key (a copy of a dict built by insertions only
+     * is a copy of its table). */
+    PyObject *held = PyDict_Copy(placement);
     if (held == NULL) return NULL;
+    /* One amount per slot count, shared by the nodes holding that many: most nodes of a
+     * placement hold the same count, and the booking that reads them back finds a shared
+     * amount unpacked already (demand_of remembers its last ones by identity). */
+    PyObject *amounts[SHARED_AMOUNTS] = {NULL};
     Py_ssize_t at = 0;
     PyObject *key, *slots;
     while (PyDict_Next(placement, &at, &key, &slots)) {
         long long count = 0, product = 0;
         int slots_big = 1;
-        if (!demand_big && PyLong_Check(slots)) {
+        if (PyLong_Check(slots)) {
             count = PyLong_AsLongLongAndOverflow(slots, &slots_big);
-            if (count == -1 && PyErr_Occurred()) {
-                Py_DECREF(held);
-                return NULL;
-            }
+            if (count == -1 && PyErr_Occurred()) goto failed;
         }
-        PyObject *amount = !demand_big && !slots_big &&
-                                   !__builtin_mul_overflow(small, count, &product)
-                               ? PyLong_FromLongLong(product)
-                               : PyNumber_Multiply(demand, slots);
-        if (amount == NULL || PyDict_SetItem(held, key, amount) < 0) {
-            Py_XDECREF(amount);
-            Py_DECREF(held);
-            return NULL;
-        }
+        int shared = !slots_big && count >= 0 && count < SHARED_AMOUNTS;
+        PyObject *amount = shared ? amounts[count] : NULL;
+        if (amount != NULL) Py_INCREF(amount);
+        else if (!demand_big && !slots_big && !__builtin_mul_overflow(small, count, &product))
+            amount = kept_amount(product);
+        else amount = PyNumber_Multiply(demand, slots);
+        if (amount == NULL) goto failed;
+        if (shared && amounts[count] == NULL) amounts[count] = Py_NewRef(amount);
+        int stored = PyDict_SetItem(held, key, amount);
         Py_DECREF(amount);
+        if (stored < 0) goto failed;
     }
+    for (int i = 0; i < SHARED_AMOUNTS; i++) Py_XDECREF(amounts[i]);
     return held;
+failed:
+    for (int i = 0; i < SHARED_AMOUNTS; i++) Py_XDECREF(amounts[i]);
+    Py_DECREF(held);
+    return NULL;
 }
 
 #endif
