@@ -149,7 +149,6 @@ def try_insertion(
     slot = min(map(_start, moved)) if moved else now
     key = rules.order_key()
     pending = sorted([new, *moved], key=key)
-    entries = {e.job.id: e for e in pending}
     kept = _known_head(pending, rebuilt.known) if rebuilt is not None else 0
     placed = {e.job.id: board.starts[e.job.id] for e in pending[:kept]}  # (staying)
     del pending[:kept]
@@ -177,6 +176,8 @@ def try_insertion(
             for job_id, at in placed.items()
             if lower <= at <= start and job_id != entry.job.id
         ]
+        # (By id only here: most decisions miss no deadline and never build it.)
+        entries = {e.job.id: e for e in [new, *moved]}
         taken = {*back, entry.job.id}
         cut = next((i for i, job_id in enumerate(in_order) if job_id in taken), len(in_order))
         del in_order[cut:]
