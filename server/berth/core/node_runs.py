@@ -33,6 +33,10 @@ RELEASE_RUN = _profiles.RELEASE_RUN
 #: their blocks, their summed profile), as the C loop reads it.
 RunJob = tuple[int, int, int, int, int, int, int, list[int], Any, Any]
 
+#: What a run reads of the plan for a slot: the able nodes, their blocks (or ``None``),
+#: their summed profile.
+SlotParts = tuple[list[int], Any, Any]
+
 #: What a run placed of a job: its start, placement and amounts per node; ``None``: no
 #: start holds it.
 Placed = tuple[int, dict[int, int], dict[int, int]] | None
@@ -55,19 +59,31 @@ def runs_apply(plan: object) -> bool:
 
 
 def run_job(
-    plan: NodePlan, shape: Shape, demand: int, duration: int, after: int, deadline: int
+    plan: NodePlan,
+    shape: Shape,
+    demand: int,
+    duration: int,
+    after: int,
+    deadline: int,
+    known: dict[int, SlotParts] | None = None,
 ) -> RunJob | None:
     """A job of a run (its slots share nodes), or ``None`` when the run cannot take it: it
     takes whole nodes, or only a set of nodes can hold its slot (a summed profile of
-    its own)."""
+    its own). ``known``: what was read of the plan per slot, kept by a caller whose plan
+    keeps its nodes meanwhile (a QoPS decision asks for ~800 jobs of a few slots)."""
     if shape.exclusive:
         return None
-    able = plan._able(demand)
-    summed = plan._room(demand)
+    parts = None if known is None else known.get(demand)
+    if parts is None:
+        able = plan._able(demand)
+        blocks = plan._blocks
+        of_able = None if blocks is None else blocks.of_able(demand, able)
+        parts = (able, of_able, plan._room(demand))
+        if known is not None:
+            known[demand] = parts
+    able, of_able, summed = parts
     if summed is not plan.aggregate:
         return None
-    blocks = plan._blocks
-    of_able = None if blocks is None else blocks.of_able(demand, able)
     total = demand * shape.count
     return (
         demand,

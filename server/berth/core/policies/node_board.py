@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from berth.core.node_runs import RunJob, place_run, release_run, run_job, runs_apply
+from berth.core.node_runs import (
+    RunJob,
+    SlotParts,
+    place_run,
+    release_run,
+    run_job,
+    runs_apply,
+)
 from berth.core.nodes import NodePlan, Placement
 from berth.core.policies.base import push_starts
 from berth.core.policies.boards import Board
@@ -37,6 +44,8 @@ class NodeBoard(Board[Planned, OnNodes]):
         self.plan = policy.plan
         #: Each job as a run of C placements reads it, by (job, earliest start asked).
         self._runs: dict[tuple[int, int], RunJob] = {}
+        #: What a run reads of the plan per slot (the board's plan keeps its nodes).
+        self._slots: dict[int, SlotParts] = {}
         self._unpack = policy.space.unpack
         self._total = policy.totals
 
@@ -87,6 +96,7 @@ class NodeBoard(Board[Planned, OnNodes]):
                     job.estimate,
                     job.ready(after),
                     deadlines[job.id],
+                    self._slots,
                 )
                 if run is None:
                     return super().place_each(entries, after, deadlines)
