@@ -89,6 +89,7 @@ def _sbatch_parser() -> argparse.ArgumentParser:
     add("--deadline", dest="deadline")
     add("-b", "--begin", dest="begin")
     add("--requeue", dest="requeue", action="store_true")
+    add("-H", "--hold", dest="hold", action="store_true")
     add("--dependency", "-d", dest="dependency")
     add("--kill-on-invalid-dep", dest="kill_on_invalid_dep", type=yes_no)
     add("-a", "--array", dest="array")
@@ -188,7 +189,7 @@ def _from_slurm(given: dict[str, Any]) -> dict[str, Any]:
                  "dependency", "kill_on_invalid_dep"):  # fmt: skip
         if name in given:
             options[name] = given[name]
-    for flag in ("requeue", "parsable"):
+    for flag in ("requeue", "parsable", "hold"):
         if given.get(flag):
             options[flag] = True
     if "time" in given:

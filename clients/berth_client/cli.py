@@ -1,5 +1,5 @@
 """``berth submit``, ``berth queue`` (with start times, like ``squeue --start``),
-``berth show`` and ``berth cancel``. The daemon's URL and token come from ``--url`` and
+``berth show``, ``berth cancel``, ``berth hold`` and ``berth release``. The daemon's URL and token come from ``--url`` and
 ``--token`` or ``$BERTH_URL`` and ``$BERTH_TOKEN``.
 """
 
@@ -97,8 +97,18 @@ def add_commands(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]
     cancel.add_argument("--account", "-A", help="instead of ids: every job of this account")
     cancel.add_argument("--partition", "-p", help="instead of ids: every job of this partition")
 
+    hold = commands.add_parser("hold")
+    common(hold)
+    hold.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID")
+    hold.add_argument("--reason", help="why (default: held by you)")
+    release = commands.add_parser("release")
+    common(release)
+    release.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID")
+
     return {
         "submit": submit,
+        "hold": run_hold,
+        "release": run_release,
         "queue": run_queue,
         "history": run_history,
         "usage": run_usage,
@@ -330,6 +340,44 @@ def run_cancel(args: argparse.Namespace) -> int:
                 continue
             if not args.json:
                 print(line)
+    if args.json:
+        print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
+    return 1 if failed else 0
+
+
+@guard
+def run_hold(args: argparse.Namespace) -> int:
+    """Hold each job named (scontrol hold); each that cannot be is said, exit status 1."""
+    return _each_job(args, "hold", lambda client, job_id: client.hold(job_id, args.reason))
+
+
+@guard
+def run_release(args: argparse.Namespace) -> int:
+    """Release each job named (scontrol release): admitted again, at the back; a job an
+    operator holds only an operator (or its account's coordinator) releases."""
+    return _each_job(args, "release", lambda client, job_id: client.release(job_id))
+
+
+def _each_job(
+    args: argparse.Namespace, command: str, change: Callable[[Any, int], dict[str, Any]]
+) -> int:
+    """``change(client, id)`` for each job named, one line each (its state, and why when
+    it is held or a release rejected it); each refused is named on stderr, and makes the
+    exit status 1."""
+    failed = False
+    answers: list[dict[str, Any]] = []
+    with client_of(args) as client:
+        for job_id in args.job_ids:
+            try:
+                job = change(client, job_id)
+            except BerthError as error:
+                failed = True
+                print(f"berth {command}: {job_id}: {error.message}", file=sys.stderr)
+                continue
+            answers.append(job)
+            if not args.json:
+                why = job["state_reason"] if job["job_state"] in ("HELD", "REJECTED") else ""
+                print(f"job {job['job_id']} {job['job_state']}" + (f" ({why})" if why else ""))
     if args.json:
         print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
     return 1 if failed else 0

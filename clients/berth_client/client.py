@@ -152,7 +152,7 @@ class BerthClient:
         "per_slot": {...}}``) and optionally ``nodes`` (``{"count": 2, "exclusive":
         False}``). ``launch`` takes ``chdir``, ``output``, ``error``, ``requeue``,
         ``partition``, ``account``, ``script``, ``argv``, ``array``, ``dependency``,
-        ``begin_time`` and ``kill_on_invalid_dep``. ``test_only``: submit nothing,
+        ``begin_time``, ``kill_on_invalid_dep`` and ``hold``. ``test_only``: submit nothing,
         answer the decision and start the job would get now (the what-if)."""
         body: dict[str, Any] = {"name": name, "time_limit": time_limit}
         optional = {
@@ -274,6 +274,17 @@ class BerthClient:
 
     def start(self, job_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", f"/v1/jobs/{job_id}/start")
+        return result
+
+    def hold(self, job_id: int, reason: str | None = None) -> dict[str, Any]:
+        """Hold a pending job (scontrol hold): its user's own hold, or an operator's."""
+        body = {"reason": reason} if reason else None
+        result: dict[str, Any] = self._call("POST", f"/v1/jobs/{job_id}/hold", json_body=body)
+        return result
+
+    def release(self, job_id: int) -> dict[str, Any]:
+        """Release a held job (scontrol release): admitted again, at the back."""
+        result: dict[str, Any] = self._call("POST", f"/v1/jobs/{job_id}/release")
         return result
 
     def cancel(self, job_id: int) -> dict[str, Any]:

@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "name": "job",
     "exclusive": False,
     "requeue": False,
+    "hold": False,
     "ignore_unknown": False,
     "parsable": False,
 }
@@ -68,6 +69,12 @@ def add_options(submit: argparse.ArgumentParser) -> None:
     add("--output", "-o", help="stdout file (default berth-%%j.out; %%j id, %%x name)")
     add("--error", "-e", help="stderr file (default berth-%%j.err)")
     add("--requeue", action="store_true", help="queue the job again if its node fails")
+    add(
+        "--hold",
+        "-H",
+        action="store_true",
+        help="submit it held (sbatch --hold): it waits, with no guarantee, until berth release",
+    )
     add("--emulated-runtime", type=int, help="emulated nodes: how long it runs")
     add("--partition", "-p", help="the partition to run in (default: the default partition)")
     add("--account", "-A", help="the account its use is charged to (default: your user name)")
@@ -199,6 +206,7 @@ def run_submit(args: argparse.Namespace) -> int:
             output=options.get("output"),
             error=options.get("error"),
             requeue=options["requeue"] or None,
+            hold=options["hold"] or None,
             partition=options.get("partition"),
             account=options.get("account"),
             script=script,
@@ -230,6 +238,8 @@ def run_submit(args: argparse.Namespace) -> int:
         # (started already: what is left to say is where, and that its time limit ends it,
         # which is sooner than any end a deadline policy promised)
         line += f"; {start_words(job, now)}; ends by {when(job['start_time'] + job['time_limit'], now)} at the latest"
+    elif job["job_state"] == "HELD":
+        line += f"; {job['state_reason']}"  # (held: no guarantee until released)
     elif job["guaranteed_start"] is not None:
         line += f"; guaranteed to start by {when(job['guaranteed_start'], now)}"
         if job["guaranteed_end"] is not None:

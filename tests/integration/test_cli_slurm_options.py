@@ -1,5 +1,6 @@
 """Slurm's options that scripts lean on, against a daemon process: ``--parsable`` (the id
-alone), ``--me`` (the token's own user), ``--begin`` (start no earlier)."""
+alone), ``--me`` (the token's own user), ``--begin`` (start no earlier), ``--hold`` with
+``scontrol hold`` / ``release`` by the job's user."""
 
 from __future__ import annotations
 
@@ -81,3 +82,34 @@ def test_begin_holds_the_start_back_as_sbatch_begin_does(
     with pytest.raises(SystemExit):
         main(["submit", *auth, "-r", "cpus=1", "-t", "60", "--begin", "yesterday-ish"])
     assert "--begin 'yesterday-ish'" in capsys.readouterr().err
+
+
+def test_a_user_submits_held_holds_and_releases_as_with_sbatch_and_scontrol(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    auth = ["--url", daemon.url, "--token", ALICE]
+    assert main(["submit", *auth, "-r", "cpus=32", "-t", "600", "--parsable"]) == 0  # (full)
+    capsys.readouterr()
+    assert main(["submit", *auth, "-r", "cpus=1", "-t", "60", "--hold"]) == 0
+    assert capsys.readouterr().out == (
+        "job 2 accepted (HELD); held at submission: waits until released (berth release)\n"
+    )
+    script = tmp_path / "held.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -H\n#SBATCH -t 1\ntrue\n")
+    assert main(["submit", *auth, "-r", "cpus=1", str(script)]) == 0
+    assert "job 3 accepted (HELD)" in capsys.readouterr().out
+    assert main(["release", *auth, "2", "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("job 2 PENDING")
+    assert main(["hold", *auth, "2", "--reason", "not yet"]) == 0
+    assert capsys.readouterr().out == "job 2 HELD (not yet)\n"
+    operator = ["--url", daemon.url, "--token", OPERATOR]
+    assert main(["hold", *operator, "3"]) == 0
+    capsys.readouterr()
+    assert main(["release", *auth, "2", "3", "99"]) == 1  # (3: the operator's hold)
+    said = capsys.readouterr()
+    assert said.out.startswith("job 2 PENDING")
+    assert said.err.splitlines() == [
+        "berth release: 3: job 3 is held (held by admin): only an operator or its account's "
+        "coordinator can release it",
+        "berth release: 99: no job 99",
+    ]

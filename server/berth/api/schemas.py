@@ -98,6 +98,11 @@ class JobOut(BaseModel):
     )
     dependency: str | None = Field(None, description="what it waits for, as submitted")
     begin_time: int | None = Field(None, description="it starts no earlier than this")
+    hold: str | None = Field(
+        None,
+        description="who holds it, while held: user (its user may release it: berth release) "
+        "or admin (only an operator or its account's coordinator may)",
+    )
     waits_for: str | None = Field(
         None,
         description="what it still waits for, resolved: afterok:12,throttle:14 (throttle: "
@@ -148,6 +153,7 @@ class JobOut(BaseModel):
             array_task_id=job.array_task_id,
             dependency=job.dependency,
             begin_time=job.begin_time,
+            hold=job.hold,
             waits_for=job.needs,
             kill_on_invalid_dep=job.kill_on_invalid_dep,
         )
@@ -384,7 +390,7 @@ class NodesOut(BaseModel):
 
 class HoldIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field("held by an operator", max_length=1000)
+    reason: str | None = Field(None, max_length=1000, description="why (default: who held it)")
 
 
 class PriorityIn(BaseModel):

@@ -65,6 +65,11 @@ class JobSubmit(BaseModel):
     begin_time: int | None = Field(
         None, ge=0, le=1 << 62, description="start no earlier than this time (sbatch --begin)"
     )
+    hold: bool = Field(
+        False,
+        description="held from the start (sbatch --hold): it waits, with no guarantee, until "
+        "its user (or an operator) releases it",
+    )
     priority: float | None = Field(None, ge=0.0, le=1.0, description="user priority in [0, 1]")
     command: str | None = Field(None, max_length=10_000, description="what real nodes run")
     script: str | None = Field(
@@ -166,6 +171,7 @@ class JobSubmit(BaseModel):
             dependency=self.dependency,
             kill_on_invalid_dep=self.kill_on_invalid_dep,
             begin_time=self.begin_time,
+            hold=self.hold,
         )
 
     def _check_script(self) -> None:

@@ -51,6 +51,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "usage": ("client", "usage per user or per account over a period (like sreport)"),
     "show": ("client", "one job, with its start-time answer"),
     "cancel": ("client", "cancel jobs (a running job is killed)"),
+    "hold": ("client", "hold pending jobs (like scontrol hold): a hold of yours you may release"),
+    "release": ("client", "release held jobs (like scontrol release): admitted again"),
     "admin": ("client", "operator commands"),
     "partition": ("client", "partitions and gang matrices"),
     "ui-login": ("client", "print a link that signs the dashboard in as you (valid 15 minutes)"),

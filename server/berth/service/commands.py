@@ -189,19 +189,26 @@ class CancelMatching:
 
 @dataclass(frozen=True, slots=True)
 class HoldJob:
+    """Hold a pending job: ``kind`` ``"user"`` (its user's hold, which they may
+    release) or ``"admin"`` (an operator's or coordinator's)."""
+
     job_id: int
     reason: str
+    kind: str = "admin"
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return job_commands.hold(engine, self.job_id, now, self.reason)
+        return job_commands.hold(engine, self.job_id, now, self.reason, self.kind)
 
 
 @dataclass(frozen=True, slots=True)
 class ReleaseJob:
+    """Release a held job; without ``admin`` (its user asks) only its user's own hold."""
+
     job_id: int
+    admin: bool = True
 
     def apply(self, engine: Engine, now: int) -> JobRecord:
-        return job_commands.release(engine, self.job_id, now)
+        return job_commands.release(engine, self.job_id, now, self.admin)
 
 
 @dataclass(frozen=True, slots=True)

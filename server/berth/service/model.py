@@ -70,6 +70,10 @@ class NodeState(StrEnum):
     DOWN = "down"
 
 
+#: Why a job submitted held (sbatch ``--hold``) waits.
+HELD_AT_SUBMISSION = "held at submission: waits until released (berth release)"
+
+
 @dataclass(frozen=True, slots=True)
 class JobRequest:
     """A submission as the engine receives it (already parsed; checked by the engine)."""
@@ -108,6 +112,9 @@ class JobRequest:
     kill_on_invalid_dep: bool = True
     #: Start no earlier than this (sbatch ``--begin``; ``None``: as soon as it can).
     begin_time: int | None = None
+    #: Held from the start by its user (sbatch ``--hold``): released by them, or by an
+    #: operator or its account's coordinator.
+    hold: bool = False
 
 
 @dataclass(slots=True)
@@ -174,6 +181,9 @@ class JobRecord:
     kill_on_invalid_dep: bool = True
     #: Start no earlier than this (sbatch ``--begin``; ``None``: as soon as it can).
     begin_time: int | None = None
+    #: Who holds it, while held: ``"user"`` (its user, who may release it) or ``"admin"``
+    #: (an operator or its account's coordinator: only they may); ``None`` otherwise.
+    hold: str | None = None
     #: Not stored: the earliest start its predecessors' promises allow, while planned.
     not_before: int | None = None
 
@@ -213,6 +223,7 @@ class JobRecord:
             dependency=request.dependency,
             kill_on_invalid_dep=request.kill_on_invalid_dep,
             begin_time=request.begin_time,
+            hold="user" if request.hold else None,  # (held on entering: see enter_job)
         )
 
     def as_request(self) -> JobRequest:
@@ -240,6 +251,7 @@ class JobRecord:
             dependency=self.dependency,
             kill_on_invalid_dep=self.kill_on_invalid_dep,
             begin_time=self.begin_time,
+            hold=self.hold == "user",
         )
 
     def as_job(self) -> Job:

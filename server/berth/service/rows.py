@@ -65,6 +65,7 @@ JOB_COLUMNS = (
     "needs",
     "kill_on_invalid_dep",
     "begin_time",
+    "hold",
 )
 
 

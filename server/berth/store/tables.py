@@ -80,6 +80,8 @@ JOBS = sa.Table(
     sa.Column("kill_on_invalid_dep", sa.Boolean, nullable=False, server_default=sa.true()),
     # Start no earlier than this: sbatch --begin (migration 0015).
     sa.Column("begin_time", sa.BigInteger),
+    # Who holds a held job: "user" or "admin" (migration 0016).
+    sa.Column("hold", sa.String(8)),
     sa.UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
 )
 

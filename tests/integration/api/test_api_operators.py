@@ -5,7 +5,7 @@ the live state that touch nothing."""
 from __future__ import annotations
 
 from tests.integration.api.harness import Api, error_of, fill_and_queue
-from tests.integration.conftest import OPERATOR
+from tests.integration.conftest import BOB, OPERATOR
 
 
 def test_operators_manage_nodes_without_breaking_promises(api: Api) -> None:
@@ -51,6 +51,40 @@ def test_hold_release_and_priority(api: Api) -> None:
         ).status_code
         == 422
     )
+
+
+def test_users_hold_and_release_their_own_jobs_but_not_an_operators_hold(api: Api) -> None:
+    """scontrol hold / release by a job's user, sbatch --hold, and an operator's hold,
+    which only operators (and the account's coordinator) release."""
+    api.submit(resources={"cpus": 32}, time_limit=100)
+    job = api.submit(resources={"cpus": 32}, time_limit=100).json()["job"]["job_id"]
+    held = api.call("POST", f"/v1/jobs/{job}/hold").json()
+    assert (held["job_state"], held["hold"], held["state_reason"]) == (
+        "HELD",
+        "user",
+        "held by alice",
+    )
+    assert api.call("POST", f"/v1/jobs/{job}/hold", BOB).status_code == 404  # (not bob's)
+    assert api.call("POST", f"/v1/jobs/{job}/release", BOB).status_code == 404
+    released = api.call("POST", f"/v1/jobs/{job}/release").json()
+    assert (released["job_state"], released["hold"]) == ("PENDING", None)
+    assert released["guaranteed_start"] == 1_000_100
+    api.call("POST", f"/v1/jobs/{job}/hold", OPERATOR, json={"reason": "maintenance"})
+    refused = api.call("POST", f"/v1/jobs/{job}/release")
+    assert refused.status_code == 403
+    assert error_of(refused)["field"] == "job_id"
+    assert (
+        "is held (maintenance): only an operator or its account's coordinator"
+        in (error_of(refused)["message"])
+    )
+    assert api.call("GET", f"/v1/jobs/{job}").json()["hold"] == "admin"
+    assert api.call("POST", f"/v1/jobs/{job}/release", OPERATOR).json()["job_state"] == "PENDING"
+    submitted = api.submit(resources={"cpus": 8}, time_limit=100, hold=True).json()["job"]
+    assert (submitted["job_state"], submitted["hold"]) == ("HELD", "user")
+    assert submitted["guaranteed_start"] is None
+    again = api.call("POST", f"/v1/jobs/{submitted['job_id']}/release").json()
+    assert again["job_state"] == "PENDING"
+    assert again["guaranteed_start"] is not None
 
 
 def test_policy_change_refuses_to_break_guarantees(api: Api) -> None:

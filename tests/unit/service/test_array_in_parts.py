@@ -189,7 +189,7 @@ def test_a_request_comes_back_whole_from_its_jobs_stored_row() -> None:
         idempotency_key="k", shape=Shape(2, {"cpus": 2, "mem_gb": 4}, 2), script="#!/bin/sh\n",
         argv=("a", "b"), chdir="/tmp", output="o-%A_%a", error="e-%a", requeue=True,
         partition="batch", account="physics", dependency="afterok:3",
-        kill_on_invalid_dep=False, begin_time=4000,
+        kill_on_invalid_dep=False, begin_time=4000, hold=True,
     )  # fmt: skip
     unset = [f.name for f in dataclasses.fields(full) if getattr(full, f.name) == f.default]
     assert unset == ["command", "array_job_id", "array_task_id"]  # (each other one is set)

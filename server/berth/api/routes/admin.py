@@ -153,7 +153,8 @@ async def _manages(daemon: Daemon, who: Principal, job_id: int) -> None:
 )
 async def hold(job_id: JobId, body: HoldIn, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
     await _manages(daemon, who, job_id)
-    return await daemon.coordinator.call(HoldJob(job_id, body.reason), JobOut.of, by=who.user)
+    hold = HoldJob(job_id, body.reason or f"held by {who.user}")
+    return await daemon.coordinator.call(hold, JobOut.of, by=who.user)
 
 
 @router.post(

@@ -22,6 +22,7 @@ from berth.api.deps import (
 from berth.api.principals import Principal
 from berth.api.schemas import (
     AccountQuery,
+    HoldIn,
     JobEvents,
     JobHistory,
     JobList,
@@ -38,6 +39,8 @@ from berth.service.commands import (
     CancelArray,
     CancelJob,
     CancelMatching,
+    HoldJob,
+    ReleaseJob,
     SubmitArray,
     SubmitJob,
 )
@@ -344,6 +347,36 @@ async def cancel_array(array_id: JobId, daemon: DaemonDep, who: PrincipalDep) ->
     return await daemon.coordinator.call(
         CancelArray(array_id, reason), lambda tasks: [JobOut.of(t) for t in tasks]
     )
+
+
+@router.post(
+    "/{job_id}/hold",
+    response_model=JobOut,
+    summary="Hold a pending job, like scontrol hold: it gives up its guarantee until released "
+    "(by its user: a hold they may release; by an operator or coordinator: one only they may)",
+)
+async def hold(
+    job_id: JobId, daemon: DaemonDep, who: PrincipalDep, body: HoldIn | None = None
+) -> JobOut:
+    own = await daemon.coordinator.read(lambda e: visible(e, who, job_id).user == who.user)
+    reason = (body.reason if body is not None else None) or f"held by {who.user}"
+    command = HoldJob(job_id, reason, "user" if own else "admin")
+    return await daemon.coordinator.call(command, JobOut.of, by=who.user)
+
+
+@router.post(
+    "/{job_id}/release",
+    response_model=JobOut,
+    summary="Release a held job, like scontrol release: admitted again, at the back of the "
+    "queue (its user releases only their own hold: 403 for an operator's)",
+)
+async def release(job_id: JobId, daemon: DaemonDep, who: PrincipalDep) -> JobOut:
+    def administers(engine: Engine) -> bool:
+        record = visible(engine, who, job_id)
+        return who.operator or who.coordinates(record.account)
+
+    admin = await daemon.coordinator.read(administers)
+    return await daemon.coordinator.call(ReleaseJob(job_id, admin), JobOut.of, by=who.user)
 
 
 @router.get(

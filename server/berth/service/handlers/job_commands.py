@@ -63,19 +63,37 @@ def cancel_each(engine: Engine, job_ids: list[int], now: int, reason: str) -> li
     return cancelled
 
 
-def hold(engine: Engine, job_id: int, now: int, reason: str) -> JobRecord:
-    record = _in_state(engine.book.job(job_id), JobState.PENDING, "held")
+def hold(engine: Engine, job_id: int, now: int, reason: str, kind: str = "admin") -> JobRecord:
+    """Hold a pending job (``kind`` ``"user"``: by its user, who may release it;
+    ``"admin"``: by an operator or its account's coordinator, who alone may). An admin
+    hold over its user's own hold takes its place, as Slurm's does."""
+    record = engine.book.job(job_id)
+    if record.state is JobState.HELD and kind == "admin" and record.hold == "user":
+        engine.life.set_state(record, JobState.HELD, reason)
+        record.hold = kind
+        engine.outbox.emit("job.held", now, job_id, reason=reason)
+        return record
+    _in_state(record, JobState.PENDING, "held")
     engine.life.withdraw(record, now)
     engine.life.set_state(record, JobState.HELD, reason)
+    record.hold = kind
     record.drop_plan()
     engine.outbox.emit("job.held", now, job_id, reason=reason)
     engine.schedule_pass(now)
     return record
 
 
-def release(engine: Engine, job_id: int, now: int) -> JobRecord:
-    """A held job queues again, at the back, with a new admission decision."""
+def release(engine: Engine, job_id: int, now: int, admin: bool = True) -> JobRecord:
+    """A held job queues again, at the back, with a new admission decision. Without
+    ``admin`` (its user asks) only a hold of its user's own is released: 403 otherwise."""
     record = _in_state(engine.book.job(job_id), JobState.HELD, "released")
+    if not admin and record.hold != "user":
+        raise RequestError(
+            "forbidden",
+            f"job {job_id} is held ({record.state_reason}): only an operator or its "
+            "account's coordinator can release it",
+            "job_id",
+        )
     engine.outbox.emit("job.released", now, job_id)
     engine.life.admit(record, engine.life.decide(record, now), now)
     engine.schedule_pass(now)

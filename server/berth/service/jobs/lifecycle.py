@@ -29,6 +29,7 @@ from berth.service.jobs.dependencies import Dependencies
 from berth.service.jobs.memory import JobMemory
 from berth.service.model import (
     FINAL_STATES,
+    HELD_AT_SUBMISSION,
     JobRecord,
     JobRequest,
     JobState,
@@ -203,7 +204,11 @@ class JobLifecycle:
         if singleton:
             needs = [*needs, *self.deps.singleton_needs(record)]
         self.deps.wait_for(record, needs)
-        self.admit(record, self.decide(record, now), now)
+        if request.hold:  # (no decision: one is made when it is released)
+            self.set_state(record, JobState.HELD, HELD_AT_SUBMISSION)  # (its hold: "user")
+            self.outbox.emit("job.held", now, record.id, reason=HELD_AT_SUBMISSION)
+        else:
+            self.admit(record, self.decide(record, now), now)
         return record
 
     def cancel_job(self, job_id: int, now: int, reason: str) -> JobRecord:
@@ -349,6 +354,8 @@ class JobLifecycle:
         elif state is not JobState.PENDING:
             self.waits.left(record.id)
         self.waits.touch(record.id)
+        if state is not JobState.HELD:
+            record.hold = None  # (who holds it means something only while it is held)
         record.state = state
         record.state_reason = readable(reason)  # the core's times as dates
         self.outbox.job_changed(record)
