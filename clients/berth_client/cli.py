@@ -1,6 +1,6 @@
 """``berth submit``, ``berth queue`` (with start times, like ``squeue --start``),
-``berth show``, ``berth cancel``, ``berth hold`` and ``berth release``. The daemon's URL and token come from ``--url`` and
-``--token`` or ``$BERTH_URL`` and ``$BERTH_TOKEN``.
+``berth show``, ``berth cancel``, ``berth hold`` and ``berth release``. The daemon's URL
+and token come from ``--url`` and ``--token`` or ``$BERTH_URL`` and ``$BERTH_TOKEN``.
 """
 
 from __future__ import annotations
