@@ -12,8 +12,10 @@ tasks submitted in under a second.
     .venv/bin/python benchmarks/bench_arrays.py
     .venv/bin/python benchmarks/bench_arrays.py --tasks 10000 --nodes 16 --repeat 5
 
-``--reads`` also times a small read every 0.1 s during each submission: a large array
-goes in a part a batch (:mod:`berth.service.jobs.array_fill`), reads answered between:
+``--reads`` also times a small read every 0.1 s during each submission and each cancel:
+a large array goes in a part a batch (:mod:`berth.service.jobs.array_fill`), and is
+cancelled 64 tasks a batch (:class:`berth.service.commands.InParts`), reads answered
+between:
 
     .venv/bin/python benchmarks/bench_arrays.py --tasks 10000 --nodes 4096 --repeat 3 --reads
 """
@@ -26,6 +28,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -47,35 +51,46 @@ def _read_every(url: str, period: float, done: threading.Event, waits: list[floa
             done.wait(period)
 
 
+@contextmanager
+def _reading(url: str, waits: list[float] | None) -> Iterator[None]:
+    """A small read every 0.1 s meanwhile, each timed into ``waits`` (``None``: none)."""
+    if waits is None:
+        yield
+        return
+    done = threading.Event()
+    reader = threading.Thread(target=_read_every, args=(url, 0.1, done, waits))
+    reader.start()
+    try:
+        yield
+    finally:
+        done.set()
+        reader.join()
+
+
 def one_run(
-    tasks: int, nodes: int, limit: int | None = None, read_waits: list[float] | None = None
+    tasks: int, nodes: int, limit: int | None = None, reads: dict[str, list[float]] | None = None
 ) -> tuple[float, float]:
     """Seconds one array submission takes, on a fresh daemon, and its cancel; with
-    ``read_waits``, the reads made every 0.1 s during the submission, timed there."""
+    ``reads``, the reads made every 0.1 s during each (``submitted``, ``cancelled``),
+    timed there."""
     with tempfile.TemporaryDirectory(prefix="bench-arrays-") as root:
         daemon = DaemonProcess(Path(root), "--nodes", f"{nodes}x cpus=32,mem_gb=128")
         try:
             spec = f"0-{tasks - 1}" + ("" if limit is None else f"%{limit}")
             body = {"resources": {"cpus": 1}, "time_limit": 3600, "array": spec}
             headers = {"Authorization": f"Bearer {ALICE}"}
-            done = threading.Event()
-            waits = [] if read_waits is None else read_waits  # (the caller's list)
-            reader = threading.Thread(target=_read_every, args=(daemon.url, 0.1, done, waits))
-            if read_waits is not None:
-                reader.start()
             with httpx.Client(base_url=daemon.url, headers=headers, timeout=300) as http:
-                began = time.perf_counter()
-                answer = http.post("/v1/jobs", json=body)
-                took = time.perf_counter() - began
-                done.set()
-                if read_waits is not None:
-                    reader.join()
+                with _reading(daemon.url, None if reads is None else reads["submitted"]):
+                    began = time.perf_counter()
+                    answer = http.post("/v1/jobs", json=body)
+                    took = time.perf_counter() - began
                 assert answer.status_code == 201, answer.text
                 assert len(answer.json()["array_tasks"]) == tasks
                 array = answer.json()["job"]["job_id"]
-                began = time.perf_counter()
-                cancelled = http.delete(f"/v1/jobs/{array}/array")
-                cancel_took = time.perf_counter() - began
+                with _reading(daemon.url, None if reads is None else reads["cancelled"]):
+                    began = time.perf_counter()
+                    cancelled = http.delete(f"/v1/jobs/{array}/array")
+                    cancel_took = time.perf_counter() - began
                 assert cancelled.status_code == 200, cancelled.text
                 assert len(cancelled.json()) == tasks
             return took, cancel_took
@@ -90,11 +105,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=int, help="at most this many tasks running (%%N)")
     parser.add_argument(
-        "--reads", action="store_true", help="time a read every 0.1 s during each submission"
+        "--reads",
+        action="store_true",
+        help="time a read every 0.1 s during each submission and each cancel",
     )
     args = parser.parse_args()
-    read_waits: list[float] | None = [] if args.reads else None
-    runs = [one_run(args.tasks, args.nodes, args.limit, read_waits) for _ in range(args.repeat)]
+    reads: dict[str, list[float]] | None = (
+        {"submitted": [], "cancelled": []} if args.reads else None
+    )
+    runs = [one_run(args.tasks, args.nodes, args.limit, reads) for _ in range(args.repeat)]
     for label, times in (("submitted", [r[0] for r in runs]), ("cancelled", [r[1] for r in runs])):
         print(
             f"an array of {args.tasks} tasks{'' if args.limit is None else f' %{args.limit}'} "
@@ -102,11 +121,13 @@ def main() -> None:
             f"runs: median {statistics.median(times):.2f} s (min {min(times):.2f}, "
             f"max {max(times):.2f})" + ("   (goal < 1 s)" if label == "submitted" else "")
         )
-    if read_waits:
-        print(
-            f"reads during the submissions: {len(read_waits)}, median "
-            f"{statistics.median(read_waits):.3f} s, longest {max(read_waits):.3f} s"
-        )
+    for label, waits in (reads or {}).items():
+        if waits:
+            during = "submissions" if label == "submitted" else "cancels"
+            print(
+                f"reads during the {during}: {len(waits)}, median "
+                f"{statistics.median(waits):.3f} s, longest {max(waits):.3f} s"
+            )
 
 
 if __name__ == "__main__":
