@@ -217,7 +217,12 @@ def test_a_user_sees_no_operator_button(browser: Any, daemon: DaemonProcess,
     go(browser, f"job/{plan['first']}")
     actions = {b.get_attribute("data-action") for b in browser.find_elements(
         By.CSS_SELECTOR, "button[data-action]")}  # fmt: skip
-    assert actions == {"cancel"}  # her own job: she may cancel it, not hold it
+    assert actions == {"cancel", "hold"}  # her own job: she may cancel or hold it
+    click(browser, "button[data-action='hold']")
+    wait(browser, lambda d: "HELD" in d.find_element(By.CSS_SELECTOR, "#view h1").text, "held")
+    assert call(daemon, "GET", f"/v1/jobs/{plan['first']}")["hold"] == "user"
+    click(browser, "button[data-action='release']")  # (her own hold: she may release it)
+    wait(browser, lambda d: "PENDING" in d.find_element(By.CSS_SELECTOR, "#view h1").text, "out")
     # Another user sees only their own jobs: none of alice's.
     sign_in(browser, daemon, BOB)
     assert browser.find_elements(By.CSS_SELECTOR, "tr[data-job]") == []

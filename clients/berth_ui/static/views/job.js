@@ -40,14 +40,18 @@ export async function render(argument, redraw) {
       onclick: () => act(result, `Cancel job ${id}`, "DELETE", `/v1/jobs/${id}`, undefined, redraw) },
     "Cancel"));
   }
-  if (manages && job.job_state === "PENDING") {
+  // Its user holds it too (a hold of their own, which they may release); an operator's or
+  // coordinator's hold only they release.
+  const own = session.who?.role !== "viewer" && session.who?.user === job.user;
+  const routes = manages ? `/v1/admin/jobs/${id}` : `/v1/jobs/${id}`;
+  if ((manages || own) && job.job_state === "PENDING") {
     actions.push(h("button", { class: "action", type: "button", dataset: { action: "hold" },
-      onclick: () => act(result, `Hold job ${id}`, "POST", `/v1/admin/jobs/${id}/hold`,
+      onclick: () => act(result, `Hold job ${id}`, "POST", `${routes}/hold`,
         { reason: "held from the dashboard" }, redraw) }, "Hold"));
   }
-  if (manages && job.job_state === "HELD") {
+  if ((manages || (own && job.hold === "user")) && job.job_state === "HELD") {
     actions.push(h("button", { class: "action", type: "button", dataset: { action: "release" },
-      onclick: () => act(result, `Release job ${id}`, "POST", `/v1/admin/jobs/${id}/release`,
+      onclick: () => act(result, `Release job ${id}`, "POST", `${routes}/release`,
         undefined, redraw) }, "Release"));
   }
   const blocked = start.blocked_by;
