@@ -70,7 +70,7 @@ def add_admin_command(
         common(parser)
         parser.add_argument("job_ids", type=int, nargs="+", metavar="JOB_ID")
         if action == "hold":
-            parser.add_argument("--reason", help="why (default: held by an operator)")
+            parser.add_argument("--reason", help="why (default: held by you)")
     priority = actions.add_parser(
         "priority", help="set a job's political priority, 0 to 1 (slack-based priority)"
     )
