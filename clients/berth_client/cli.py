@@ -321,28 +321,14 @@ def run_cancel(args: argparse.Namespace) -> int:
         return 2
     if not args.job_ids:
         return _cancel_matching(args, filters)
-    answers: list[Any] = []
-    failed = False
-    with client_of(args) as client:
-        for job_id in args.job_ids:
-            try:
-                if args.array:
-                    tasks = client.cancel_array(job_id)
-                    answers.append(tasks)
-                    line = f"array {job_id}: {len(tasks)} task(s) cancelled"
-                else:
-                    job = client.cancel(job_id)
-                    answers.append(job)
-                    line = f"job {job['job_id']} {job['job_state']}"
-            except BerthError as error:
-                failed = True
-                print(f"berth cancel: {job_id}: {error.message}", file=sys.stderr)
-                continue
-            if not args.json:
-                print(line)
-    if args.json:
-        print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
-    return 1 if failed else 0
+    if args.array:
+        return _each_job(
+            args,
+            "cancel",
+            lambda client, job_id: client.cancel_array(job_id),
+            lambda job_id, tasks: f"array {job_id}: {len(tasks)} task(s) cancelled",
+        )
+    return _each_job(args, "cancel", lambda client, job_id: client.cancel(job_id))
 
 
 @guard
@@ -358,26 +344,34 @@ def run_release(args: argparse.Namespace) -> int:
     return _each_job(args, "release", lambda client, job_id: client.release(job_id))
 
 
+def _job_line(_: int, job: dict[str, Any]) -> str:
+    """A job's state, and why when it is held or a release rejected it."""
+    why = job["state_reason"] if job["job_state"] in ("HELD", "REJECTED") else ""
+    return f"job {job['job_id']} {job['job_state']}" + (f" ({why})" if why else "")
+
+
 def _each_job(
-    args: argparse.Namespace, command: str, change: Callable[[Any, int], dict[str, Any]]
+    args: argparse.Namespace,
+    command: str,
+    change: Callable[[Any, int], Any],
+    line: Callable[[int, Any], str] = _job_line,
 ) -> int:
-    """``change(client, id)`` for each job named, one line each (its state, and why when
-    it is held or a release rejected it); each refused is named on stderr, and makes the
-    exit status 1."""
+    """``change(client, id)`` for each job named, in turn, one ``line`` each (the others
+    go on when one is refused); each refused is named on stderr, and makes the exit
+    status 1. ``--json``: the answers instead (one job's alone)."""
     failed = False
-    answers: list[dict[str, Any]] = []
+    answers: list[Any] = []
     with client_of(args) as client:
         for job_id in args.job_ids:
             try:
-                job = change(client, job_id)
+                answer = change(client, job_id)
             except BerthError as error:
                 failed = True
                 print(f"berth {command}: {job_id}: {error.message}", file=sys.stderr)
                 continue
-            answers.append(job)
+            answers.append(answer)
             if not args.json:
-                why = job["state_reason"] if job["job_state"] in ("HELD", "REJECTED") else ""
-                print(f"job {job['job_id']} {job['job_state']}" + (f" ({why})" if why else ""))
+                print(line(job_id, answer))
     if args.json:
         print(to_json(answers[0] if len(args.job_ids) == 1 and answers else answers, indent=2))
     return 1 if failed else 0

@@ -35,6 +35,11 @@ def test_submit_parsable_prints_the_id_alone_as_sbatch_does(
     assert rejected.err.startswith("job 6 rejected: ")
     with pytest.raises(SystemExit, match="--parsable prints the id of a job submitted"):
         main([*argv, "--test-only"])
+    capsys.readouterr()
+    assert main(["cancel", *auth, "--array", "2", "99"]) == 1  # (the array, then no such one)
+    said = capsys.readouterr()
+    assert said.out == "array 2: 3 task(s) cancelled\n"
+    assert said.err == "berth cancel: 99: no job 99\n"
 
 
 def test_me_is_the_token_s_own_user_as_squeue_and_scancel_take_it(
