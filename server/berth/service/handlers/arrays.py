@@ -42,8 +42,7 @@ def submit_array(
     created)``, or the array's id when they do not all go in in one part (its first
     part is in; :func:`fill_part` admits the rest, a part a batch). A repeated
     idempotency key returns the array it created the first time."""
-    key = request.idempotency_key
-    known = None if key is None else engine.memory.job_with_key(request.user, key)
+    known = engine.memory.made_for(request)
     if known is not None:
         first = engine.jobs[known]
         return engine.book.array_tasks(first.array_job_id or first.id), False
@@ -53,7 +52,7 @@ def submit_array(
     needs = engine.deps.array_needs(request, tasks, limit)
     book.next_id += len(tasks)  # (set aside: task i is job array_id + i)
     fill = ArrayFill(array_id, tasks, limit, first_row={}, needs=needs, asked=request)
-    _enter_part(engine, fill, request, now)
+    _enter_part(engine, fill, now)
     engine.schedule_pass(now)
     if fill.whole:
         return fill.records, True
@@ -68,10 +67,9 @@ def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None
     ``None``."""
     book = engine.book
     fill = book.filling[array_id]
-    request = fill.request()
     if not fill.needs:  # (a restart: worked out again, for the same job numbers)
-        fill.needs = engine.deps.array_needs(request, fill.tasks, fill.limit, array_id)
-    _enter_part(engine, fill, request, now)
+        fill.needs = engine.deps.array_needs(fill.request(), fill.tasks, fill.limit, array_id)
+    _enter_part(engine, fill, now)
     engine.schedule_pass(now)
     engine.outbox.config_changed()
     if not fill.whole:
@@ -80,10 +78,11 @@ def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None
     return fill.records
 
 
-def _enter_part(engine: Engine, fill: ArrayFill, request: JobRequest, now: int) -> None:
+def _enter_part(engine: Engine, fill: ArrayFill, now: int) -> None:
     """The next part of ``fill``: tasks admitted, each as its set-aside job number (the
     first carries the request's idempotency key, and its row is kept), until
     :data:`PART_SECONDS` have passed or :data:`.array_fill.TASKS_PER_BATCH` are in."""
+    request = fill.request()
     stop = within(PART_SECONDS)
     for at in fill.next_part():
         task = (fill.array_id, fill.tasks[at], at == 0)
@@ -114,8 +113,7 @@ def waits_for_parts(engine: Engine, request: JobRequest) -> bool:
         return False
     if request.dependency is not None:
         return True
-    key = request.idempotency_key
-    known = None if key is None else engine.memory.job_with_key(request.user, key)
+    known = engine.memory.made_for(request)
     return known is not None and engine.jobs[known].array_job_id in filling
 
 

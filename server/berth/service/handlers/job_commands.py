@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 def submit(engine: Engine, request: JobRequest, now: int) -> tuple[JobRecord, bool]:
     """Admit (or reject) a new job; ``(record, created)``. A repeated idempotency key
     returns the job it created the first time."""
-    if request.idempotency_key is not None:
-        known = engine.memory.job_with_key(request.user, request.idempotency_key)
-        if known is not None:
-            return engine.jobs[known], False
+    known = engine.memory.made_for(request)
+    if known is not None:
+        return engine.jobs[known], False
     engine.validate(request, now)
     needs, singleton = engine.deps.needs_of(request, engine.book.next_id)
     record = engine.life.enter_job(request, now, needs, singleton)
@@ -69,16 +68,12 @@ def hold(engine: Engine, job_id: int, now: int, reason: str, kind: str = "admin"
     hold over its user's own hold takes its place, as Slurm's does."""
     record = engine.book.job(job_id)
     if record.state is JobState.HELD and kind == "admin" and record.hold == "user":
-        engine.life.set_state(record, JobState.HELD, reason)
-        record.hold = kind
-        engine.outbox.emit("job.held", now, job_id, reason=reason)
+        engine.life.put_on_hold(record, now, reason, kind)  # (out of the plan already)
         return record
     _in_state(record, JobState.PENDING, "held")
     engine.life.withdraw(record, now)
-    engine.life.set_state(record, JobState.HELD, reason)
-    record.hold = kind
     record.drop_plan()
-    engine.outbox.emit("job.held", now, job_id, reason=reason)
+    engine.life.put_on_hold(record, now, reason, kind)
     engine.schedule_pass(now)
     return record
 

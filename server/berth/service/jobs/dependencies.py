@@ -29,6 +29,11 @@ from berth.service.partitions.registry import Partitions
 from berth.service.planning.planner import Planner
 
 
+def begin_wait(begin: int) -> str:
+    """Why a job waits outside the plan until its begin time, for a person (easy, fcfs)."""
+    return f"waits for its begin time ({moment(begin)})"
+
+
 class Dependencies:
     """Needs between the jobs of ``book``, resolved at submission; whether a job's
     partition plans ahead comes from ``partitions`` and the ``planner``."""
@@ -193,7 +198,7 @@ class Dependencies:
         need = bound.by
         if need is None:
             assert bound.time is not None
-            return f"waits for its begin time ({moment(bound.time)})"
+            return begin_wait(bound.time)
         other = self.jobs.get(need.job_id)
         kind = "its array's limit" if need.kind == "throttle" else need.kind
         if other is None:

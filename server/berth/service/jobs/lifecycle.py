@@ -205,11 +205,18 @@ class JobLifecycle:
             needs = [*needs, *self.deps.singleton_needs(record)]
         self.deps.wait_for(record, needs)
         if request.hold:  # (no decision: one is made when it is released)
-            self.set_state(record, JobState.HELD, HELD_AT_SUBMISSION)  # (its hold: "user")
-            self.outbox.emit("job.held", now, record.id, reason=HELD_AT_SUBMISSION)
+            self.put_on_hold(record, now, HELD_AT_SUBMISSION, "user")
         else:
             self.admit(record, self.decide(record, now), now)
         return record
+
+    def put_on_hold(self, record: JobRecord, now: int, reason: str, kind: str) -> None:
+        """``record`` held, for ``reason``, by ``kind`` (``"user"``: its user, who may
+        release it; ``"admin"``: an operator or its account's coordinator); the caller
+        has taken it out of the plan if it was in."""
+        record.hold = kind
+        self.set_state(record, JobState.HELD, reason)
+        self.outbox.emit("job.held", now, record.id, reason=reason)
 
     def cancel_job(self, job_id: int, now: int, reason: str) -> JobRecord:
         """Cancel one job and leave the scheduling pass to the caller (one pass after a

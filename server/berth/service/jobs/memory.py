@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from berth.service.model import JobRecord
+from berth.service.model import JobRecord, JobRequest
 
 #: Finished jobs an engine holds in memory (the newest); older ones are read from the
 #: store when asked for.
@@ -32,6 +32,12 @@ class JobMemory:
     def job_with_key(self, user: str, key: str) -> int | None:
         """The job ``user`` submitted with idempotency key ``key``, if held."""
         return self._keys.get((user, key))
+
+    def made_for(self, request: JobRequest) -> int | None:
+        """The job a submission with ``request``'s idempotency key made before, if held
+        (``None`` too for a request without a key)."""
+        key = request.idempotency_key
+        return None if key is None else self._keys.get((request.user, key))
 
     def knows_key(self, user: str, key: str) -> bool:
         return (user, key) in self._keys

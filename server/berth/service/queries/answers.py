@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from berth.core.decisions import Reject, Reserve
 from berth.core.forecast import ForecastRun
 from berth.service.engine import Engine
-from berth.service.jobs.dependencies import dependency_answer
+from berth.service.jobs.dependencies import begin_wait, dependency_answer
 from berth.service.jobs.lifecycle import kept_deadline
 from berth.service.model import JobRecord, JobRequest, JobState, moment, readable
 
@@ -109,7 +109,7 @@ def begin_what_if(
     twin = engine.planner.policy_of(request.partition).trial()
     begin = request.begin_time
     if begin is not None and begin > now and not twin.reserves_every_job:
-        waits = f"waits for its begin time ({moment(begin)})"  # (as the submission says)
+        waits = begin_wait(begin)  # (as the submission says)
         if request.deadline is not None:
             return {"accepted": False, "reason": f"its deadline cannot be guaranteed: {waits}"}
         return {
