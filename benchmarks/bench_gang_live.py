@@ -23,7 +23,7 @@ from berth.emulate.gang import replay_gang
 from berth.emulate.virtual import run_on_virtual_clock, trace_request
 from berth.emulate.workload import TraceJob
 from berth.emulate.zhou import PROCESSORS, SLOT_SECONDS, generate_zhou
-from berth.service.commands import CreatePartition
+from berth.service.cluster_commands import CreatePartition
 from berth.service.model import NodeRecord
 from berth.service.partitions.gang import GangSpec
 from berth.service.ports import Snapshot

@@ -4,7 +4,7 @@ the writer applies it (prepare, then apply, at the same ``now``)."""
 
 from __future__ import annotations
 
-from berth.service.commands import (
+from berth.service.cluster_commands import (
     AddNode,
     ChangeNodes,
     ChangePartition,

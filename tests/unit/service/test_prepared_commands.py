@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from berth.service.agent_commands import ResizeAgents
-from berth.service.commands import (
+from berth.service.cluster_commands import (
     AddNode,
     ChangeNodes,
     ChangePartition,
@@ -20,9 +20,8 @@ from berth.service.commands import (
     CreatePartition,
     DeletePartition,
     MarkNodesDown,
-    SubmitJob,
-    is_prepared,
 )
+from berth.service.commands import SubmitJob, is_prepared
 from berth.service.engine import Engine
 from berth.service.handlers.agents import AgentNodes, AgentSettings
 from berth.service.model import JobState, NodeState, RequestError

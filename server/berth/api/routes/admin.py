@@ -25,16 +25,14 @@ from berth.api.schemas import (
     PriorityIn,
 )
 from berth.core.policies import POLICIES, POLICY_OPTIONS, policy_problem
-from berth.service.commands import (
+from berth.service.cluster_commands import (
     AddNode,
     ChangeNodes,
     ChangePolicy,
-    HoldJob,
     IssueNodeToken,
     MarkNodesDown,
-    ReleaseJob,
-    SetPriority,
 )
+from berth.service.commands import HoldJob, ReleaseJob, SetPriority
 from berth.service.engine import Engine
 from berth.service.model import NodeRecord, RequestError
 

@@ -15,7 +15,7 @@ from berth.api.partition_schemas import (
     PartitionList,
     PartitionOut,
 )
-from berth.service.commands import (
+from berth.service.cluster_commands import (
     ChangePartition,
     CreatePartition,
     DeletePartition,

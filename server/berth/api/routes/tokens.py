@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from berth.api.deps import Daemon, DaemonDep, NodeOrAnyone, OperatorDep
 from berth.api.principals import Principal, Role
 from berth.api.token_schemas import IssuedTokenOut, ShortTokenIn, TokenIn, TokenList, TokenOut
-from berth.service.commands import RecordEvent
+from berth.service.cluster_commands import RecordEvent
 from berth.service.identity.issued import IssuedTokens
 from berth.service.model import RequestError
 

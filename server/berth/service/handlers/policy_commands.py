@@ -2,8 +2,8 @@
 
 The new policy is rebuilt from the records (a replan) on the nodes, as every policy
 plans on named nodes; a switch that would break a guarantee is refused naming the jobs
-unless forced. The handler of :class:`~berth.service.commands.ChangePolicy` (and of a
-partition's policy change, :class:`~berth.service.commands.ChangePartition`): it takes
+unless forced. The handler of :class:`~berth.service.cluster_commands.ChangePolicy` (and of a
+partition's policy change, :class:`~berth.service.cluster_commands.ChangePartition`): it takes
 the engine and works through its core steps. No I/O.
 """
 
