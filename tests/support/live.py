@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from berth.dispatch.emulated import EmulatedNodes
 from berth.service.engine import Engine
-from berth.service.handlers.arrays import fill_part, submit_array
+from berth.service.handlers.arrays import fill_whole, submit_array
 from berth.service.model import JobRecord, JobRequest, NodeRecord
 from berth.service.ports import Snapshot
 from berth.service.restore import restore_engine
@@ -70,7 +70,4 @@ def submit_whole_array(
 ) -> tuple[list[JobRecord], bool]:
     """:func:`submit_array` with every part admitted at once (no reads in between)."""
     made = submit_array(live, request, tasks, now, limit)
-    while isinstance(made, int):
-        rest = fill_part(live, made, now)
-        made = made if rest is None else (rest, True)
-    return made
+    return made if not isinstance(made, int) else (fill_whole(live, made, now), True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from berth.service.engine import Engine
-from berth.service.handlers.arrays import fill_part
+from berth.service.handlers.arrays import fill_whole
 from berth.service.jobs.array_fill import ArrayFill
 from berth.service.model import JobState, NodeRecord
 from berth.service.partitions.gang import GangPartition, GangSpec
@@ -104,8 +104,7 @@ def restore_engine(
     # The rest of an array that was going in when the daemon stopped, before any
     # command: its first task's request, its task numbers, as if it had not stopped.
     for array_id in list(engine.book.filling):
-        while fill_part(engine, array_id, now) is None:
-            pass
+        fill_whole(engine, array_id, now)
     # No catch-up across the downtime: nothing could start while the daemon was down;
     # ends and kills that fell in it are still recorded at their own times.
     engine._stepped = now

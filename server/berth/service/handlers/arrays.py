@@ -78,6 +78,14 @@ def fill_part(engine: Engine, array_id: int, now: int) -> list[JobRecord] | None
     return fill.records
 
 
+def fill_whole(engine: Engine, array_id: int, now: int) -> list[JobRecord]:
+    """Every part left of an array going in, at once (a restart does so before any
+    command); the array's tasks admitted by them."""
+    while (records := fill_part(engine, array_id, now)) is None:
+        pass
+    return records
+
+
 def _enter_part(engine: Engine, fill: ArrayFill, now: int) -> None:
     """The next part of ``fill``: tasks admitted, each as its set-aside job number (the
     first carries the request's idempotency key, and its row is kept), until
